@@ -1,0 +1,34 @@
+"""autodiff: reverse-mode automatic differentiation of NumPy code by source transformation.
+
+>>> import numpy as np
+>>> import autodiff as ad
+>>> def loss(w):
+...     return np.sum(np.tanh(w) ** 2)
+>>> dloss = ad.grad(loss)
+>>> print(dloss.source)  # doctest: +SKIP
+"""
+
+from autodiff.api import grad, value_and_grad
+from autodiff.errors import (
+    AutodiffError,
+    NonDifferentiableError,
+    NonScalarOutputError,
+    SourceUnavailableError,
+    UnknownFunctionError,
+    UnsupportedSyntaxError,
+    WrtError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AutodiffError",
+    "NonDifferentiableError",
+    "NonScalarOutputError",
+    "SourceUnavailableError",
+    "UnknownFunctionError",
+    "UnsupportedSyntaxError",
+    "WrtError",
+    "grad",
+    "value_and_grad",
+]

@@ -1,0 +1,43 @@
+"""Turning generated source into a function that runs in the user's module.
+
+The generated ``def`` is compiled inside a factory function so that NumPy and
+the runtime helpers become closure cells (fast to read), while the user's
+globals stay globals: the derivative runs with the user's module namespace and
+the user's own closure cells, so it reads them at call time, never a frozen
+copy. The text is registered with ``linecache``, so tracebacks and debuggers
+show the generated lines.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import types
+
+from autodiff.codegen.python import RUNTIME_NAMES, GeneratedSource
+
+_counter = itertools.count(1)
+
+
+def compile_generated(generated: GeneratedSource, fn: types.FunctionType) -> types.FunctionType:
+    """A function running ``generated`` with ``fn``'s globals, closure and defaults."""
+    free = sorted(generated.runtime_names | generated.closure_names)
+    body = "".join("    " + line + "\n" for line in generated.text.splitlines())
+    declare = f"    {' = '.join(free)} = None\n" if free else ""
+    text = f"def __autodiff_factory__():\n{declare}{body}    return {generated.name}\n"
+    filename = f"<autodiff {fn.__module__}.{fn.__qualname__} #{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    factory_code = compile(text, filename, "exec").co_consts[0]
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
+    user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(
+        user_cells[name] if name in generated.closure_names else types.CellType(RUNTIME_NAMES[name])
+        for name in inner.co_freevars
+    )
+    function = types.FunctionType(inner, fn.__globals__, generated.name, fn.__defaults__,
+                                  closure or None)
+    function.__kwdefaults__ = fn.__kwdefaults__
+    function.__module__ = fn.__module__
+    prefix = fn.__qualname__.rpartition(".")[0]
+    function.__qualname__ = f"{prefix}.{generated.name}" if prefix else generated.name
+    return function

@@ -1,0 +1,72 @@
+"""Errors raised by autodiff.
+
+Every error that concerns the user's code names the file, the line and the
+construct, in the form ``model.py:14: 'try' statements are not supported``,
+followed by a hint when there is one.
+
+>>> str(UnsupportedSyntaxError("'try' statements are not supported",
+...                            filename="model.py", lineno=14))
+"model.py:14: 'try' statements are not supported"
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class AutodiffError(Exception):
+    """Base class of every error autodiff raises about the user's code or call."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str | None = None,
+        lineno: int | None = None,
+        source_line: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.source_line = source_line
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.filename is not None:
+            where = os.path.basename(self.filename)
+            if self.lineno is not None:
+                where += f":{self.lineno}"
+            where += ": "
+        text = where + self.message
+        if self.source_line:
+            text += f"\n    {self.source_line.strip()}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class SourceUnavailableError(AutodiffError):
+    """The function's source code cannot be read (builtins, REPL, lambdas in eval)."""
+
+
+class UnsupportedSyntaxError(AutodiffError):
+    """A statement or expression outside the subset the compiler differentiates."""
+
+
+class UnknownFunctionError(AutodiffError):
+    """A call to something the compiler neither knows nor can differentiate."""
+
+
+class NonDifferentiableError(AutodiffError):
+    """A value flows into the gradient through an operation that has no gradient rule."""
+
+
+class WrtError(AutodiffError):
+    """``wrt`` names an argument the function does not have, or names one twice."""
+
+
+class NonScalarOutputError(AutodiffError):
+    """``grad`` was asked for the gradient of a function whose result is not a scalar."""

@@ -1,0 +1,59 @@
+"""Frontend: Python source to graph (:func:`function_to_graph`) and rule inlining."""
+
+from __future__ import annotations
+
+import functools
+
+from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.builder import GraphBuilder
+from autodiff.frontend.convert import _EMPTY_CELL, Converter
+from autodiff.frontend.source import FunctionSource, read_function
+from autodiff.graph.ir import Graph, Location, Operand, Value
+
+
+def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
+    """Build the static graph of the Python function ``fn`` from its source.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return np.sum(np.sin(x))
+    >>> graph, _ = function_to_graph(f)  # doctest: +SKIP
+    """
+    source = read_function(fn)
+    tree = source.tree
+    arguments = tree.args
+    where = dict(filename=source.filename, lineno=tree.lineno, source_line=source.line(tree.lineno))
+    if arguments.vararg or arguments.kwarg:
+        raise UnsupportedSyntaxError("functions with *args or **kwargs cannot be differentiated",
+                                     hint="name every argument", **where)
+    names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    params = [Value(name) for name in names]
+    graph = Graph(fn.__name__, params, filename=source.filename)
+    graph.arguments = arguments
+    closure = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:  # not assigned yet: read it at call time
+            closure[name] = _EMPTY_CELL
+    converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure)
+    converter.env.update(zip(names, params))
+    graph.outputs = [converter.run(tree.body)]
+    return graph, source
+
+
+@functools.lru_cache(maxsize=None)
+def _rule_source(rule) -> FunctionSource:
+    return read_function(rule)
+
+
+def inline_rule(rule, builder: GraphBuilder, bindings: dict[str, Operand],
+                location: Location | None) -> Operand:
+    """Convert the gradient rule ``rule`` with its parameters bound to ``bindings``."""
+    source = _rule_source(rule)
+    converter = Converter(builder, source, rule.__globals__, location=location)
+    converter.env.update(bindings)
+    return converter.run(source.tree.body)
+
+
+__all__ = ["function_to_graph", "inline_rule", "read_function"]

@@ -1,0 +1,109 @@
+"""Appending nodes to a graph, one op at a time.
+
+``GraphBuilder.emit`` is the single door through which nodes enter a graph,
+for the user's code and for inlined gradient rules alike. On the way in it
+tries the op's own simplification, folds ops whose inputs are all constant,
+and records what is statically known about the result (shape token, floating).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Value, operand_values
+from autodiff.graph.shapes import SCALAR, combine, token_of
+from autodiff.ops.registry import Op
+
+
+def _literal(value) -> bool:
+    """Constants that codegen can write as Python literals."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, tuple):
+        return all(_literal(item) for item in value)
+    return False
+
+
+class GraphBuilder:
+    """Emits nodes into ``graph`` with a current location and phase."""
+
+    def __init__(self, graph: Graph, phase: str = "forward") -> None:
+        self.graph = graph
+        self.phase = phase
+        self.loc: Location | None = None
+        # Shape tokens of values known to hold one element (checked at run time).
+        self.size_one: set[object] = set()
+
+    def emit(self, op: Op, args: tuple, hint: str = "") -> Operand:
+        """Append ``op(*args)`` (canonical argument order) and return its result."""
+        named = dict(zip(op.params, args))
+        if op.simplify is not None:
+            replacement = op.simplify(named, self)
+            if replacement is not None:
+                return replacement
+        folded = self._fold(op, args)
+        if folded is not None:
+            return folded
+        out = Value(hint)
+        out.shape = _shape_token(op, named)
+        out.floating = _floating(op, args)
+        self.graph.nodes.append(Node(op, args, out, self.loc, self.phase))
+        return out
+
+    @staticmethod
+    def _fold(op: Op, args: tuple) -> Const | None:
+        if op.impl is None or not all(isinstance(a, Const) and a.path is None for a in args):
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                value = op.impl(*(a.value for a in args))
+        except Exception:  # noqa: BLE001 - leave it to run time, where the user sees it
+            return None
+        if isinstance(value, np.generic) and value.ndim == 0:
+            value = value.item()
+        if isinstance(value, float) and not np.isfinite(value):
+            return None
+        return Const(value) if _literal(value) else None
+
+
+def _shape_token(op: Op, named: dict) -> object:
+    spec = op.shape
+    if spec is None:
+        return object()
+    kind, _, params = spec.partition(":")
+    if kind == "scalar":
+        return SCALAR
+    if kind == "like":
+        return token_of(named[params]) or object()
+    if kind == "elementwise":
+        return combine([token_of(named[p]) for p in params.split(",")])
+    if kind == "reduce":
+        axis, keepdims = named.get("axis"), named.get("keepdims")
+        if (isinstance(axis, Const) and axis.value is None
+                and isinstance(keepdims, Const) and not keepdims.value):
+            return SCALAR
+        return object()
+    if kind == "of":
+        shape = named[params]
+        if isinstance(shape, Value) and shape.node is not None and shape.node.op.name == "shape":
+            return token_of(shape.node.args[0]) or object()
+        if isinstance(shape, Const) and shape.value == ():
+            return SCALAR
+        return object()
+    raise ValueError(f"unknown shape rule {spec!r} of op {op.name}")
+
+
+def _floating(op: Op, args: tuple) -> bool:
+    if op.floating == "always":
+        return True
+    if op.floating == "inputs":
+        for arg in args:
+            if isinstance(arg, Const) and isinstance(arg.value, numbers.Real) and isinstance(
+                arg.value, float
+            ):
+                return True
+            if any(v.floating for v in operand_values(arg)):
+                return True
+    return False

@@ -1,0 +1,345 @@
+"""From a function's AST to graph nodes: name resolution and normalisation.
+
+The converter walks the statements of a ``def`` and emits one node per
+operation through a :class:`GraphBuilder`. Local names map to operands (SSA:
+rebinding a name just points it at a new value); globals, closure variables
+and builtins are resolved to the Python objects they hold. The same converter
+inlines gradient rules, which are plain NumPy functions too.
+
+Anything outside the supported subset is rejected with the file, the line and
+the construct.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import types
+
+from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
+from autodiff.frontend.builder import GraphBuilder
+from autodiff.frontend.source import FunctionSource
+from autodiff.graph.ir import Const, Location, Operand, SliceSpec, Value
+from autodiff.ops import OPS
+from autodiff.ops import registry
+
+BINARY_OPS = {
+    ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
+    ast.Pow: "power", ast.MatMult: "matmul", ast.FloorDiv: "floor_divide", ast.Mod: "remainder",
+    ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
+}
+UNARY_OPS = {ast.USub: "negative", ast.UAdd: "positive", ast.Not: "logical_not",
+             ast.Invert: "invert"}
+COMPARE_OPS = {
+    ast.Gt: "greater", ast.GtE: "greater_equal", ast.Lt: "less", ast.LtE: "less_equal",
+    ast.Eq: "equal", ast.NotEq: "not_equal",
+}
+
+# Statements and expressions outside the subset, with the words the error uses.
+UNSUPPORTED_STATEMENTS = {
+    ast.If: "'if' statements", ast.For: "'for' loops", ast.While: "'while' loops",
+    ast.Try: "'try' statements", ast.With: "'with' statements", ast.Raise: "'raise' statements",
+    ast.Assert: "'assert' statements", ast.Delete: "'del' statements",
+    ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
+    ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
+    ast.FunctionDef: "nested function definitions", ast.ClassDef: "class definitions",
+    ast.AsyncFunctionDef: "'async def'", ast.AsyncFor: "'async for'", ast.AsyncWith: "'async with'",
+    ast.Break: "'break'", ast.Continue: "'continue'",
+}
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED_STATEMENTS[ast.TryStar] = "'try' statements"
+if hasattr(ast, "Match"):
+    UNSUPPORTED_STATEMENTS[ast.Match] = "'match' statements"
+UNSUPPORTED_EXPRESSIONS = {
+    ast.IfExp: "conditional expressions (a if c else b)", ast.Lambda: "lambda expressions",
+    ast.ListComp: "list comprehensions", ast.GeneratorExp: "generator expressions",
+    ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
+    ast.Dict: "dict displays", ast.Set: "set displays", ast.NamedExpr: "assignment expressions (:=)",
+    ast.Await: "'await'", ast.Yield: "'yield'", ast.YieldFrom: "'yield from'",
+    ast.JoinedStr: "f-strings", ast.Starred: "star arguments (*args)",
+    ast.BoolOp: "'and'/'or' (use np.logical_and / np.logical_or, or & and |)",
+}
+
+_EMPTY_CELL = object()
+
+
+class Converter:
+    """Converts one function body; ``env`` maps local names to operands."""
+
+    def __init__(
+        self,
+        builder: GraphBuilder,
+        source: FunctionSource,
+        globals_: dict,
+        closure: dict[str, object] | None = None,
+        *,
+        location: Location | None = None,
+    ) -> None:
+        self.builder = builder
+        self.source = source
+        self.globals = globals_
+        self.closure = closure or {}
+        self.fixed_location = location  # rules report the user's line, not their own
+        self.env: dict[str, Operand] = {}
+
+    # ----- errors -----
+
+    def error(self, node: ast.AST, message: str, hint: str | None = None,
+              kind: type[AutodiffError] = UnsupportedSyntaxError) -> AutodiffError:
+        loc = self.fixed_location
+        if loc is None:
+            lineno = getattr(node, "lineno", None)
+            loc = Location(self.source.filename, lineno or 0, self.source.line(lineno or 0))
+        return kind(message, filename=loc.filename, lineno=loc.lineno, source_line=loc.text,
+                    hint=hint)
+
+    def emit(self, node: ast.AST, op_name: str, args: tuple, hint: str = "") -> Operand:
+        op = OPS[op_name]
+        try:
+            return self.builder.emit(op, args, hint)
+        except AutodiffError:
+            raise
+        except Exception as error:  # noqa: BLE001 - report it at the user's line
+            raise self.error(node, f"cannot build {op_name}: {error}") from None
+
+    # ----- statements -----
+
+    def run(self, body: list[ast.stmt]) -> Operand:
+        """Convert the statements of a body; return the operand it returns."""
+        for index, stmt in enumerate(body):
+            if self.fixed_location is None:
+                self.builder.loc = Location(self.source.filename, stmt.lineno,
+                                            self.source.line(stmt.lineno))
+            if isinstance(stmt, ast.Return):
+                if index != len(body) - 1:
+                    raise self.error(stmt, "'return' before the end of the function is not "
+                                     "supported yet", hint="return once, at the end")
+                if stmt.value is None:
+                    raise self.error(stmt, "the function returns None; it must return a number")
+                return self.expr(stmt.value)
+            self.statement(stmt, first=index == 0)
+        raise self.error(body[-1] if body else self.source.tree,
+                         "the function has no 'return' statement at its end")
+
+    def statement(self, stmt: ast.stmt, first: bool) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(stmt.value)
+            for target in stmt.targets:
+                self.assign(target, value)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.expr(stmt.value))
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
+                                 " is not supported", hint=_INPLACE_HINT)
+            current = self.name(stmt.target)
+            value = self.binary(stmt, stmt.op, current, self.expr(stmt.value))
+            self.assign(stmt.target, value)
+        elif isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant) and (first or stmt.value.value is Ellipsis):
+                return  # docstring or '...'
+            raise self.error(stmt, "expression statements are not supported in differentiated "
+                             "code (the result would be discarded)",
+                             hint="remove calls made for their side effects, such as print")
+        elif isinstance(stmt, ast.Pass):
+            return
+        else:
+            what = UNSUPPORTED_STATEMENTS.get(type(stmt), f"'{type(stmt).__name__}' statements")
+            raise self.error(stmt, f"{what} are not supported in differentiated code yet")
+
+    def assign(self, target: ast.expr, value: Operand) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, Value) and not value.hint and value.adjoint_of is None:
+                value.hint = target.id
+            self.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(t, ast.Starred) for t in target.elts):
+                raise self.error(target, "starred assignment targets are not supported")
+            parts = self.unpack(target, value, len(target.elts))
+            for sub, part in zip(target.elts, parts):
+                self.assign(sub, part)
+        else:
+            raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
+                             hint=_INPLACE_HINT)
+
+    def unpack(self, node: ast.AST, value: Operand, count: int) -> list[Operand]:
+        if isinstance(value, Const) and isinstance(value.value, tuple):
+            value = tuple(Const(v) for v in value.value)
+        if isinstance(value, tuple):
+            if len(value) != count:
+                raise self.error(node, f"cannot unpack {len(value)} values into {count} names")
+            return list(value)
+        if isinstance(value, Value):
+            return [self.emit(node, "getitem", (value, Const(i))) for i in range(count)]
+        raise self.error(node, "cannot unpack this value")
+
+    # ----- expressions -----
+
+    def expr(self, node: ast.expr) -> Operand:
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            what = UNSUPPORTED_EXPRESSIONS.get(type(node), f"'{type(node).__name__}' expressions")
+            raise self.error(node, f"{what} are not supported in differentiated code yet")
+        return method(node)
+
+    def expr_Constant(self, node: ast.Constant) -> Operand:
+        return Const(node.value)
+
+    def expr_Name(self, node: ast.Name) -> Operand:
+        return self.name(node)
+
+    def expr_Tuple(self, node: ast.Tuple | ast.List) -> Operand:
+        items = tuple(self.expr(e) for e in node.elts)
+        if all(isinstance(i, Const) and i.path is None for i in items):
+            return Const(tuple(i.value for i in items))
+        return items
+
+    expr_List = expr_Tuple
+
+    def expr_BinOp(self, node: ast.BinOp) -> Operand:
+        return self.binary(node, node.op, self.expr(node.left), self.expr(node.right))
+
+    def binary(self, node: ast.AST, op: ast.operator, left: Operand, right: Operand) -> Operand:
+        name = BINARY_OPS.get(type(op))
+        if name is None:
+            raise self.error(node, f"the operator {type(op).__name__} is not supported")
+        return self.emit(node, name, (left, right))
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Operand:
+        return self.emit(node, UNARY_OPS[type(node.op)], (self.expr(node.operand),))
+
+    def expr_Compare(self, node: ast.Compare) -> Operand:
+        result = None
+        left = self.expr(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            name = COMPARE_OPS.get(type(op))
+            if name is None:
+                raise self.error(node, f"the comparison '{type(op).__name__}' is not supported")
+            right = self.expr(right_node)
+            part = self.emit(node, name, (left, right))
+            result = part if result is None else self.emit(node, "logical_and", (result, part))
+            left = right
+        return result
+
+    def expr_Attribute(self, node: ast.Attribute) -> Operand:
+        return self.attribute_of(node, self.expr(node.value))
+
+    def attribute_of(self, node: ast.Attribute, base: Operand) -> Operand:
+        if isinstance(base, Const) and base.path is not None:
+            try:
+                obj = getattr(base.value, node.attr)
+            except AttributeError:
+                raise self.error(node, f"'{ast.unparse(node)}' does not exist",
+                                 kind=UnknownFunctionError) from None
+            return Const(obj, path=f"{base.path}.{node.attr}")
+        if isinstance(base, Value):
+            op = registry.attribute_op(node.attr)
+            if op is None:
+                raise self.error(node, f"the attribute '.{node.attr}' is not supported",
+                                 kind=UnknownFunctionError)
+            return self.emit(node, op.name, op.bind((base,), {}))
+        raise self.error(node, f"the attribute '.{node.attr}' of a constant is not supported")
+
+    def expr_Subscript(self, node: ast.Subscript) -> Operand:
+        base = self.expr(node.value)
+        index = self.index(node.slice)
+        if isinstance(base, Const) and isinstance(base.value, tuple):
+            base = tuple(Const(v) for v in base.value)
+        if isinstance(base, tuple):
+            if isinstance(index, Const) and isinstance(index.value, int):
+                return base[index.value]
+            raise self.error(node, "only constant integer indices into a tuple are supported")
+        return self.emit(node, "getitem", (base, index))
+
+    def index(self, node: ast.expr) -> Operand:
+        if isinstance(node, ast.Slice):
+            parts = [Const(None) if p is None else self.expr(p)
+                     for p in (node.lower, node.upper, node.step)]
+            return SliceSpec(*parts)
+        if isinstance(node, ast.Tuple):
+            return tuple(self.index(e) for e in node.elts)
+        return self.expr(node)
+
+    def expr_Call(self, node: ast.Call) -> Operand:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            raise self.error(node, "calls with *args or **kwargs are not supported")
+        func = node.func
+        receiver = callee = None
+        if isinstance(func, ast.Attribute):
+            base = self.expr(func.value)
+            if isinstance(base, Value):
+                receiver = base
+            else:
+                callee = self.attribute_of(func, base)
+        else:
+            callee = self.expr(func)
+        args = tuple(self.expr(a) for a in node.args)
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        text = ast.unparse(func)
+        if receiver is not None:
+            binding = registry.method_binding(func.attr)
+            if binding is None:
+                raise self.error(node, f"the method '.{func.attr}()' is not supported",
+                                 kind=UnknownFunctionError)
+            args = (receiver, *args)
+        else:
+            binding = self.callable_binding(node, callee, text)
+        op, adapter = binding
+        try:
+            op, canonical = registry.bind_call(op, adapter, args, kwargs)
+        except TypeError as error:
+            raise self.error(node, f"unsupported arguments in the call to {text}: {error}") from None
+        return self.emit(node, op.name, canonical)
+
+    def callable_binding(self, node: ast.Call, callee: Operand | None, text: str):
+        if not isinstance(callee, Const):
+            raise self.error(node, f"cannot call '{text}': only functions known when the code "
+                             "is compiled can be called", kind=UnknownFunctionError)
+        binding = registry.callable_binding(callee.value)
+        if binding is not None:
+            return binding
+        if isinstance(callee.value, types.FunctionType):
+            raise self.error(
+                node, f"calls to other Python functions ('{text}') are not supported yet",
+                hint="inline the function's body", kind=UnknownFunctionError)
+        raise self.error(
+            node, f"'{text}' is not a function autodiff knows how to differentiate",
+            hint="use the NumPy equivalent, or give it a gradient rule", kind=UnknownFunctionError)
+
+    # ----- names -----
+
+    def name(self, node: ast.Name) -> Operand:
+        name = node.id
+        if name in self.env:
+            return self.env[name]
+        if name in self.closure:
+            return self.outer(node, self.closure[name], "closure")
+        if name in self.globals:
+            return self.outer(node, self.globals[name], "global")
+        if hasattr(builtins, name):
+            return Const(getattr(builtins, name), path=name)
+        return self.outer(node, _EMPTY_CELL, "global")
+
+    def outer(self, node: ast.Name, obj: object, scope: str) -> Operand:
+        """A name of the enclosing module or closure: static if it names code, else a read."""
+        if obj is not _EMPTY_CELL and (
+            isinstance(obj, types.ModuleType) or callable(obj) or obj is None
+        ):
+            return Const(obj, path=node.id)
+        value = self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+        return value
+
+
+_INPLACE_HINT = ("build a new array instead, e.g. with np.where, np.concatenate or "
+                 "arithmetic; arrays cannot be updated in place in differentiated code yet")
+
+
+def _describe_target(target: ast.expr) -> str:
+    if isinstance(target, ast.Subscript):
+        return f"an array element ({ast.unparse(target)} = ...)"
+    if isinstance(target, ast.Attribute):
+        return f"an attribute ({ast.unparse(target)} = ...)"
+    return f"'{ast.unparse(target)}'"

@@ -1,0 +1,108 @@
+"""Reading a function's source: the AST of its definition and where it lives.
+
+>>> def square(x):
+...     return x * x
+>>> read_function(square).tree.name  # doctest: +SKIP
+'square'
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+import types
+from dataclasses import dataclass
+
+from autodiff.errors import SourceUnavailableError, UnsupportedSyntaxError
+
+
+@dataclass
+class FunctionSource:
+    """A parsed function: its ``def`` (line numbers are the file's), file and lines."""
+
+    tree: ast.FunctionDef
+    filename: str
+    lines: list[str]
+
+    def line(self, lineno: int) -> str:
+        if 1 <= lineno <= len(self.lines):
+            return self.lines[lineno - 1].strip()
+        return ""
+
+
+def read_function(fn) -> FunctionSource:
+    """Parse the source of the Python function ``fn``."""
+    if not isinstance(fn, types.FunctionType):
+        kind = type(fn).__name__
+        raise SourceUnavailableError(
+            f"cannot read the source of {fn!r} (a {kind}): only Python functions "
+            "defined with 'def' can be differentiated",
+            hint="wrap it in a def, or give it a gradient with a custom rule",
+        )
+    code = fn.__code__
+    filename = code.co_filename
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as error:
+        raise SourceUnavailableError(
+            f"cannot read the source of {fn.__qualname__}: {error}",
+            filename=filename,
+            lineno=code.co_firstlineno,
+            hint="functions typed at an interactive prompt have no source file; "
+            "put the function in a file (Jupyter cells work)",
+        ) from None
+    text = textwrap.dedent("".join(lines))
+    try:
+        module = ast.parse(text)
+    except SyntaxError as error:
+        raise SourceUnavailableError(
+            f"cannot parse the source of {fn.__qualname__}: {error.msg}",
+            filename=filename, lineno=code.co_firstlineno,
+        ) from None
+    ast.increment_lineno(module, max(first, 1) - 1)
+    tree = module.body[0] if module.body else None
+    all_lines = linecache.getlines(filename) or text.splitlines()
+    if isinstance(tree, ast.FunctionDef) and tree.name == fn.__name__:
+        return FunctionSource(tree, filename, all_lines)
+    if isinstance(tree, ast.AsyncFunctionDef):
+        raise UnsupportedSyntaxError(
+            "'async def' functions cannot be differentiated",
+            filename=filename, lineno=tree.lineno,
+        )
+    lam = _the_lambda(module, fn)
+    if lam is not None:
+        wrapper = ast.FunctionDef(
+            name=fn.__name__, args=lam.args, body=[ast.Return(lam.body)], decorator_list=[],
+            returns=None, type_comment=None,
+        )
+        ast.copy_location(wrapper, lam)
+        ast.copy_location(wrapper.body[0], lam.body)
+        return FunctionSource(wrapper, filename, all_lines)
+    raise SourceUnavailableError(
+        f"cannot find the definition of {fn.__qualname__} in its source",
+        filename=filename, lineno=code.co_firstlineno,
+        hint="give the function a name with 'def'",
+    )
+
+
+def _the_lambda(module: ast.Module, fn) -> ast.Lambda | None:
+    """The one lambda on fn's line whose parameters match fn's, if unambiguous."""
+    names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    found = [
+        node for node in ast.walk(module)
+        if isinstance(node, ast.Lambda)
+        and node.lineno == fn.__code__.co_firstlineno
+        and tuple(a.arg for a in node.args.args) == tuple(names)
+    ]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SourceUnavailableError(
+            "several lambdas with the same parameters on one line: cannot tell which "
+            "one to differentiate",
+            filename=fn.__code__.co_filename, lineno=fn.__code__.co_firstlineno,
+            hint="define the function with 'def'",
+        )
+    return None

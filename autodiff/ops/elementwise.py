@@ -1,0 +1,395 @@
+"""Elementwise ops: arithmetic, unary math, comparisons; each with its gradient.
+
+Binary rules route every gradient through ``unbroadcast``, which the compiler
+removes where it can prove the shapes already match.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from autodiff.ops.registry import OPS, defop
+from autodiff.ops.runtime import unbroadcast, within_bounds
+
+BINARY = "elementwise:x1,x2"
+UNARY = "elementwise:x"
+
+# ----- binary arithmetic -----
+
+
+@defop("add", "x1 + x2", aliases=(np.add, operator.add), diff=("x1", "x2"), shape=BINARY,
+       impl=operator.add)
+def add(x1, x2): ...
+
+
+@add.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g, x1), unbroadcast(g, x2)
+
+
+@defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),
+       shape=BINARY, impl=operator.sub)
+def subtract(x1, x2): ...
+
+
+@subtract.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g, x1), unbroadcast(-g, x2)
+
+
+@defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),
+       shape=BINARY, impl=operator.mul)
+def multiply(x1, x2): ...
+
+
+@multiply.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * x2, x1), unbroadcast(g * x1, x2)
+
+
+@defop("divide", "x1 / x2", aliases=(np.divide, np.true_divide, operator.truediv),
+       diff=("x1", "x2"), shape=BINARY, floating="always", impl=operator.truediv)
+def divide(x1, x2): ...
+
+
+@divide.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g / x2, x1), unbroadcast(-g * ans / x2, x2)
+
+
+@defop("power", "x1 ** x2", aliases=(np.power, operator.pow, builtins.pow, math.pow),
+       diff=("x1", "x2"), shape=BINARY, impl=operator.pow)
+def power(x1, x2): ...
+
+
+@power.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * x2 * x1 ** (x2 - 1), x1), unbroadcast(g * ans * np.log(x1), x2)
+
+
+@defop("maximum", "np.maximum(x1, x2)", aliases=(np.maximum,), diff=("x1", "x2"), shape=BINARY)
+def maximum(x1, x2): ...
+
+
+@maximum.defvjp
+def _(g, ans, x1, x2):
+    # Ties split the gradient evenly, as JAX does.
+    return (unbroadcast(g * ((x1 > x2) + 0.5 * (x1 == x2)), x1),
+            unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2))
+
+
+@defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum,), diff=("x1", "x2"), shape=BINARY)
+def minimum(x1, x2): ...
+
+
+@minimum.defvjp
+def _(g, ans, x1, x2):
+    return (unbroadcast(g * ((x1 < x2) + 0.5 * (x1 == x2)), x1),
+            unbroadcast(g * ((x2 < x1) + 0.5 * (x1 == x2)), x2))
+
+
+@defop("arctan2", "np.arctan2(x1, x2)", aliases=(np.arctan2, math.atan2), diff=("x1", "x2"),
+       shape=BINARY, floating="always")
+def arctan2(x1, x2): ...
+
+
+@arctan2.defvjp
+def _(g, ans, x1, x2):
+    denominator = x1 * x1 + x2 * x2
+    return unbroadcast(g * x2 / denominator, x1), unbroadcast(-g * x1 / denominator, x2)
+
+
+@defop("hypot", "np.hypot(x1, x2)", aliases=(np.hypot, math.hypot), diff=("x1", "x2"),
+       shape=BINARY, floating="always")
+def hypot(x1, x2): ...
+
+
+@hypot.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * x1 / ans, x1), unbroadcast(g * x2 / ans, x2)
+
+
+# ----- unary arithmetic -----
+
+
+@defop("negative", "-x", aliases=(np.negative, operator.neg), diff=("x",), shape=UNARY,
+       impl=operator.neg)
+def negative(x): ...
+
+
+@negative.defvjp
+def _(g, ans, x):
+    return -g
+
+
+@defop("positive", "+x", aliases=(np.positive, operator.pos), diff=("x",), shape=UNARY,
+       impl=operator.pos)
+def positive(x): ...
+
+
+@positive.defvjp
+def _(g, ans, x):
+    return g
+
+
+@defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs, math.fabs), diff=("x",),
+       shape=UNARY, impl=builtins.abs)
+def abs_(x): ...
+
+
+@abs_.defvjp
+def _(g, ans, x):
+    return g * np.sign(x)
+
+
+@defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY)
+def square(x): ...
+
+
+@square.defvjp
+def _(g, ans, x):
+    return g * 2 * x
+
+
+@defop("sqrt", "np.sqrt(x)", aliases=(np.sqrt, math.sqrt), diff=("x",), shape=UNARY,
+       floating="always")
+def sqrt(x): ...
+
+
+@sqrt.defvjp
+def _(g, ans, x):
+    return g * 0.5 / ans
+
+
+# ----- exponentials and logarithms -----
+
+
+@defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,
+       floating="always")
+def exp(x): ...
+
+
+@exp.defvjp
+def _(g, ans, x):
+    return g * ans
+
+
+@defop("expm1", "np.expm1(x)", aliases=(np.expm1, math.expm1), diff=("x",), shape=UNARY,
+       floating="always")
+def expm1(x): ...
+
+
+@expm1.defvjp
+def _(g, ans, x):
+    return g * (ans + 1)
+
+
+@defop("log", "np.log(x)", aliases=(np.log,), diff=("x",), shape=UNARY, floating="always",
+       impl=np.log)
+def log(x): ...
+
+
+@log.defvjp
+def _(g, ans, x):
+    return g / x
+
+
+@defop("log1p", "np.log1p(x)", aliases=(np.log1p, math.log1p), diff=("x",), shape=UNARY,
+       floating="always")
+def log1p(x): ...
+
+
+@log1p.defvjp
+def _(g, ans, x):
+    return g / (1 + x)
+
+
+@defop("log2", "np.log2(x)", aliases=(np.log2, math.log2), diff=("x",), shape=UNARY,
+       floating="always")
+def log2(x): ...
+
+
+@log2.defvjp
+def _(g, ans, x):
+    return g / (x * np.log(2.0))
+
+
+@defop("log10", "np.log10(x)", aliases=(np.log10, math.log10), diff=("x",), shape=UNARY,
+       floating="always")
+def log10(x): ...
+
+
+@log10.defvjp
+def _(g, ans, x):
+    return g / (x * np.log(10.0))
+
+
+# ----- trigonometric and hyperbolic -----
+
+
+@defop("sin", "np.sin(x)", aliases=(np.sin, math.sin), diff=("x",), shape=UNARY,
+       floating="always")
+def sin(x): ...
+
+
+@sin.defvjp
+def _(g, ans, x):
+    return g * np.cos(x)
+
+
+@defop("cos", "np.cos(x)", aliases=(np.cos, math.cos), diff=("x",), shape=UNARY,
+       floating="always")
+def cos(x): ...
+
+
+@cos.defvjp
+def _(g, ans, x):
+    return -(g * np.sin(x))
+
+
+@defop("tan", "np.tan(x)", aliases=(np.tan, math.tan), diff=("x",), shape=UNARY,
+       floating="always")
+def tan(x): ...
+
+
+@tan.defvjp
+def _(g, ans, x):
+    return g * (1 + ans * ans)
+
+
+@defop("arcsin", "np.arcsin(x)", aliases=(np.arcsin, math.asin), diff=("x",), shape=UNARY,
+       floating="always")
+def arcsin(x): ...
+
+
+@arcsin.defvjp
+def _(g, ans, x):
+    return g / np.sqrt(1 - x * x)
+
+
+@defop("arccos", "np.arccos(x)", aliases=(np.arccos, math.acos), diff=("x",), shape=UNARY,
+       floating="always")
+def arccos(x): ...
+
+
+@arccos.defvjp
+def _(g, ans, x):
+    return -g / np.sqrt(1 - x * x)
+
+
+@defop("arctan", "np.arctan(x)", aliases=(np.arctan, math.atan), diff=("x",), shape=UNARY,
+       floating="always")
+def arctan(x): ...
+
+
+@arctan.defvjp
+def _(g, ans, x):
+    return g / (1 + x * x)
+
+
+@defop("sinh", "np.sinh(x)", aliases=(np.sinh, math.sinh), diff=("x",), shape=UNARY,
+       floating="always")
+def sinh(x): ...
+
+
+@sinh.defvjp
+def _(g, ans, x):
+    return g * np.cosh(x)
+
+
+@defop("cosh", "np.cosh(x)", aliases=(np.cosh, math.cosh), diff=("x",), shape=UNARY,
+       floating="always")
+def cosh(x): ...
+
+
+@cosh.defvjp
+def _(g, ans, x):
+    return g * np.sinh(x)
+
+
+@defop("tanh", "np.tanh(x)", aliases=(np.tanh, math.tanh), diff=("x",), shape=UNARY,
+       floating="always")
+def tanh(x): ...
+
+
+@tanh.defvjp
+def _(g, ans, x):
+    return g * (1 - ans * ans)
+
+
+# ----- selection -----
+
+
+@defop("where", "np.where(condition, x, y)", aliases=(np.where,), diff=("x", "y"),
+       shape="elementwise:condition,x,y")
+def where(condition, x, y): ...
+
+
+@where.defvjp
+def _(g, ans, condition, x, y):
+    return (unbroadcast(np.where(condition, g, 0.0), x),
+            unbroadcast(np.where(condition, 0.0, g), y))
+
+
+@defop("clip", "np.clip(a, a_min, a_max)", aliases=(np.clip,), methods=("clip",),
+       diff=("a", "a_min", "a_max"), shape="elementwise:a,a_min,a_max")
+def clip(a, a_min=None, a_max=None): ...
+
+
+@clip.defvjp
+def _(g, ans, a, a_min, a_max):
+    inside = within_bounds(a, a_min, a_max)
+    return (unbroadcast(g * inside, a),
+            unbroadcast(g * (a < a_min), a_min),
+            unbroadcast(g * (a > a_max), a_max))
+
+
+# ----- no gradient: piecewise-constant results -----
+
+
+def _nondiff(name: str, kernel: str, *aliases, params: str = "x") -> None:
+    arity = params.count(",") + 1
+    stub = {1: lambda x: None, 2: lambda x1, x2: None}[arity]
+    defop(name, kernel, aliases=aliases, nondiff_output=True,
+          shape="elementwise:" + params, floating=None)(stub)
+
+
+_nondiff("sign", "np.sign(x)", np.sign)
+_nondiff("floor", "np.floor(x)", np.floor, math.floor)
+_nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil)
+_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round)
+_nondiff("isfinite", "np.isfinite(x)", np.isfinite)
+_nondiff("isnan", "np.isnan(x)", np.isnan)
+_nondiff("logical_not", "np.logical_not(x)", np.logical_not)
+_nondiff("invert", "~x", np.invert, operator.invert)
+for _name, _symbol, _ufunc, _operator in [
+    ("greater", ">", np.greater, operator.gt),
+    ("greater_equal", ">=", np.greater_equal, operator.ge),
+    ("less", "<", np.less, operator.lt),
+    ("less_equal", "<=", np.less_equal, operator.le),
+    ("equal", "==", np.equal, operator.eq),
+    ("not_equal", "!=", np.not_equal, operator.ne),
+    ("bitwise_and", "&", np.bitwise_and, operator.and_),
+    ("bitwise_or", "|", np.bitwise_or, operator.or_),
+    ("bitwise_xor", "^", np.bitwise_xor, operator.xor),
+]:
+    _nondiff(_name, f"x1 {_symbol} x2", _ufunc, _operator, params="x1,x2")
+    OPS[_name].impl = _operator
+for _name, _ufunc in [("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
+    _nondiff(_name, f"np.{_name}(x1, x2)", _ufunc, params="x1,x2")
+_nondiff("floor_divide", "x1 // x2", np.floor_divide, operator.floordiv, params="x1,x2")
+OPS["floor_divide"].impl = operator.floordiv
+
+
+@defop("remainder", "x1 % x2", aliases=(np.remainder, np.mod, operator.mod), diff=("x1", "x2"),
+       shape=BINARY, impl=operator.mod)
+def remainder(x1, x2): ...
+
+
+@remainder.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g, x1), unbroadcast(-g * np.floor(x1 / x2), x2)

@@ -1,0 +1,68 @@
+"""Reductions: sum, mean, prod, max, min over ``axis`` (None, int or tuple), ``keepdims``.
+
+Every rule first puts back the reduced axes (``expand_reduced``) so that the
+incoming gradient broadcasts against the input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autodiff.ops.registry import defop
+from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
+
+REDUCE = dict(diff=("a",), shape="reduce")
+
+
+@defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),
+       **REDUCE)
+def sum_(a, axis=None, keepdims=False): ...
+
+
+@sum_.defvjp
+def _(g, ans, a, axis, keepdims):
+    return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
+
+
+@defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=(np.mean,),
+       methods=("mean",), floating="always", **REDUCE)
+def mean(a, axis=None, keepdims=False): ...
+
+
+@mean.defvjp
+def _(g, ans, a, axis, keepdims):
+    return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
+
+
+@defop("prod", "np.prod(a, axis=axis, keepdims=keepdims)", aliases=(np.prod,),
+       methods=("prod",), **REDUCE)
+def prod(a, axis=None, keepdims=False): ...
+
+
+@prod.defvjp
+def _(g, ans, a, axis, keepdims):
+    # The product of the other elements, not ans / a, so that zeros are exact.
+    return expand_reduced(g, axis, keepdims) * product_of_others(a, axis)
+
+
+@defop("max", "np.max(a, axis=axis, keepdims=keepdims)", aliases=(np.max, np.amax),
+       methods=("max",), **REDUCE)
+def max_(a, axis=None, keepdims=False): ...
+
+
+@max_.defvjp
+def _(g, ans, a, axis, keepdims):
+    # Ties share the gradient evenly, as JAX and torch.amax do.
+    winners = a == expand_reduced(ans, axis, keepdims)
+    return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
+
+
+@defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=(np.min, np.amin),
+       methods=("min",), **REDUCE)
+def min_(a, axis=None, keepdims=False): ...
+
+
+@min_.defvjp
+def _(g, ans, a, axis, keepdims):
+    winners = a == expand_reduced(ans, axis, keepdims)
+    return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))

@@ -1,0 +1,185 @@
+"""The three registries: ops, their kernels, their gradient rules.
+
+An :class:`Op` is a name in the graph with a parameter list (taken from a stub
+function's signature), a kernel (a Python expression template over the
+parameter names, emitted by codegen) and optionally a VJP rule: a plain NumPy
+function ``rule(g, ans, *params)`` returning one gradient per differentiable
+parameter. Rules are parsed by the frontend and inlined into the derivative.
+
+Python callables reach ops through aliases: ``np.sin`` and ``math.sin`` both
+name ``sin``; ``x.sum(axis=1)`` is a method alias of ``sum``; ``x.T`` an
+attribute alias of ``transpose``.
+
+>>> from autodiff.ops import registry
+>>> registry.lookup_callable(__import__("numpy").tanh).name
+'tanh'
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+_EMPTY = inspect.Parameter.empty
+
+
+class Op:
+    """One primitive: signature, kernel, gradient rule and a few static facts.
+
+    - ``diff``: parameters a gradient flows into (the rule returns one per entry);
+    - ``nondiff_output``: the result never carries a gradient (comparisons, shapes);
+    - ``fresh``: the result is a new array that aliases none of the inputs;
+    - ``shape``: how the result's shape relates to the inputs' (see graph.shapes);
+    - ``floating``: ``"always"``, ``"inputs"`` (floating if an input is) or ``None``;
+    - ``simplify``: ``fn(named_args) -> operand | None``, a rewrite tried at build time;
+    - ``impl``: a Python callable used to fold the op when every input is constant.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        stub: Callable,
+        kernel: str | Callable,
+        *,
+        diff: tuple[str, ...] = (),
+        nondiff_output: bool = False,
+        fresh: bool = True,
+        shape: str | None = None,
+        floating: str | None = "inputs",
+        simplify: Callable | None = None,
+        impl: Callable | None = None,
+        inplace: Callable | None = None,
+    ) -> None:
+        self.name = name
+        self.signature = inspect.signature(stub)
+        self.params: list[str] = list(self.signature.parameters)
+        self.defaults: dict[str, Any] = {
+            p.name: p.default
+            for p in self.signature.parameters.values()
+            if p.default is not _EMPTY
+        }
+        self.variadic = next(
+            (p.name for p in self.signature.parameters.values()
+             if p.kind is inspect.Parameter.VAR_POSITIONAL),
+            None,
+        )
+        self.kernel = kernel
+        self.diff = diff
+        self.nondiff_output = nondiff_output
+        self.fresh = fresh
+        self.shape = shape
+        self.floating = floating
+        self.simplify = simplify
+        self.impl = impl
+        self.inplace = inplace
+        self.vjp: Callable | None = None
+        # fn(named_args) -> message when the rule cannot handle these arguments.
+        self.vjp_check: Callable | None = None
+        # The op has an effect beyond its result (it may raise): never removed.
+        self.effect = False
+        # Codegen writes the expression at each use instead of assigning it.
+        self.inline = False
+        # For ops with an in-place kernel: how to start when the input must be kept.
+        self.inplace_copy: str | None = None
+        # Whether the in-place kernel writes into its first input (else it only rebinds).
+        self.inplace_mutates = True
+
+    def defvjp(self, rule: Callable) -> Callable:
+        """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator."""
+        expected = ["g", "ans", *self.params]
+        got = list(inspect.signature(rule).parameters)
+        if got != expected:
+            raise TypeError(f"VJP rule for {self.name} must take {expected}, takes {got}")
+        self.vjp = rule
+        return rule
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple:
+        """Canonical argument tuple for a call ``op(*args, **kwargs)``; TypeError if invalid."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(_as_operand(bound.arguments[name]) for name in self.params)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+def _as_operand(value: Any) -> Any:
+    """Defaults filled in by binding are plain Python values: make them constants."""
+    from autodiff.graph.ir import Const, SliceSpec, Value
+
+    if isinstance(value, (Value, Const, SliceSpec)):
+        return value
+    if isinstance(value, tuple) and any(isinstance(v, (Value, Const, SliceSpec, tuple))
+                                        for v in value):
+        return tuple(_as_operand(v) for v in value)
+    return Const(value)
+
+
+OPS: dict[str, Op] = {}
+_CALLABLES: dict[int, tuple[Any, Op, Callable | None]] = {}
+_METHODS: dict[str, tuple[Op, Callable | None]] = {}
+_ATTRIBUTES: dict[str, Op] = {}
+
+
+def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tuple = (),
+          attributes: tuple = (), **facts: Any) -> Callable[[Callable], Op]:
+    """Decorator turning a signature stub into a registered :class:`Op`.
+
+    >>> import numpy as np
+    >>> @defop("my_sinc", "np.sinc(x)", aliases=(np.sinc,))  # doctest: +SKIP
+    ... def my_sinc(x): ...
+    """
+
+    def register(stub: Callable) -> Op:
+        op = Op(name, stub, kernel, **facts)
+        OPS[name] = op
+        for alias in aliases:
+            fn, adapter = alias if isinstance(alias, tuple) else (alias, None)
+            _CALLABLES[id(fn)] = (fn, op, adapter)
+        for method in methods:
+            method_name, adapter = method if isinstance(method, tuple) else (method, None)
+            _METHODS[method_name] = (op, adapter)
+        for attribute in attributes:
+            _ATTRIBUTES[attribute] = op
+        return op
+
+    return register
+
+
+def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:
+    """Make the Python callable ``fn`` a name for ``op``."""
+    _CALLABLES[id(fn)] = (fn, op, adapter)
+
+
+def lookup_callable(fn: Any) -> Op | None:
+    entry = _CALLABLES.get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else None
+
+
+def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
+    """``(op, adapter)`` for a Python callable, or None if it is no known op."""
+    entry = _CALLABLES.get(id(fn))
+    if entry is None or entry[0] is not fn:
+        return None
+    return entry[1], entry[2]
+
+
+def method_binding(name: str) -> tuple[Op, Callable | None] | None:
+    return _METHODS.get(name)
+
+
+def attribute_op(name: str) -> Op | None:
+    return _ATTRIBUTES.get(name)
+
+
+def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tuple[Op, tuple]:
+    """``(op, canonical arguments)`` of a call through an alias; TypeError if invalid.
+
+    An adapter may redirect the call to another op (``np.array([a, b])`` is a stack).
+    """
+    if adapter is not None:
+        canonical = adapter(*args, **kwargs)
+        if isinstance(canonical, tuple):
+            op, canonical = canonical
+        return op, op.bind((), canonical)
+    return op, op.bind(args, kwargs)

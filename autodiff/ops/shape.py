@@ -1,0 +1,224 @@
+"""Shape and indexing ops, array constructors and shape queries."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from autodiff.graph.ir import Const, is_constant
+from autodiff.ops import runtime
+from autodiff.ops.registry import OPS, alias, defop
+
+# ----- views and reshapes -----
+
+
+def _reshape_method(a, *shape, order="C"):
+    return {"a": a, "shape": shape[0] if len(shape) == 1 else shape, "order": order}
+
+
+@defop("reshape", "np.reshape(a, shape)", aliases=(np.reshape,),
+       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False)
+def reshape(a, shape, order="C"): ...
+
+
+def _reshape_check(named) -> str | None:
+    order = named["order"]
+    if not (isinstance(order, Const) and order.value == "C"):
+        return "reshape with order other than 'C' has no gradient rule yet"
+    return None
+
+
+reshape.vjp_check = _reshape_check
+
+
+@reshape.defvjp
+def _(g, ans, a, shape, order):
+    return np.reshape(g, np.shape(a))
+
+
+@defop("ravel", "np.ravel(a)", aliases=(np.ravel,), methods=("ravel", "flatten"), diff=("a",),
+       fresh=False)
+def ravel(a): ...
+
+
+@ravel.defvjp
+def _(g, ans, a):
+    return np.reshape(g, np.shape(a))
+
+
+@defop("squeeze", "np.squeeze(a, axis=axis)", aliases=(np.squeeze,), methods=("squeeze",),
+       diff=("a",), fresh=False)
+def squeeze(a, axis=None): ...
+
+
+@squeeze.defvjp
+def _(g, ans, a, axis):
+    return np.reshape(g, np.shape(a))
+
+
+@defop("expand_dims", "np.expand_dims(a, axis)", aliases=(np.expand_dims,), diff=("a",),
+       fresh=False)
+def expand_dims(a, axis): ...
+
+
+@expand_dims.defvjp
+def _(g, ans, a, axis):
+    return np.reshape(g, np.shape(a))
+
+
+def _transpose_method(a, *axes):
+    if len(axes) == 1:
+        axes = axes[0]
+    return {"a": a, "axes": axes if axes != () else Const(None)}
+
+
+@defop("transpose", lambda named: "a.T" if _is_none(named["axes"]) else "np.transpose(a, axes)",
+       aliases=(np.transpose,), methods=(("transpose", _transpose_method),), attributes=("T",),
+       diff=("a",), fresh=False)
+def transpose(a, axes=None): ...
+
+
+@transpose.defvjp
+def _(g, ans, a, axes):
+    return np.transpose(g, runtime.inverse_permutation(axes))
+
+
+@defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
+       diff=("array",), fresh=False, shape="of:shape")
+def broadcast_to(array, shape): ...
+
+
+@broadcast_to.defvjp
+def _(g, ans, array, shape):
+    return runtime.unbroadcast(g, array)
+
+
+@defop("concatenate", "np.concatenate(arrays, axis=axis)", aliases=(np.concatenate,),
+       diff=("arrays",))
+def concatenate(arrays, axis=0): ...
+
+
+@concatenate.defvjp
+def _(g, ans, arrays, axis):
+    return runtime.split_like(g, arrays, axis)
+
+
+@defop("stack", "np.stack(arrays, axis=axis)", aliases=(np.stack,), diff=("arrays",))
+def stack(arrays, axis=0): ...
+
+
+@stack.defvjp
+def _(g, ans, arrays, axis):
+    return runtime.unstack(g, axis)
+
+
+def _array_call(object, dtype=None):
+    if isinstance(object, tuple):
+        if not (isinstance(dtype, Const) and dtype.value is None):
+            raise TypeError("dtype is not supported")
+        return OPS["stack"], {"arrays": object}
+    return OPS["array"], {"a": object, "dtype": dtype if dtype is not None else Const(None)}
+
+
+@defop("array", "np.array(a, dtype=dtype)", aliases=((np.array, _array_call),),
+       methods=("copy",), diff=("a",), shape="like:a")
+def array(a, dtype=None): ...
+
+
+@array.defvjp
+def _(g, ans, a, dtype):
+    return g
+
+
+@defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
+       shape="like:a", fresh=False)
+def asarray(a): ...
+
+
+@asarray.defvjp
+def _(g, ans, a):
+    return g
+
+
+@defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape="scalar",
+       floating="always", impl=builtins.float)
+def float_(x): ...
+
+
+@float_.defvjp
+def _(g, ans, x):
+    return g
+
+
+# ----- indexing -----
+
+
+@defop("getitem", "a[index]", diff=("a",), fresh=False)
+def getitem(a, index): ...
+
+
+@getitem.defvjp
+def _(g, ans, a, index):
+    return runtime_index_add(np.zeros_like(a, dtype=np.result_type(g)), index, g)
+
+
+def _index_add_statement(named) -> str:
+    # Basic indices select each element once: a plain in-place add is exact.
+    # Anything known only at run time may hold repeats and needs np.add.at.
+    if is_constant(named["index"]):
+        return "base[index] += value"
+    return "np.add.at(base, index, value)"
+
+
+@defop("index_add", None, diff=("base", "value"), shape="like:base", inplace=_index_add_statement)
+def index_add(base, index, value): ...
+
+
+def runtime_index_add(base, index, value):
+    """``base`` with ``value`` added at ``index`` (functional form of ``base[index] += value``)."""
+    out = np.array(base)
+    np.add.at(out, index, value)
+    return out
+
+
+alias(runtime_index_add, index_add)
+index_add.inplace_copy = "np.array(base)"
+
+# ----- shape queries (no gradient) -----
+
+
+def _query(name: str, kernel: str, *aliases, methods=(), attributes=(), shape=None) -> None:
+    defop(name, kernel, aliases=aliases, methods=methods, attributes=attributes,
+          nondiff_output=True, floating=None, shape=shape)(lambda a: None)
+
+
+_query("shape", "np.shape(a)", np.shape, attributes=("shape",))
+_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar")
+_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar")
+_query("len", "len(a)", builtins.len, shape="scalar")
+_query("result_type", "np.result_type(a)", np.result_type)
+
+# ----- constructors (no gradient) -----
+
+
+def _constructor(name: str, stub, *aliases, shape=None) -> None:
+    kernel = f"np.{name}(" + ", ".join(
+        p if p in ("shape", "a", "N", "start", "stop", "fill_value") else f"{p}={p}"
+        for p in stub.__code__.co_varnames[: stub.__code__.co_argcount]) + ")"
+    defop(name, kernel, aliases=aliases, nondiff_output=True, floating=None, shape=shape)(stub)
+
+
+_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape")
+_constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape")
+_constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape="of:shape")
+_constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a")
+_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a")
+_constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a")
+_constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye)
+_constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange)
+_constructor("linspace", lambda start, stop, num=50, endpoint=True: None, np.linspace)
+
+
+def _is_none(operand) -> bool:
+    return isinstance(operand, Const) and operand.value is None

@@ -1,0 +1,56 @@
+"""Common-subexpression elimination: one node per distinct computation."""
+
+from __future__ import annotations
+
+from autodiff.graph.ir import Graph, Value, map_operand
+
+
+def _key(node) -> tuple | None:
+    try:
+        key = (node.op.name, tuple(_hashable(arg) for arg in node.args))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _hashable(operand):
+    if isinstance(operand, Value):
+        return ("value", operand.id)
+    if isinstance(operand, tuple):
+        return tuple(_hashable(item) for item in operand)
+    return operand
+
+
+def eliminate_common_subexpressions(graph: Graph) -> Graph:
+    """Replace, in place, each repeated computation by its first occurrence.
+
+    All ops are pure, so two nodes with the same op and operands are the same
+    value; ops with effects are left alone.
+    """
+    seen: dict[tuple, Value] = {}
+    replace: dict[Value, Value] = {}
+
+    def substitute(value: Value) -> Value:
+        return replace.get(value, value)
+
+    kept = []
+    for node in graph.nodes:
+        node.args = tuple(map_operand(arg, substitute) for arg in node.args)
+        key = None if node.op.effect else _key(node)
+        if key is not None and key in seen:
+            first = seen[key]
+            replace[node.out] = first
+            if not first.hint and node.out.hint:
+                first.hint = node.out.hint  # keep the user's name on the survivor
+            continue
+        if key is not None:
+            seen[key] = node.out
+        kept.append(node)
+    graph.nodes = kept
+    for node in kept:  # adjoints keep pointing at their (surviving) primal, for naming
+        primal = node.out.adjoint_of
+        if primal in replace and isinstance(replace[primal], Value):
+            node.out.adjoint_of = replace[primal]
+    graph.outputs = [map_operand(o, substitute) for o in graph.outputs]
+    return graph

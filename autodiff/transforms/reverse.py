@@ -1,0 +1,187 @@
+"""Reverse mode: the vector-Jacobian product of a graph, as a new graph.
+
+The derivative graph is the primal's nodes (the forward sweep) followed by one
+block per primal node, in reverse order, that inlines the node's gradient rule
+with ``g`` bound to the node's adjoint and ``ans`` to its result. Adjoints of
+values read several times are summed. Only active values get adjoints.
+
+>>> import numpy as np, autodiff as ad
+>>> def f(x):
+...     return np.sum(np.sin(x))
+>>> print(ad.grad(f).graph)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+
+from autodiff.errors import NonDifferentiableError
+from autodiff.frontend import inline_rule
+from autodiff.frontend.builder import GraphBuilder
+from autodiff.graph.ir import Const, Graph, Node, Operand, Value, operand_values
+from autodiff.graph.shapes import SCALAR
+from autodiff.ops import OPS
+from autodiff.transforms.activity import active_values
+from autodiff.transforms.optimize import eliminate_common_subexpressions, optimize
+
+
+class _Adjoints:
+    """Contributions to each value's adjoint, summed when the adjoint is read."""
+
+    def __init__(self, builder: GraphBuilder) -> None:
+        self.builder = builder
+        self.parts: dict[Value, list[Operand]] = {}
+
+    def add(self, target: Value, contribution: Operand, created: set[Value]) -> None:
+        if isinstance(contribution, Value) and contribution in created and (
+            contribution.adjoint_of is None
+        ):
+            contribution.adjoint_of, contribution.hint = target, ""
+            contribution.shape, contribution.floating = target.shape, True
+        self.parts.setdefault(target, []).append(contribution)
+
+    def __contains__(self, value: Value) -> bool:
+        return value in self.parts
+
+    def total(self, value: Value) -> Operand:
+        parts = self.parts[value]
+        total = parts[0]
+        for part in parts[1:]:
+            scattered = _scatter_into_zeros(part)
+            if scattered is not None:  # add into the running total, not into new zeros
+                total = self.builder.emit(OPS["index_add"], (total, *scattered))
+            else:
+                total = self.builder.emit(OPS["add"], (total, part))
+            if isinstance(total, Value):
+                total.adjoint_of, total.shape, total.floating = value, value.shape, True
+        self.parts[value] = [total]
+        return total
+
+
+def _scatter_into_zeros(part: Operand) -> tuple | None:
+    """``(index, values)`` when ``part`` is ``values`` scattered into a fresh zero array."""
+    node = part.node if isinstance(part, Value) else None
+    if node is None or node.op.name != "index_add":
+        return None
+    base = node.args[0]
+    if isinstance(base, Value) and base.node is not None and base.node.op.name == "zeros_like":
+        return node.args[1], node.args[2]
+    return None
+
+
+def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
+                 optimized: bool = True) -> Graph:
+    """Graph computing the gradients of ``primal``'s scalar output w.r.t. params ``wrt``.
+
+    Its outputs are the gradients in ``wrt`` order, preceded by the primal
+    output when ``with_value`` is true.
+    """
+    graph, _ = primal.copy()
+    graph.name = primal.name + "_grad"
+    eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
+    output = graph.outputs[0]
+    targets = [graph.params[i] for i in wrt]
+    active = active_values(graph, targets)
+    builder = GraphBuilder(graph, phase="backward")
+    adjoints = _Adjoints(builder)
+    forward = list(graph.nodes)
+
+    witness = None
+    if isinstance(output, Value) and output in active:
+        builder.loc = output.node.loc if output.node is not None else None
+        seed, witness = _seed(builder, output, targets)
+        adjoints.add(output, seed, set())
+    for node in reversed(forward):
+        if node.out in adjoints:
+            builder.loc = node.loc
+            _backpropagate(node, adjoints.total(node.out), builder, adjoints, active)
+
+    builder.loc = None
+    gradients = []
+    for param in targets:
+        total = adjoints.total(param) if param in adjoints else Const(0.0)
+        where = Const(_where(output)) if param is witness else Const(None)
+        gradient = builder.emit(OPS["as_gradient_of"], (total, param, where))
+        gradient.adjoint_of = param
+        gradients.append(gradient)
+    graph.outputs = ([output] if with_value else []) + gradients
+    if optimized:
+        optimize(graph)
+    _copy_aliased_gradients(graph)
+    return graph
+
+
+def _seed(builder: GraphBuilder, output: Value, targets: list[Value]):
+    """The adjoint of the output, 1.0, and the argument whose shape vouches it is scalar.
+
+    A statically scalar output needs no check. An output of the same shape as
+    a differentiated argument (``3 * x ** 2``) is checked through that argument
+    in the epilogue, at no cost for Python floats. Otherwise the output itself
+    is checked, and its seed takes its shape.
+    """
+    if output.shape is SCALAR:
+        return Const(1.0), None
+    for param in targets:
+        if param.shape is output.shape:
+            builder.size_one.add(output.shape)
+            return Const(1.0), param
+    return builder.emit(OPS["scalar_output_seed"], (output, Const(_where(output)))), None
+
+
+def _where(output) -> str:
+    loc = output.node.loc if isinstance(output, Value) and output.node is not None else None
+    return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc else "the return statement"
+
+
+def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adjoints,
+                   active: set[Value]) -> None:
+    op, named = node.op, node.named_args
+    targets = [p for p in op.diff if any(v in active for v in operand_values(named[p]))]
+    if not targets:
+        return
+    where = dict(filename=node.loc.filename, lineno=node.loc.lineno,
+                 source_line=node.loc.text) if node.loc else {}
+    if op.vjp is None:
+        raise NonDifferentiableError(
+            f"'{op.name}' has no gradient rule, and the result depends on it", **where,
+            hint="compute this part from non-differentiated values, or register a gradient")
+    problem = op.vjp_check(named) if op.vjp_check is not None else None
+    if problem:
+        raise NonDifferentiableError(problem, **where)
+    start = len(builder.graph.nodes)
+    result = inline_rule(op.vjp, builder, {"g": g, "ans": node.out, **named}, node.loc)
+    created = {n.out for n in builder.graph.nodes[start:]}
+    if isinstance(result, Const) and isinstance(result.value, tuple):
+        result = tuple(Const(item) for item in result.value)  # every gradient folded
+    results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
+    for param in targets:
+        operand, contribution = named[param], results[param]
+        if isinstance(operand, Value):
+            adjoints.add(operand, contribution, created)
+            continue
+        for index, item in enumerate(operand):  # a sequence such as np.stack([a, b])
+            if isinstance(item, Value) and item in active:
+                part = (contribution[index] if isinstance(contribution, tuple)
+                        else builder.emit(OPS["getitem"], (contribution, Const(index))))
+                adjoints.add(item, part, created | {part})
+
+
+def _copy_aliased_gradients(graph: Graph) -> None:
+    """Copy a gradient that could be one of the caller's arrays (``d(x*W)/dx = W``) or
+    the same array as another gradient (``d(x+y)``), so every gradient is its own."""
+    seen: set[Value] = set()
+    for node in list(graph.nodes):
+        if node.op.name != "as_gradient_of" or not isinstance(node.args[0], Value):
+            continue
+        gradient = source = node.args[0]
+        while isinstance(source, Value) and source.node is not None and not source.node.op.fresh:
+            source = source.node.args[0]
+        borrowed = isinstance(source, Value) and (
+            source.node is None or source.node.op.name == "variable")
+        if borrowed or gradient in seen:
+            copy = Value(adjoint_of=gradient.adjoint_of)
+            copy.shape, copy.floating = gradient.shape, gradient.floating
+            graph.nodes.insert(graph.nodes.index(node), Node(
+                OPS["array"], (gradient, Const(None)), copy, None, "backward"))
+            node.args = (copy, *node.args[1:])
+        seen.add(gradient)
