@@ -152,12 +152,12 @@ def unstack(g, axis):
 
 def within_bounds(a, low, high):
     """Mask of the elements of ``a`` that ``np.clip(a, low, high)`` leaves unchanged."""
-    mask = np.ones(np.shape(a), dtype=bool)
+    inside = True
     if low is not None:
-        mask &= a >= low
+        inside = inside & (a >= low)
     if high is not None:
-        mask &= a <= high
-    return mask
+        inside = inside & (a <= high)
+    return inside
 
 
 def inverse_permutation(axes):

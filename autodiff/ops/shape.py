@@ -115,8 +115,8 @@ def _(g, ans, arrays, axis):
 
 def _array_call(object, dtype=None):
     if isinstance(object, tuple):
-        if not (isinstance(dtype, Const) and dtype.value is None):
-            raise TypeError("dtype is not supported")
+        if dtype is not None and not _is_none(dtype):
+            raise TypeError("dtype is not supported when building an array from a list")
         return OPS["stack"], {"arrays": object}
     return OPS["array"], {"a": object, "dtype": dtype if dtype is not None else Const(None)}
 

@@ -1,0 +1,39 @@
+"""matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, norm."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ops.table import build_module, case_ids, check_case
+
+CASES = [
+    ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
+    ("x @ y", [(2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (5, 3, 4)]),
+    ("x @ y", [(2, 3), (5, 3, 4)]), ("x @ y", [(1, 2, 3), (5, 3, 4)]),
+    ("x @ y", [(5, 2, 3), (3,)]), ("x @ y", [(3,), (5, 3, 4)]),
+    ("np.matmul(x, y)", [(2, 3), (3, 2)]),
+    ("np.dot(x, y)", [(3,), (3,)]), ("np.dot(x, y)", [(2, 3), (3,)]),
+    ("np.dot(x, y)", [(3,), (3, 2)]), ("np.dot(x, y)", [(2, 3), (3, 2)]),
+    ("np.dot(x, y)", [(), (3, 2)]), ("x.dot(y)", [(2, 3), (3, 4)]),
+    ("np.inner(x, y)", [(3,), (3,)]), ("np.inner(x, y)", [(2, 3), (4, 3)]),
+    ("np.inner(x, y)", [(2, 3), (3,)]), ("np.inner(x, y)", [(), (3,)]),
+    ("np.outer(x, y)", [(3,), (4,)]), ("np.outer(x, y)", [(2, 2), (3,)]),
+    ("np.trace(x)", [(3, 3)]), ("np.trace(x, offset=1)", [(3, 4)]), ("x.trace()", [(4, 3)]),
+    ("np.linalg.norm(x)", [(4,)]), ("np.linalg.norm(x)", [(3, 4)]),
+    ("np.linalg.norm(x, axis=1)", [(3, 4)]), ("np.linalg.norm(x, axis=0, keepdims=True)", [(3, 4)]),
+    ("np.linalg.norm(x, ord=2, axis=-1)", [(2, 3)]), ("np.linalg.norm(x, 'fro')", [(2, 3)]),
+    ("np.transpose(x)", [(2, 3)]), ("x.T @ y", [(3, 2), (3, 4)]),
+    ("np.transpose(x, (1, 2, 0))", [(2, 3, 4)]), ("x.transpose(2, 0, 1)", [(2, 3, 4)]),
+    ("x.transpose()", [(2, 3)]),
+    ("np.tanh(x @ y) @ y.T", [(4, 3), (3, 5)]),
+]
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    return build_module(tmp_path_factory.mktemp("linalg"), CASES)
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=case_ids(CASES))
+def test_linalg(module, index):
+    check_case(module, CASES, index, seed=400)

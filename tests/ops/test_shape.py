@@ -1,0 +1,67 @@
+"""Shape ops and indexing: reshape, ravel, squeeze, expand_dims, concatenate, stack, slices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from tests.ops.table import build_module, case_ids, check_case
+
+CASES = [
+    ("np.reshape(x, (3, 2))", [(2, 3)]), ("x.reshape(6)", [(2, 3)]),
+    ("x.reshape(3, -1)", [(2, 3)]), ("x.reshape((1, 6))", [(2, 3)]),
+    ("np.ravel(x)", [(2, 3)]), ("x.ravel()", [(2, 3)]), ("x.flatten()", [(2, 3)]),
+    ("np.squeeze(x)", [(2, 1, 3)]), ("x.squeeze(axis=1)", [(2, 1, 3)]),
+    ("np.expand_dims(x, 0)", [(2, 3)]), ("np.expand_dims(x, -1)", [(2, 3)]),
+    ("np.concatenate([x, y])", [(2, 3), (4, 3)]),
+    ("np.concatenate((x, y), axis=1)", [(2, 3), (2, 1)]),
+    ("np.concatenate([x, y, x], axis=-1)", [(2, 3), (2, 2)]),
+    ("np.concatenate([x, y], axis=None)", [(2, 3), (4,)]),
+    ("np.stack([x, y])", [(2, 3), (2, 3)]), ("np.stack((x, y, x), axis=1)", [(2, 3), (2, 3)]),
+    ("np.stack([x, y], axis=-1)", [(3,), (3,)]), ("np.array([x, y, x * y])", [None, None]),
+    ("np.array([x, 2.0 * x])", [(3,)]),
+    ("x[0]", [(3, 4)]), ("x[1:-1]", [(5,)]), ("x[:, 2]", [(3, 4)]), ("x[::2]", [(5, 2)]),
+    ("x[None]", [(3,)]), ("x[..., 1]", [(2, 3, 4)]), ("x[1:, None, ::-1]", [(3, 4)]),
+    ("x[-1, 1:3]", [(3, 4)]), ("x[1:] * x[:-1]", [(6,)]), ("x[0] + x[0] * x[1]", [(3, 2)]),
+    ("x[x > 0]", [(6,)]),
+    ("np.broadcast_to(x, (4, 3))", [(3,)]), ("np.broadcast_to(x, (2, 3))", [(2, 1)]),
+    ("np.array(x)", [(3,)]), ("x.copy()", [(3,)]), ("np.asarray(x)", [(2,)]),
+    ("np.zeros_like(x) + x * np.ones(x.shape)", [(2, 3)]),
+    ("x * x.shape[0] / x.size + x.ndim", [(2, 3)]),
+    ("x * len(x)", [(4,)]),
+]
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    return build_module(tmp_path_factory.mktemp("shape"), CASES)
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=case_ids(CASES))
+def test_shape_op(module, index):
+    check_case(module, CASES, index, seed=500)
+
+
+def test_index_by_an_integer_argument(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x, i):
+            return np.sum(np.sin(x[i]) * x[i + 1])
+    """)
+    x = np.random.default_rng(0).normal(size=(4, 3))
+    gradient = ad.grad(mod.f)(x, 1)
+    expected = np.zeros_like(x)
+    expected[1] = np.cos(x[1]) * x[2]
+    expected[2] = np.sin(x[1])
+    np.testing.assert_allclose(gradient, expected)
+
+
+def test_integer_array_index_accumulates_repeats(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x, idx):
+            return np.sum(x[idx] ** 2)
+    """)
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(ad.grad(mod.f)(x, np.array([0, 2, 2])), [2.0, 0.0, 12.0])
