@@ -35,6 +35,9 @@ class GraphBuilder:
         self.loc: Location | None = None
         # Shape tokens of values known to hold one element (checked at run time).
         self.size_one: set[object] = set()
+        # Identical nodes emitted through this builder are shared (hash-consing),
+        # so that equal gradient contributions are recognisably the same value.
+        self._emitted: dict[tuple, Value] = {}
 
     def emit(self, op: Op, args: tuple, hint: str = "") -> Operand:
         """Append ``op(*args)`` (canonical argument order) and return its result."""
@@ -46,7 +49,12 @@ class GraphBuilder:
         folded = self._fold(op, args)
         if folded is not None:
             return folded
+        key = None if op.effect else node_key(op, args)
+        if key is not None and key in self._emitted:
+            return self._emitted[key]
         out = Value(hint)
+        if key is not None:
+            self._emitted[key] = out
         out.shape = _shape_token(op, named)
         out.floating = _floating(op, args)
         self.graph.nodes.append(Node(op, args, out, self.loc, self.phase))
@@ -66,6 +74,24 @@ class GraphBuilder:
         if isinstance(value, float) and not np.isfinite(value):
             return None
         return Const(value) if _literal(value) else None
+
+
+def node_key(op: Op, args: tuple) -> tuple | None:
+    """A hashable identity of ``op(*args)``, or None when an argument is unhashable."""
+    try:
+        key = (op.name, tuple(_hashable(arg) for arg in args))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _hashable(operand):
+    if isinstance(operand, Value):
+        return ("value", operand.id)
+    if isinstance(operand, tuple):
+        return tuple(_hashable(item) for item in operand)
+    return operand
 
 
 def _shape_token(op: Op, named: dict) -> object:

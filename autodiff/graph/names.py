@@ -88,6 +88,8 @@ def assign_names(
             while not free(name, index):
                 suffix += 1
                 name = f"{base}_{suffix}"
+        elif node.op.inline:
+            name = ""  # written out at each use, never assigned
         else:
             while True:
                 temp_counter += 1

@@ -33,9 +33,14 @@ def format_operand(operand: Operand, names: dict[Value, str]) -> str:
 def format_graph(graph: Graph) -> str:
     """Text of ``graph``: a header with the parameters, the nodes, the outputs."""
     names, _ = assign_names(graph)
+    for node in graph.nodes:
+        if node.op.inline:  # a read of the user's global or closure variable
+            names[node.out] = node.args[0].value
     lines = [f"graph {graph.name}({', '.join(names[p] for p in graph.params)}):"]
     rows = []
     for node in graph.nodes:
+        if node.op.inline:
+            continue
         args = ", ".join(
             f"{param}={format_operand(arg, names)}" if param in node.op.defaults
             else format_operand(arg, names)

@@ -22,7 +22,11 @@ from autodiff.graph.ir import Const, Graph, Node, Operand, Value, operand_values
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import OPS
 from autodiff.transforms.activity import active_values
-from autodiff.transforms.optimize import eliminate_common_subexpressions, optimize
+from autodiff.transforms.optimize import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    optimize,
+)
 
 
 class _Adjoints:
@@ -45,6 +49,7 @@ class _Adjoints:
 
     def total(self, value: Value) -> Operand:
         parts = self.parts[value]
+        parts = [self._times(part, parts.count(part)) for part in dict.fromkeys(parts)]
         total = parts[0]
         for part in parts[1:]:
             scattered = _scatter_into_zeros(part)
@@ -56,6 +61,13 @@ class _Adjoints:
                 total.adjoint_of, total.shape, total.floating = value, value.shape, True
         self.parts[value] = [total]
         return total
+
+
+    def _times(self, part: Operand, count: int) -> Operand:
+        """``count`` equal contributions (``s * s`` gives ``s`` twice) as one product."""
+        if count == 1:
+            return part
+        return self.builder.emit(OPS["multiply"], (part, Const(count)))
 
 
 def _scatter_into_zeros(part: Operand) -> tuple | None:
@@ -78,7 +90,8 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     """
     graph, _ = primal.copy()
     graph.name = primal.name + "_grad"
-    eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
+    if optimized:
+        eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
     output = graph.outputs[0]
     targets = [graph.params[i] for i in wrt]
     active = active_values(graph, targets)
@@ -107,6 +120,8 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     graph.outputs = ([output] if with_value else []) + gradients
     if optimized:
         optimize(graph)
+    else:  # the rules exactly as written, minus what nothing reads
+        eliminate_dead_code(graph)
     _copy_aliased_gradients(graph)
     return graph
 

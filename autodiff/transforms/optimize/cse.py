@@ -2,24 +2,8 @@
 
 from __future__ import annotations
 
+from autodiff.frontend.builder import node_key
 from autodiff.graph.ir import Graph, Value, map_operand
-
-
-def _key(node) -> tuple | None:
-    try:
-        key = (node.op.name, tuple(_hashable(arg) for arg in node.args))
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-def _hashable(operand):
-    if isinstance(operand, Value):
-        return ("value", operand.id)
-    if isinstance(operand, tuple):
-        return tuple(_hashable(item) for item in operand)
-    return operand
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
@@ -37,7 +21,7 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     kept = []
     for node in graph.nodes:
         node.args = tuple(map_operand(arg, substitute) for arg in node.args)
-        key = None if node.op.effect else _key(node)
+        key = None if node.op.effect else node_key(node.op, node.args)
         if key is not None and key in seen:
             first = seen[key]
             replace[node.out] = first

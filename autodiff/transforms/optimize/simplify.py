@@ -53,9 +53,19 @@ def _rewrite(node) -> Operand | None:
     return None
 
 
+_SHAPE_QUERIES = ("shape", "size", "ndim")
+
+
 def simplify(graph: Graph) -> Graph:
-    """Apply the rewrites in place, forwarding each removed result to its replacement."""
+    """Apply the rewrites in place, forwarding each removed result to its replacement.
+
+    Shape queries are also redirected to the earliest value of the same shape,
+    so that ``np.shape(t4 ** 2)`` becomes ``np.shape(t4)`` and ``t4 ** 2`` may die.
+    """
     replace: dict[Value, Operand] = {}
+    earliest: dict[object, Value] = {}
+    for value in [*graph.params, *(node.out for node in graph.nodes)]:
+        earliest.setdefault(id(value.shape), value)
 
     def substitute(value: Value) -> Operand:
         return replace.get(value, value)
@@ -63,6 +73,8 @@ def simplify(graph: Graph) -> Graph:
     kept = []
     for node in graph.nodes:
         node.args = tuple(map_operand(arg, substitute) for arg in node.args)
+        if node.op.name in _SHAPE_QUERIES and isinstance(node.args[0], Value):
+            node.args = (earliest.get(id(node.args[0].shape), node.args[0]),)
         replacement = _rewrite(node)
         if isinstance(replacement, tuple):  # same value, computed by another op
             node.op, node.args = OPS[replacement[0]], replacement[1]

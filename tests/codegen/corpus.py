@@ -1,0 +1,56 @@
+"""Representative user functions, used by the golden tests and the code-quality checks."""
+
+import math
+
+import numpy as np
+
+SCALE = 0.5
+
+
+def two_layer_net(x, W1, b1, W2, b2, t):
+    h = np.tanh(x @ W1 + b1)
+    y = h @ W2 + b2
+    return np.mean((y - t) ** 2)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def polynomial(x):
+    return 3.0 * x ** 3 + 2.0 * x ** 2 - 5.0 * x + 1.0
+
+
+def softmax_cross_entropy(W, x, labels):
+    logits = x @ W
+    logits = logits - np.max(logits, axis=1, keepdims=True)
+    log_probs = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    return -np.mean(np.sum(labels * log_probs, axis=1))
+
+
+def scalar_chain(x, y):
+    a = math.sin(x) * y + x / y
+    b = math.exp(-a * a) + math.sqrt(x * x + y * y)
+    return a * b + math.tanh(b) * SCALE
+
+
+def fan_out(x, w):
+    s = np.sin(x)
+    return np.sum(s * s * w + s * x) + np.linalg.norm(x)
+
+
+def shapes_and_indexing(x, w):
+    z = np.concatenate([x[:, 1:], x[:, :1] * 2.0], axis=1)
+    v = z.reshape(-1) @ np.ravel(w)
+    return v + np.sum(np.stack([x[0], x[-1]]) ** 2)
+
+
+def reductions(x):
+    m = x.max(axis=0, keepdims=True)
+    return np.sum(np.exp(x - m) * np.mean(x, axis=(0, 1))) + np.prod(x[0])
+
+
+FUNCTIONS = [two_layer_net, rosenbrock, polynomial, softmax_cross_entropy, scalar_chain,
+             fan_out, shapes_and_indexing, reductions]
+GOLDEN = {"two_layer_net": (1, 2, 3, 4), "rosenbrock": 0, "polynomial": 0,
+          "softmax_cross_entropy": 0}
