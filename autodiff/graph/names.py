@@ -19,6 +19,11 @@ from typing import Callable
 from autodiff.graph.ir import Graph, Value, operand_values
 
 
+class _Unnamed:
+    adjoint_of = None
+    hint = ""
+
+
 def last_uses(graph: Graph) -> dict[Value, float]:
     """Index of the last node reading each value (``inf`` for outputs)."""
     last: dict[Value, float] = {}
@@ -75,6 +80,8 @@ def assign_names(
         value = node.out
         inherited = inherits[index]
         named_after = best.get(value, value)
+        if named_after.adjoint_of is not None and named_after.adjoint_of not in names:
+            named_after = _Unnamed  # its primal was optimised away: a plain temporary
         if inherited is not None:
             name = names[inherited]
         elif named_after.adjoint_of is not None or named_after.hint:
@@ -82,8 +89,8 @@ def assign_names(
             primal = value.adjoint_of
             if primal is None:
                 base = value.hint
-            else:  # the primal may have been merged away by an optimisation
-                base = "d" + names.get(primal, primal.hint or "t")
+            else:
+                base = "d" + names[primal]
             name, suffix = base, 0
             while not free(name, index):
                 suffix += 1

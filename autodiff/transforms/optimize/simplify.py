@@ -53,7 +53,7 @@ def _rewrite(node) -> Operand | None:
     return None
 
 
-_SHAPE_QUERIES = ("shape", "size", "ndim")
+_SHAPE_QUERIES = ("shape", "size", "ndim", "len", "reduced_size")
 
 
 def simplify(graph: Graph) -> Graph:
@@ -74,7 +74,7 @@ def simplify(graph: Graph) -> Graph:
     for node in graph.nodes:
         node.args = tuple(map_operand(arg, substitute) for arg in node.args)
         if node.op.name in _SHAPE_QUERIES and isinstance(node.args[0], Value):
-            node.args = (earliest.get(id(node.args[0].shape), node.args[0]),)
+            node.args = (earliest.get(id(node.args[0].shape), node.args[0]), *node.args[1:])
         replacement = _rewrite(node)
         if isinstance(replacement, tuple):  # same value, computed by another op
             node.op, node.args = OPS[replacement[0]], replacement[1]

@@ -8,13 +8,12 @@ def two_layer_net_grad(x, W1, b1, W2, b2, t):
     y = t3 + b2
     # line 13: return np.mean((y - t) ** 2)
     t4 = y - t
-    t5 = t4 ** 2
     # grad of line 13: return np.mean((y - t) ** 2)
-    t6 = np.size(t5)
-    t7 = 1.0 / t6
-    t8 = np.shape(t4)
-    dt5 = np.broadcast_to(t7, t8)
-    t9 = dt5 * 2
+    t5 = np.size(t4)
+    t6 = 1.0 / t5
+    t7 = np.shape(t4)
+    t8 = np.broadcast_to(t6, t7)
+    t9 = t8 * 2
     dt4 = t9 * t4
     dy = unbroadcast(dt4, y)
     # grad of line 12: y = h @ W2 + b2
