@@ -100,7 +100,8 @@ def _build(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool):
 
 
 def _wrt_key(wrt: Wrt) -> tuple:
-    return tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
+    # wrt=1 returns a gradient, wrt=(1,) a 1-tuple: they are different derivatives.
+    return ("several", *wrt) if isinstance(wrt, (tuple, list)) else ("one", wrt)
 
 
 def _resolve_wrt(graph: Graph, wrt: Wrt, source) -> tuple[list[int], bool]:

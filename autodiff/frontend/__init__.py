@@ -39,6 +39,7 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure)
     converter.env.update(zip(names, params))
     graph.outputs = [converter.run(tree.body)]
+    graph.return_location = converter.return_location
     return graph, source
 
 

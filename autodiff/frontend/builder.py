@@ -12,7 +12,16 @@ import numbers
 
 import numpy as np
 
-from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Value, operand_values
+from autodiff.graph.ir import (
+    Const,
+    Graph,
+    Location,
+    Node,
+    Operand,
+    SliceSpec,
+    Value,
+    operand_values,
+)
 from autodiff.graph.shapes import SCALAR, combine, token_of
 from autodiff.ops.registry import Op
 
@@ -111,6 +120,8 @@ def _shape_token(op: Op, named: dict) -> object:
                 and isinstance(keepdims, Const) and not keepdims.value):
             return SCALAR
         return object()
+    if kind == "index":
+        return _index_token(named["a"], named["index"])
     if kind == "of":
         shape = named[params]
         if isinstance(shape, Value) and shape.node is not None and shape.node.op.name == "shape":
@@ -119,6 +130,45 @@ def _shape_token(op: Op, named: dict) -> object:
             return SCALAR
         return object()
     raise ValueError(f"unknown shape rule {spec!r} of op {op.name}")
+
+
+_derived: dict[tuple, tuple] = {}
+
+
+def _index_token(base: Operand, index: Operand) -> object:
+    """Equal tokens for equal static indices of same-shaped arrays.
+
+    ``x[1:]`` and ``x[:-1]`` get the same token: both drop one element of the
+    first axis, whatever its length. A slice is described by the lengths it
+    gives for a range of axis lengths, which covers every breakpoint of its
+    constants.
+    """
+    token = token_of(base)
+    if isinstance(index, Const) and isinstance(index.value, tuple):
+        index = tuple(Const(item) for item in index.value)
+    items = index if isinstance(index, tuple) else (index,)
+    signature = []
+    for item in items:
+        if isinstance(item, SliceSpec) and all(
+            isinstance(p, Const) and (p.value is None or type(p.value) is int)
+            for p in (item.start, item.stop, item.step)
+        ):
+            parts = slice(item.start.value, item.stop.value, item.step.value)
+            if parts.step == 0:
+                return object()
+            reach = max(abs(v) for v in (parts.start or 0, parts.stop or 0, parts.step or 1))
+            lengths = tuple(len(range(*parts.indices(n))) for n in range(2 * reach + 4))
+            signature.append(("slice", lengths, parts.step is None or parts.step > 0))
+        elif isinstance(item, Const) and type(item.value) is int:
+            signature.append(("int",))
+        elif isinstance(item, Const) and item.value is None:
+            signature.append(("new",))
+        else:
+            return object()
+    key = (id(token), tuple(signature))
+    if key not in _derived:
+        _derived[key] = (token, object())  # keep the base token alive: ids stay unique
+    return _derived[key][1]
 
 
 def _floating(op: Op, args: tuple) -> bool:

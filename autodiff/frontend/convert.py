@@ -81,6 +81,7 @@ class Converter:
         self.closure = closure or {}
         self.fixed_location = location  # rules report the user's line, not their own
         self.env: dict[str, Operand] = {}
+        self.return_location: Location | None = None
 
     # ----- errors -----
 
@@ -116,6 +117,7 @@ class Converter:
                                      "supported yet", hint="return once, at the end")
                 if stmt.value is None:
                     raise self.error(stmt, "the function returns None; it must return a number")
+                self.return_location = self.builder.loc
                 return self.expr(stmt.value)
             self.statement(stmt, first=index == 0)
         raise self.error(body[-1] if body else self.source.tree,
@@ -134,6 +136,7 @@ class Converter:
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
                                  " is not supported", hint=_INPLACE_HINT)
             current = self.name(stmt.target)
+            self.check_rebinding_is_safe(stmt, stmt.target.id, current)
             value = self.binary(stmt, stmt.op, current, self.expr(stmt.value))
             self.assign(stmt.target, value)
         elif isinstance(stmt, ast.Expr):
@@ -147,6 +150,21 @@ class Converter:
         else:
             what = UNSUPPORTED_STATEMENTS.get(type(stmt), f"'{type(stmt).__name__}' statements")
             raise self.error(stmt, f"{what} are not supported in differentiated code yet")
+
+    def check_rebinding_is_safe(self, stmt: ast.AugAssign, name: str, current: Operand) -> None:
+        """``z += v`` updates an array in place; compiling it as ``z = z + v`` is only
+        right when no other name can see the old array."""
+        if not isinstance(current, Value):
+            return
+        others = [n for n, v in self.env.items() if v is current and n != name]
+        view = current.node is not None and not current.node.op.fresh
+        if others or view:
+            seen_by = f"also named '{others[0]}'" if others else "possibly a view of another array"
+            raise self.error(
+                stmt, f"in-place update of '{name}', which is {seen_by}: NumPy would change "
+                "both, which differentiated code does not support",
+                hint=f"write '{name} = {ast.unparse(stmt.target)} "
+                f"{_OPERATOR_SYMBOLS.get(type(stmt.op), '?')} ...' to make a new array")
 
     def assign(self, target: ast.expr, value: Operand) -> None:
         if isinstance(target, ast.Name):
@@ -333,6 +351,8 @@ class Converter:
         return value
 
 
+_OPERATOR_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
+                     ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%"}
 _INPLACE_HINT = ("build a new array instead, e.g. with np.where, np.concatenate or "
                  "arithmetic; arrays cannot be updated in place in differentiated code yet")
 

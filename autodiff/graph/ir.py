@@ -170,6 +170,7 @@ class Graph:
         self.nodes = nodes if nodes is not None else []
         self.outputs = outputs if outputs is not None else []
         self.filename = filename
+        self.return_location: Location | None = None
 
     def copy(self) -> "tuple[Graph, dict[Value, Value]]":
         """A deep copy with fresh values; also returns the map from old values to new."""
@@ -189,6 +190,7 @@ class Graph:
         outputs = [map_operand(o, lambda v: mapping.get(v, v)) for o in self.outputs]
         graph = Graph(self.name, params, nodes, outputs, self.filename)
         graph.arguments = getattr(self, "arguments", None)
+        graph.return_location = self.return_location
         return graph, mapping
 
     def uses(self) -> dict[Value, int]:

@@ -154,7 +154,7 @@ def _(g, ans, x):
 # ----- indexing -----
 
 
-@defop("getitem", "a[index]", diff=("a",), fresh=False)
+@defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index")
 def getitem(a, index): ...
 
 

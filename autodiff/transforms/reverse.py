@@ -18,7 +18,7 @@ import os
 from autodiff.errors import NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.graph.ir import Const, Graph, Node, Operand, Value, operand_values
+from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Value, operand_values
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import OPS
 from autodiff.transforms.activity import active_values
@@ -100,9 +100,10 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     forward = list(graph.nodes)
 
     witness = None
+    where = _where(graph.return_location)
     if isinstance(output, Value) and output in active:
-        builder.loc = output.node.loc if output.node is not None else None
-        seed, witness = _seed(builder, output, targets)
+        builder.loc = graph.return_location
+        seed, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed, set())
     for node in reversed(forward):
         if node.out in adjoints:
@@ -113,8 +114,8 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     gradients = []
     for param in targets:
         total = adjoints.total(param) if param in adjoints else Const(0.0)
-        where = Const(_where(output)) if param is witness else Const(None)
-        gradient = builder.emit(OPS["as_gradient_of"], (total, param, where))
+        check = Const(where) if param is witness else Const(None)
+        gradient = builder.emit(OPS["as_gradient_of"], (total, param, check))
         gradient.adjoint_of = param
         gradients.append(gradient)
     graph.outputs = ([output] if with_value else []) + gradients
@@ -126,7 +127,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     return graph
 
 
-def _seed(builder: GraphBuilder, output: Value, targets: list[Value]):
+def _seed(builder: GraphBuilder, output: Value, targets: list[Value], where: str):
     """The adjoint of the output, 1.0, and the argument whose shape vouches it is scalar.
 
     A statically scalar output needs no check. An output of the same shape as
@@ -140,11 +141,11 @@ def _seed(builder: GraphBuilder, output: Value, targets: list[Value]):
         if param.shape is output.shape:
             builder.size_one.add(output.shape)
             return Const(1.0), param
-    return builder.emit(OPS["scalar_output_seed"], (output, Const(_where(output)))), None
+    return builder.emit(OPS["scalar_output_seed"], (output, Const(where))), None
 
 
-def _where(output) -> str:
-    loc = output.node.loc if isinstance(output, Value) and output.node is not None else None
+def _where(loc: Location | None) -> str:
+    """``file.py:LINE`` of the return statement, for errors raised at run time."""
     return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc else "the return statement"
 
 

@@ -36,8 +36,10 @@ def _unused_assignments(source: str) -> set[str]:
     function = ast.parse(source).body[0]
     stored, loaded = set(), set()
     for node in ast.walk(function):
-        if isinstance(node, ast.Name):
-            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loaded.add(node.id)
     return stored - loaded
 
 

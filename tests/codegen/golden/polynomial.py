@@ -3,9 +3,11 @@ def polynomial_grad(x):
     dx = 4.0 * x
     t1 = x * x
     dx_1 = 9.0 * t1
+    del t1
     # the gradients, with the shapes and dtypes of the arguments
     dx = -5.0 + dx
     dx = dx + dx_1
+    del dx_1
     if dx.__class__ is not float or x.__class__ is not float:
         dx = as_gradient_of(dx, x, where='corpus.py:21')
     return dx

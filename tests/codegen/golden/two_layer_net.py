@@ -3,6 +3,7 @@ def two_layer_net_grad(x, W1, b1, W2, b2, t):
     t1 = x @ W1
     t2 = t1 + b1
     h = np.tanh(t2)
+    del t2
     # line 12: y = h @ W2 + b2
     t3 = h @ W2
     y = t3 + b2
@@ -11,23 +12,32 @@ def two_layer_net_grad(x, W1, b1, W2, b2, t):
     # grad of line 13: return np.mean((y - t) ** 2)
     t5 = np.size(t4)
     t6 = 1.0 / t5
-    t7 = np.shape(t4)
-    t8 = np.broadcast_to(t6, t7)
-    t9 = t8 * 2
-    dt4 = t9 * t4
+    t7 = t6 * 2
+    dt4 = t7 * t4
+    del t4
     dy = unbroadcast(dt4, y)
+    del dt4, y
     # grad of line 12: y = h @ W2 + b2
     dt3 = unbroadcast(dy, t3)
+    del t3
     db2 = unbroadcast(dy, b2)
+    del dy
     dh = matmul_grad_lhs(dt3, h, W2)
     dW2 = matmul_grad_rhs(dt3, h, W2)
+    del dt3
     # grad of line 11: h = np.tanh(x @ W1 + b1)
-    t10 = h * h
-    t11 = 1 - t10
-    dt2 = dh * t11
+    t8 = h * h
+    del h
+    t9 = 1 - t8
+    del t8
+    dt2 = dh * t9
+    del dh, t9
     dt1 = unbroadcast(dt2, t1)
+    del t1
     db1 = unbroadcast(dt2, b1)
+    del dt2
     dW1 = matmul_grad_rhs(dt1, x, W1)
+    del dt1
     # the gradients, with the shapes and dtypes of the arguments
     if dW1.__class__ is not float or W1.__class__ is not float:
         dW1 = as_gradient_of(dW1, W1)

@@ -1,0 +1,231 @@
+"""Every error autodiff raises about user code: its class, and a message naming the
+user's file and line, the construct, and a hint where one helps.
+
+User functions are written to real files named ``mod.py`` (the compiler reads
+source), so the line numbers below are counted in the sources as written here:
+``HEADER`` takes lines 1-3, so ``def f`` is line 4 and its body starts on line 5.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+
+HEADER = "import fractions\nimport numpy as np\n\n"  # 'def f' comes on line 4, its body on 5
+
+
+def _check(error: ad.AutodiffError, kind: type, where: str | None, *words: str) -> str:
+    """Assert ``error`` is a ``kind`` whose text starts at ``where`` and holds ``words``."""
+    text = str(error)
+    assert type(error) is kind, f"{type(error).__name__} raised, {kind.__name__} expected"
+    assert isinstance(error, ad.AutodiffError)
+    if where is not None:
+        assert text.startswith(where + " "), text
+        assert error.lineno == int(where.rstrip(":").rpartition(":")[2])
+    for word in words:
+        assert word in text, f"{word!r} not in:\n{text}"
+    # The user sees their own code, never our internals or a chained internal traceback.
+    assert "autodiff/" not in text and "Traceback" not in text, text
+    assert error.__cause__ is None
+    assert error.__context__ is None or error.__suppress_context__
+    return text
+
+
+def _compile_error(user_module, body: str, signature: str = "x, y", **grad_options):
+    """Write ``def f(signature)`` with ``body`` to mod.py and return what ``ad.grad`` raises."""
+    source = HEADER + f"def f({signature}):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    module = user_module(source, name="mod")
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(module.f, **grad_options)
+    return info.value
+
+
+# (id, body of f(x, y), line of the offending statement, words the message must hold)
+UNSUPPORTED = [
+    ("if", "if np.sum(x) > 0:\n    x = -x\nreturn np.sum(x)\n", 5, "'if'"),
+    ("for", "s = x\nfor i in range(3):\n    s = s * x\nreturn np.sum(s)\n", 6, "'for' loops"),
+    ("while", "while np.sum(x) < 10:\n    x = x * 2\nreturn np.sum(x)\n", 5, "'while' loops"),
+    ("try", "try:\n    s = np.sum(x)\nexcept ValueError:\n    s = 0.0\nreturn s\n", 5, "'try'"),
+    ("with", "with np.errstate(all='ignore'):\n    s = np.sum(np.log(x))\nreturn s\n", 5,
+     "'with'"),
+    ("del", "z = x * 2\ndel z\nreturn np.sum(x)\n", 6, "'del'"),
+    ("global", "global G\nreturn np.sum(x)\n", 5, "'global'"),
+    ("import", "z = x * 2\nimport math\nreturn np.sum(z)\n", 6, "'import'"),
+    ("nested def", "def square(v):\n    return v * v\nreturn np.sum(square(x))\n", 5,
+     "nested function"),
+    ("class", "class Box:\n    pass\nreturn np.sum(x)\n", 5, "class definitions"),
+    ("raise", "raise ValueError('no')\nreturn np.sum(x)\n", 5, "'raise'"),
+    ("lambda", "z = x * 2\nsquare = lambda v: v * v\nreturn np.sum(square(z))\n", 6, "lambda"),
+    ("list comprehension", "parts = [v * 2 for v in x]\nreturn np.sum(parts)\n", 5,
+     "list comprehensions"),
+    ("generator", "z = x\ns = sum(v * v for v in z)\nreturn s\n", 6, "generator expressions"),
+    ("conditional expression", "z = x if y > 0 else -x\nreturn np.sum(z)\n", 5,
+     "conditional expressions"),
+    ("walrus", "z = (w := x * 2) + 1\nreturn np.sum(z * w)\n", 5, ":="),
+    ("dict display", "d = {'a': x}\nreturn np.sum(x)\n", 5, "dict displays"),
+    ("set display", "s = {1.0, 2.0}\nreturn np.sum(x)\n", 5, "set displays"),
+    ("element assignment", "z = x * 2\nz[0] = y\nreturn np.sum(z)\n", 6, "z[0] = ...",
+     "array element"),
+    ("element augmented", "z = x * 2\nz[0] += y\nreturn np.sum(z)\n", 6, "augmented assignment",
+     "z[0]"),
+    ("attribute assignment", "z = x * 2\nz.a = 1\nreturn np.sum(z)\n", 6, "attribute",
+     "z.a = ..."),
+    ("star args in a call", "z = np.maximum(*y)\nreturn np.sum(z * x)\n", 5, "*args"),
+    ("and", "z = x and y\nreturn np.sum(z)\n", 5, "'and'/'or'"),
+    ("or", "z = np.sum(x) or y\nreturn z\n", 5, "'and'/'or'"),
+    ("print", "z = x * 2\nprint(z)\nreturn np.sum(z)\n", 6, "expression statements", "print"),
+    ("early return", "return np.sum(x)\nz = x * 2\n", 5, "'return' before the end"),
+    ("no return", "z = x * 2\ns = np.sum(z)\n", 6, "no 'return'"),
+    ("bare return", "z = x * 2\nreturn\n", 6, "returns None"),
+]
+
+
+@pytest.mark.parametrize("body, line, words", [c[1:3] + (c[3:],) for c in UNSUPPORTED],
+                         ids=[c[0] for c in UNSUPPORTED])
+def test_unsupported_syntax_names_file_line_and_construct(user_module, body, line, words):
+    error = _compile_error(user_module, body)
+    text = _check(error, ad.UnsupportedSyntaxError, f"mod.py:{line}:", *words)
+    statement = textwrap.dedent(body).splitlines()[line - 5].strip()
+    assert statement in text  # the offending line is quoted
+
+
+@pytest.mark.parametrize("signature", ["*args", "x, *rest", "x, **options", "x, *a, k=1, **kw"])
+def test_star_parameters_are_rejected_at_the_def(user_module, signature):
+    error = _compile_error(user_module, "return np.sum(x)\n", signature=signature)
+    _check(error, ad.UnsupportedSyntaxError, "mod.py:4:", "*args or **kwargs", "hint:")
+
+
+def test_nonlocal_declaration(user_module):
+    module = user_module(HEADER + textwrap.dedent("""\
+        def make():
+            total = 0.0
+
+            def f(x):
+                nonlocal total
+                return np.sum(x)
+            return f
+    """), name="mod")
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(module.make())
+    _check(info.value, ad.UnsupportedSyntaxError, "mod.py:8:", "'nonlocal'")
+
+
+# ----- calls the compiler cannot follow -----
+
+CALLS = [
+    ("user function", "return np.sum(helper(x))", "'helper'", "other Python functions"),
+    ("np.fft.fft", "return np.sum(np.abs(np.fft.fft(x)))", "'np.fft.fft'", "hint:"),
+    ("fractions", "return fractions.Fraction(x)", "'fractions.Fraction'", "hint:"),
+    ("np.cumsum", "return np.sum(np.cumsum(x))", "'np.cumsum'", "hint:"),
+    ("method", "return np.sum(x.cumsum())", "'.cumsum()'"),
+    ("unknown attribute", "return np.sum(np.not_a_function(x))", "'np.not_a_function'"),
+]
+
+
+@pytest.mark.parametrize("line, words", [(c[1], c[2:]) for c in CALLS], ids=[c[0] for c in CALLS])
+def test_unknown_functions_are_named(user_module, line, words):
+    module = user_module(HEADER + f"def f(x):\n    {line}\n\n\ndef helper(v):\n    return v\n",
+                         name="mod")
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(module.f)
+    _check(info.value, ad.UnknownFunctionError, "mod.py:5:", *words)
+
+
+def test_unsupported_call_arguments(user_module):
+    error = _compile_error(user_module, "s = np.sum(x, dtype=float)\nreturn s * y\n")
+    _check(error, ad.UnsupportedSyntaxError, "mod.py:5:", "np.sum", "dtype")
+
+
+# ----- functions whose source cannot be read -----
+
+
+@pytest.mark.parametrize("fn", [np.sin, math.exp, len], ids=["ufunc", "math builtin", "builtin"])
+def test_builtins_have_no_source(fn):
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(fn)
+    _check(info.value, ad.SourceUnavailableError, None, "cannot read the source", "def", "hint:")
+
+
+def test_exec_defined_function_has_no_source():
+    namespace = {"np": np}
+    exec("def from_exec(x):\n    return np.sum(x * x)\n", namespace)  # noqa: S102
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(namespace["from_exec"])
+    _check(info.value, ad.SourceUnavailableError, "<string>:1:", "from_exec", "hint:", "file")
+
+
+# ----- wrt -----
+
+
+@pytest.mark.parametrize("wrt, words", [
+    ("V", ("wrt='V'", "not an argument", "f(x, y)")),
+    (2, ("wrt=2", "out of range", "f(x, y)", "2 argument")),
+    (-3, ("wrt=-3", "out of range")),
+    ((0, 0), ("'x' twice",)),
+    ((1, "y"), ("'y' twice",)),
+    (1.5, ("1.5",)),
+    (True, ("True",)),
+    ((), ("empty",)),
+], ids=repr)
+def test_wrt_errors(user_module, wrt, words):
+    error = _compile_error(user_module, "return np.sum(x * y)\n", wrt=wrt)
+    _check(error, ad.WrtError, "mod.py:4:", *words)
+
+
+# ----- outputs that are not one scalar -----
+
+
+def test_tuple_output_is_rejected_when_compiling(user_module):
+    error = _compile_error(user_module, "s = np.sum(x * y)\nreturn s, x\n")
+    _check(error, ad.NonScalarOutputError, "mod.py:6:", "tuple", "hint:")
+
+
+@pytest.mark.parametrize("body, scalar_gradient, line", [
+    ("return np.sin(x) * y\n", np.cos(2.0) * 3.0, 5),  # output shape unrelated to x's
+    ("return 3.0 * x ** 2\n", 12.0, 5),  # the output has x's shape
+    ("z = np.sin(x) * y\nreturn z\n", np.cos(2.0) * 3.0, 6),
+    ("z = 3.0 * x ** 2\nreturn z\n", 12.0, 6),
+], ids=["other shape", "shape of x", "other shape, returned later", "shape of x, returned later"])
+def test_array_output_is_rejected_when_called(user_module, body, scalar_gradient, line):
+    module = user_module(HEADER + "def f(x, y):\n" + textwrap.indent(body, "    "), name="mod")
+    gradient = ad.grad(module.f)  # shapes are only known at call time
+    assert gradient(2.0, 3.0) == pytest.approx(scalar_gradient)
+    with pytest.raises(ad.AutodiffError) as info:
+        gradient(np.array([1.0, 2.0, 3.0]), 2.0)
+    # the message points at the return statement, even when z was computed above it
+    _check(info.value, ad.NonScalarOutputError, f"mod.py:{line}:", "shape (3,)", "vjp")
+    assert "vjp" in info.value.hint
+
+
+# ----- operations without a gradient -----
+
+
+def test_norm_without_gradient_rule(user_module):
+    error = _compile_error(user_module, "n = np.linalg.norm(x, ord=1)\nreturn n * y\n")
+    _check(error, ad.NonDifferentiableError, "mod.py:5:", "np.linalg.norm", "ord=1")
+
+
+@pytest.mark.parametrize("expression", ["np.sign(x)", "np.floor(x) * 2.0", "np.round(x)",
+                                        "(x > 0) * 1.0"])
+def test_piecewise_constant_ops_give_zero_gradient(user_module, expression):
+    module = user_module(HEADER + f"def f(x):\n    return np.sum({expression} * 3.0)\n")
+    x = np.array([-1.3, 0.4, 2.6])
+    gradient = ad.grad(module.f)(x)
+    assert gradient.shape == x.shape and gradient.dtype == np.float64
+    assert np.array_equal(gradient, np.zeros(3))
+    # sign(x) is a constant factor of the differentiated part, as in JAX and PyTorch
+    module = user_module(HEADER + f"def g(x):\n    return np.sum({expression} * x)\n")
+    np.testing.assert_allclose(ad.grad(module.g)(x), eval(expression, {"np": np, "x": x}))
+
+
+def test_inactive_argument_may_flow_through_an_op_without_gradient(user_module):
+    module = user_module(HEADER + "def f(x, y):\n    return np.sum(x) * np.linalg.norm(y, ord=1)\n")
+    x, y = np.array([1.0, 2.0]), np.array([3.0, -4.0])
+    np.testing.assert_allclose(ad.grad(module.f, wrt="x")(x, y), [7.0, 7.0])
+    with pytest.raises(ad.NonDifferentiableError):
+        ad.grad(module.f, wrt="y")
