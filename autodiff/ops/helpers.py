@@ -109,14 +109,17 @@ _call("scalar_output_seed", "out, where", nondiff_output=True, floating="always"
 
 
 def _as_gradient_of_statement(named) -> str:
-    # Python floats, the common scalar case, skip the call altogether.
+    # Python floats, the common scalar case, skip the call altogether. When the
+    # gradient is plain arithmetic on x alone, it is a float whenever x is one.
+    if named["float_when_x_is"].value:
+        return "if x.__class__ is not float:\n    g = as_gradient_of(g, x, where=where)"
     return ("if g.__class__ is not float or x.__class__ is not float:\n"
             "    g = as_gradient_of(g, x, where=where)")
 
 
 @defop("as_gradient_of", None, aliases=(runtime.as_gradient_of,), diff=("g",), shape=_like("x"),
        floating="always", inplace=_as_gradient_of_statement)
-def as_gradient_of(g, x, where=None): ...
+def as_gradient_of(g, x, where=None, float_when_x_is=False): ...
 
 
 # Reuses the gradient's name when it can, else starts from the gradient itself.

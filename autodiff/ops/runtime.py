@@ -20,8 +20,8 @@ from autodiff.errors import AutodiffError, NonScalarOutputError
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
-    shape = np.shape(x)
-    if np.shape(g) == shape:
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    if (g.shape if type(g) is np.ndarray else np.shape(g)) == shape:
         return g
     g = np.asarray(g)
     extra = g.ndim - len(shape)
@@ -69,7 +69,7 @@ def product_of_others(a, axis):
 
 def matmul_grad_lhs(g, a, b):
     """Adjoint of ``a`` in ``a @ b`` for 1-D, 2-D and batched operands."""
-    a_ndim, b_ndim = np.ndim(a), np.ndim(b)
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
     if a_ndim == 2 and b_ndim == 2:
         return g @ b.T
     if b_ndim == 1:
@@ -83,7 +83,7 @@ def matmul_grad_lhs(g, a, b):
 
 def matmul_grad_rhs(g, a, b):
     """Adjoint of ``b`` in ``a @ b`` for 1-D, 2-D and batched operands."""
-    a_ndim, b_ndim = np.ndim(a), np.ndim(b)
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
     if a_ndim == 2 and b_ndim == 2:
         return a.T @ g
     if a_ndim == 1:
@@ -93,6 +93,10 @@ def matmul_grad_rhs(g, a, b):
     if b_ndim == 1:
         return unbroadcast((np.swapaxes(a, -1, -2) @ np.expand_dims(g, -1))[..., 0], b)
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
+
+
+def _ndim(a) -> int:
+    return a.ndim if type(a) is np.ndarray else np.ndim(a)
 
 
 def dot_grad_lhs(g, a, b):
@@ -193,16 +197,22 @@ def as_gradient_of(g, x, where=None):
     """
     if where is not None and np.size(x) != 1:
         _non_scalar_output(np.shape(x), where)
-    if isinstance(x, (float, int)) and not isinstance(x, np.ndarray):
-        return float(np.sum(g)) if np.ndim(g) else float(g)
-    x_dtype = np.result_type(x)
-    dtype = x_dtype if np.issubdtype(x_dtype, np.inexact) else np.dtype(np.float64)
-    if isinstance(x, np.ndarray):
-        if (
-            type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
-            and g.base is None and g.flags.writeable and g is not x
-        ):
+    if type(x) is np.ndarray:
+        dtype = x.dtype if x.dtype.kind in "fc" else _FLOAT64
+        if (type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
+                and g.base is None and g is not x and g.flags.writeable):
             return g
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
-    # NumPy scalars such as np.float32(1.0) keep their type.
-    return dtype.type(np.sum(g) if np.ndim(g) else g)
+    if isinstance(x, (float, int)):
+        return float(np.sum(g)) if np.ndim(g) else float(g)
+    # NumPy scalars (np.float32(1.0)) keep their type; anything else array-like
+    # (a list) gets a float64 array of its shape.
+    dtype = np.result_type(x)
+    if not np.issubdtype(dtype, np.inexact):
+        dtype = _FLOAT64
+    if isinstance(x, np.generic):
+        return dtype.type(np.sum(g) if np.ndim(g) else g)
+    return np.array(np.broadcast_to(g, np.shape(x)), dtype=dtype)
+
+
+_FLOAT64 = np.dtype(np.float64)

@@ -124,6 +124,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     else:  # the rules exactly as written, minus what nothing reads
         eliminate_dead_code(graph)
     _copy_aliased_gradients(graph)
+    _mark_float_arithmetic(graph)
     return graph
 
 
@@ -180,6 +181,28 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
                 part = (contribution[index] if isinstance(contribution, tuple)
                         else builder.emit(OPS["getitem"], (contribution, Const(index))))
                 adjoints.add(item, part, created | {part})
+
+
+_PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}
+
+
+def _mark_float_arithmetic(graph: Graph) -> None:
+    """Tell each final conversion whether its gradient is operator arithmetic on its
+    argument and numbers only: then it is a Python float whenever the argument is."""
+
+    def closed(operand, param: Value) -> bool:
+        if isinstance(operand, Const):
+            return operand.path is None and type(operand.value) in (int, float)
+        if operand is param:
+            return True
+        node = operand.node if isinstance(operand, Value) else None
+        return (node is not None and node.op.name in _PYTHON_ARITHMETIC
+                and all(closed(arg, param) for arg in node.args))
+
+    for node in graph.nodes:
+        if node.op.name == "as_gradient_of":
+            gradient, param = node.args[0], node.args[1]
+            node.args = (*node.args[:3], Const(closed(gradient, param)))
 
 
 def _copy_aliased_gradients(graph: Graph) -> None:
