@@ -71,7 +71,13 @@ def _(g, ans, x1, x2):
     return unbroadcast(g * x2 * x1 ** (x2 - 1), x1), unbroadcast(g * ans * np.log(x1), x2)
 
 
-@defop("maximum", "np.maximum(x1, x2)", aliases=(np.maximum,), diff=("x1", "x2"), shape=BINARY)
+def _two_numbers(x1, x2):
+    """Python's max(a, b) / min(a, b) on two numbers (one iterable is not supported)."""
+    return {"x1": x1, "x2": x2}
+
+
+@defop("maximum", "np.maximum(x1, x2)", aliases=(np.maximum, (builtins.max, _two_numbers)),
+       diff=("x1", "x2"), shape=BINARY)
 def maximum(x1, x2): ...
 
 
@@ -82,7 +88,8 @@ def _(g, ans, x1, x2):
             unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2))
 
 
-@defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum,), diff=("x1", "x2"), shape=BINARY)
+@defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum, (builtins.min, _two_numbers)),
+       diff=("x1", "x2"), shape=BINARY)
 def minimum(x1, x2): ...
 
 
@@ -166,6 +173,16 @@ def _(g, ans, x):
 
 
 # ----- exponentials and logarithms -----
+
+
+@defop("logaddexp", "np.logaddexp(x1, x2)", aliases=(np.logaddexp,), diff=("x1", "x2"),
+       shape=BINARY, floating="always")
+def logaddexp(x1, x2): ...
+
+
+@logaddexp.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * np.exp(x1 - ans), x1), unbroadcast(g * np.exp(x2 - ans), x2)
 
 
 @defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,

@@ -66,3 +66,26 @@ def min_(a, axis=None, keepdims=False): ...
 def _(g, ans, a, axis, keepdims):
     winners = a == expand_reduced(ans, axis, keepdims)
     return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
+
+
+@defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.var,),
+       methods=("var",), floating="always", **REDUCE)
+def var(a, axis=None, ddof=0, keepdims=False): ...
+
+
+@var.defvjp
+def _(g, ans, a, axis, ddof, keepdims):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return expand_reduced(g, axis, keepdims) * 2.0 * centred / (reduced_size(a, axis) - ddof)
+
+
+@defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.std,),
+       methods=("std",), floating="always", **REDUCE)
+def std(a, axis=None, ddof=0, keepdims=False): ...
+
+
+@std.defvjp
+def _(g, ans, a, axis, ddof, keepdims):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    spread = expand_reduced(ans, axis, keepdims) * (reduced_size(a, axis) - ddof)
+    return expand_reduced(g, axis, keepdims) * centred / spread

@@ -131,6 +131,16 @@ def _(g, ans, a, dtype):
     return g
 
 
+@defop("astype", "a.astype(dtype)", methods=("astype",), diff=("a",), shape="like:a",
+       floating=None)
+def astype(a, dtype): ...
+
+
+@astype.defvjp
+def _(g, ans, a, dtype):
+    return g
+
+
 @defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
        shape="like:a", fresh=False)
 def asarray(a): ...

@@ -25,7 +25,7 @@ UNARY = [
     ("1.0 / x", "positive"), ("np.power(x, 3)", "real"), ("np.clip(x, -0.5, 0.7)", "real"),
     ("x.clip(-0.5, None)", "real"), ("np.maximum(x, 0.3)", "real"),
     ("np.minimum(0.3, x)", "real"), ("np.where(x > 0, x * x, -x)", "real"),
-    ("np.sign(x) * x", "real"), ("x % 0.7", "positive"),
+    ("np.sign(x) * x", "real"), ("x % 0.7", "positive"), ("x.astype(float) * x", "real"),
 ]
 MATH_TWINS = [
     ("math.sin(x)", "real"), ("math.cos(x)", "real"), ("math.tan(x)", "unit"),
@@ -34,7 +34,7 @@ MATH_TWINS = [
     ("math.exp(x)", "real"), ("math.expm1(x)", "real"), ("math.log1p(x)", "positive"),
     ("math.log2(x)", "positive"), ("math.log10(x)", "positive"), ("math.sqrt(x)", "positive"),
     ("math.fabs(x)", "real"), ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
-    ("math.hypot(x, 1.5)", "real"),
+    ("math.hypot(x, 1.5)", "real"), ("max(x, 0.3) * min(x, 0.7)", "real"),
 ]
 # (expression in x and y, domain of x, domain of y)
 BINARY = [
@@ -47,6 +47,7 @@ BINARY = [
     ("np.hypot(x, y)", "real", "real"), ("np.where(x > y, x * y, x - y)", "real", "real"),
     ("np.clip(x, y, y + 1.0)", "real", "real"), ("x % y", "positive", "positive"),
     ("(x + y) * (x - y) / (x * x + 1.0)", "real", "real"),
+    ("np.logaddexp(x, y)", "real", "real"),
 ]
 SHAPES = [None, (), (4,), (2, 3)]
 PAIRS = [(None, None), ((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)),

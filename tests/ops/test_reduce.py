@@ -21,6 +21,12 @@ for _name in ("sum", "mean", "prod", "max", "min"):
         (f"x.{_name}(0, keepdims=True)", [(2, 3)]),
         (f"np.{_name}(x * x, 1) * np.{_name}(x)", [(3, 2)]),
     ]
+for _name in ("var", "std"):
+    CASES += [
+        (f"np.{_name}(x)", [(5,)]), (f"np.{_name}(x, axis=1)", [(3, 4)]),
+        (f"np.{_name}(x, axis=(0, 2), keepdims=True)", [(2, 3, 4)]),
+        (f"x.{_name}(ddof=1)", [(2, 3)]), (f"np.{_name}(x, 0, ddof=1)", [(4, 2)]),
+    ]
 CASES += [
     ("np.amax(x, axis=1)", [(3, 4)]),
     ("np.amin(x, axis=0)", [(3, 4)]),
