@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import types
 import weakref
-from typing import Callable, Sequence, Union
+from collections.abc import Callable, Sequence
 
 from autodiff.codegen import compile_generated, generate
 from autodiff.errors import NonScalarOutputError, WrtError
@@ -26,9 +26,9 @@ from autodiff.frontend import function_to_graph
 from autodiff.graph.ir import Graph
 from autodiff.transforms import reverse_mode
 
-Wrt = Union[int, str, Sequence[Union[int, str]]]
+Wrt = int | str | Sequence[int | str]
 
-_cache: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
 
 
@@ -108,8 +108,8 @@ def _resolve_wrt(graph: Graph, wrt: Wrt, source) -> tuple[list[int], bool]:
     names = [p.hint for p in graph.params]
     several = isinstance(wrt, (tuple, list))
     items = list(wrt) if several else [wrt]
-    where = dict(filename=source.filename, lineno=source.tree.lineno,
-                 source_line=source.line(source.tree.lineno))
+    where = {"filename": source.filename, "lineno": source.tree.lineno,
+                 "source_line": source.line(source.tree.lineno)}
     signature = f"{graph.name}({', '.join(names)})"
     indices = []
     for item in items:

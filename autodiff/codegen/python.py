@@ -42,7 +42,7 @@ class GeneratedSource:
     closure_names: set[str] = field(default_factory=set)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse_template(template: str, statement: bool = False) -> ast.AST:
     if statement:
         return ast.parse(template).body[0]

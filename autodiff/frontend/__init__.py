@@ -22,7 +22,7 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     source = read_function(fn)
     tree = source.tree
     arguments = tree.args
-    where = dict(filename=source.filename, lineno=tree.lineno, source_line=source.line(tree.lineno))
+    where = {"filename": source.filename, "lineno": tree.lineno, "source_line": source.line(tree.lineno)}
     if arguments.vararg or arguments.kwarg:
         raise UnsupportedSyntaxError("functions with *args or **kwargs cannot be differentiated",
                                      hint="name every argument", **where)
@@ -43,7 +43,7 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     return graph, source
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rule_source(rule) -> FunctionSource:
     return read_function(rule)
 

@@ -20,8 +20,7 @@ from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSynt
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.source import FunctionSource
 from autodiff.graph.ir import Const, Location, Operand, SliceSpec, Value
-from autodiff.ops import OPS
-from autodiff.ops import registry
+from autodiff.ops import OPS, registry
 
 BINARY_OPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",

@@ -7,7 +7,7 @@ digraph "f" {
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Graph, Value, operand_values
+from autodiff.graph.ir import Graph, operand_values
 from autodiff.graph.names import assign_names
 
 
@@ -35,5 +35,3 @@ def graph_to_dot(graph: Graph) -> str:
     lines.append("}")
     return "\n".join(lines)
 
-
-__all__ = ["graph_to_dot", "Value"]

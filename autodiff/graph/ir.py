@@ -15,8 +15,9 @@ multi-part indices such as ``x[1:, None]``).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Union
+from typing import Any
 
 _ids = itertools.count()
 
@@ -43,9 +44,9 @@ class Value:
     known to be floating point.
     """
 
-    __slots__ = ("hint", "node", "adjoint_of", "shape", "floating", "id")
+    __slots__ = ("adjoint_of", "floating", "hint", "id", "node", "shape")
 
-    def __init__(self, hint: str = "", *, adjoint_of: "Value | None" = None) -> None:
+    def __init__(self, hint: str = "", *, adjoint_of: Value | None = None) -> None:
         self.hint = hint
         self.node: Node | None = None
         self.adjoint_of = adjoint_of
@@ -90,12 +91,12 @@ def _same_constant(a: Any, b: Any) -> bool:
 class SliceSpec:
     """``start:stop:step`` inside an index; each part is an operand."""
 
-    start: "Operand"
-    stop: "Operand"
-    step: "Operand"
+    start: Operand
+    stop: Operand
+    step: Operand
 
 
-Operand = Union[Value, Const, SliceSpec, tuple]
+Operand = Value | Const | SliceSpec | tuple
 
 
 def operand_values(operand: Operand) -> Iterator[Value]:
@@ -129,7 +130,7 @@ def is_constant(operand: Operand) -> bool:
 class Node:
     """One operation: ``out = op(*args)``, with ``args`` in the op's parameter order."""
 
-    __slots__ = ("op", "args", "out", "loc", "phase")
+    __slots__ = ("args", "loc", "op", "out", "phase")
 
     def __init__(self, op, args: tuple, out: Value, loc: Location | None, phase: str) -> None:
         self.op = op
@@ -172,7 +173,7 @@ class Graph:
         self.filename = filename
         self.return_location: Location | None = None
 
-    def copy(self) -> "tuple[Graph, dict[Value, Value]]":
+    def copy(self) -> tuple[Graph, dict[Value, Value]]:
         """A deep copy with fresh values; also returns the map from old values to new."""
         mapping: dict[Value, Value] = {}
 

@@ -14,7 +14,7 @@ person reassigns ``dx = dx + t`` when accumulating.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from autodiff.graph.ir import Graph, Value, operand_values
 

@@ -7,6 +7,8 @@ back to the helper when an argument is only known at run time.
 
 from __future__ import annotations
 
+import inspect
+
 from autodiff.graph.ir import Const
 from autodiff.graph.shapes import SCALAR, token_of
 from autodiff.ops import runtime
@@ -87,10 +89,16 @@ def within_bounds(a, low, high): ...
 
 
 def _call(name: str, params: str, **facts) -> None:
+    """Register the runtime helper ``name(params)`` as an op that calls it."""
     fn = getattr(runtime, name)
-    namespace: dict = {}
-    exec(f"def {name}({params}): ...", namespace)
-    defop(name, f"{name}({params})", aliases=(fn,), **facts)(namespace[name])
+
+    def stub(*args): ...
+
+    stub.__signature__ = inspect.Signature([
+        inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        for p in params.split(",")
+    ])
+    defop(name, f"{name}({params})", aliases=(fn,), **facts)(stub)
 
 
 _call("matmul_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))

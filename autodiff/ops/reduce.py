@@ -11,7 +11,7 @@ import numpy as np
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 
-REDUCE = dict(diff=("a",), shape="reduce")
+REDUCE = {"diff": ("a",), "shape": "reduce"}
 
 
 @defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),

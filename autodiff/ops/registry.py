@@ -18,7 +18,8 @@ attribute alias of ``transpose``.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _EMPTY = inspect.Parameter.empty
 

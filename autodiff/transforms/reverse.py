@@ -156,8 +156,8 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     targets = [p for p in op.diff if any(v in active for v in operand_values(named[p]))]
     if not targets:
         return
-    where = dict(filename=node.loc.filename, lineno=node.loc.lineno,
-                 source_line=node.loc.text) if node.loc else {}
+    where = {"filename": node.loc.filename, "lineno": node.loc.lineno,
+                 "source_line": node.loc.text} if node.loc else {}
     if op.vjp is None:
         raise NonDifferentiableError(
             f"'{op.name}' has no gradient rule, and the result depends on it", **where,

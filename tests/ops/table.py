@@ -22,7 +22,7 @@ def build_module(directory, cases) -> object:
 
 
 def check_case(module, cases, index: int, seed: int = 0) -> None:
-    expr, shapes, *rest = cases[index]
+    _, shapes, *rest = cases[index]
     domain = rest[0] if rest else "real"
     rng = np.random.default_rng(seed + index)
     args = [random_array(rng, shape, domain) for shape in shapes]

@@ -19,4 +19,4 @@ def optimize(graph: Graph) -> Graph:
             return graph
 
 
-__all__ = ["optimize", "simplify", "eliminate_common_subexpressions", "eliminate_dead_code"]
+__all__ = ["eliminate_common_subexpressions", "eliminate_dead_code", "optimize", "simplify"]
