@@ -14,14 +14,14 @@ import itertools
 import linecache
 import types
 
-from autodiff.codegen.python import RUNTIME_NAMES, GeneratedSource
+from autodiff.codegen.python import GeneratedSource
 
 _counter = itertools.count(1)
 
 
 def compile_generated(generated: GeneratedSource, fn: types.FunctionType) -> types.FunctionType:
     """A function running ``generated`` with ``fn``'s globals, closure and defaults."""
-    free = sorted(generated.runtime_names | generated.closure_names)
+    free = sorted(set(generated.runtime) | generated.closure_names)
     body = "".join("    " + line + "\n" for line in generated.text.splitlines())
     declare = f"    {' = '.join(free)} = None\n" if free else ""
     text = f"def __autodiff_factory__():\n{declare}{body}    return {generated.name}\n"
@@ -31,7 +31,8 @@ def compile_generated(generated: GeneratedSource, fn: types.FunctionType) -> typ
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
     user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(
-        user_cells[name] if name in generated.closure_names else types.CellType(RUNTIME_NAMES[name])
+        user_cells[name] if name in generated.closure_names
+        else types.CellType(generated.runtime[name])
         for name in inner.co_freevars
     )
     function = types.FunctionType(inner, fn.__globals__, generated.name, fn.__defaults__,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import astor
 import numpy as np
 
+from autodiff.errors import UnsupportedSyntaxError
 from autodiff.graph.ir import Const, Graph, Node, Operand, SliceSpec, Value
 from autodiff.graph.names import assign_names, last_uses
 from autodiff.graph.shapes import SCALAR
@@ -38,7 +39,7 @@ class GeneratedSource:
 
     text: str
     name: str
-    runtime_names: set[str] = field(default_factory=set)
+    runtime: dict[str, object] = field(default_factory=dict)  # helper name -> object
     closure_names: set[str] = field(default_factory=set)
 
 
@@ -50,8 +51,9 @@ def _parse_template(template: str, statement: bool = False) -> ast.AST:
 
 
 class _Renderer:
-    def __init__(self, names: dict[Value, str]) -> None:
+    def __init__(self, names: dict[Value, str], aliases: dict[str, str]) -> None:
         self.names = names
+        self.aliases = aliases  # runtime helpers renamed away from the user's names
 
     def operand(self, operand: Operand, in_subscript: bool = False) -> ast.expr:
         if isinstance(operand, Value):
@@ -106,11 +108,14 @@ class _Renderer:
             def visit_Name(self, name: ast.Name) -> ast.AST:
                 if name.id in named:
                     return renderer.operand(named[name.id])
+                name.id = renderer.aliases.get(name.id, name.id)
                 return name
 
         return Substitute().visit(tree)
 
     def node_expr(self, node: Node) -> ast.expr:
+        if node.op.name == "variable":  # the user's own name, never a helper's alias
+            return ast.Name(node.args[0].value, ast.Load())
         kernel = node.op.kernel
         text = kernel(node.named_args) if callable(kernel) else kernel
         return self.template(node.named_args, node.op.defaults, text)
@@ -165,11 +170,23 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
         arg.path.split(".")[0] for node in graph.nodes for arg in node.args
         if isinstance(arg, Const) and arg.path
     }
-    taken = reserved | set(RUNTIME_NAMES) | _BUILTINS_USED | global_names | path_roots
+    variables = global_names | {p.hint for p in graph.params}
+    if variables & _BUILTINS_USED:
+        raise UnsupportedSyntaxError(
+            f"the variable '{min(variables & _BUILTINS_USED)}' shadows a Python builtin "
+            "that the generated derivative needs", filename=graph.filename, hint="rename it")
+    user_names = variables | path_roots
+    aliases = {}
+    for name in sorted(set(RUNTIME_NAMES) & user_names):  # the user's name wins
+        alias = name + "_"
+        while alias in user_names or alias in RUNTIME_NAMES:
+            alias += "_"
+        aliases[name] = alias
+    taken = reserved | set(RUNTIME_NAMES) | set(aliases.values()) | _BUILTINS_USED | user_names
     last = last_uses(graph)
     shares = _in_place(graph, last)
     names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=shares)
-    render = _Renderer(names)
+    render = _Renderer(names, aliases)
 
     releases = _releases(graph, names, shares, last)
     lines: list[str] = []
@@ -198,7 +215,9 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
     used = _free_names(text)
     return GeneratedSource(
         text=text, name=graph.name,
-        runtime_names={n for n in used if n in RUNTIME_NAMES},
+        runtime={alias: RUNTIME_NAMES[name]
+                 for name, alias in ((n, aliases.get(n, n)) for n in RUNTIME_NAMES)
+                 if alias in used},
         closure_names={n for n in used if n in closure_names},
     )
 

@@ -99,3 +99,25 @@ def test_graph_prints_and_exports_dot():
     assert "grad of line" in str(g.graph)
     dot = g.graph.to_dot()
     assert dot.startswith('digraph "two_layer_net_grad" {') and '"h" -> ' in dot
+
+
+def test_user_names_win_over_helper_names(user_module):
+    module = user_module("""
+        import numpy as np
+        unbroadcast = np.array([1.0, 2.0, 3.0])
+        def f(x, as_gradient_of):
+            return np.sum(x * unbroadcast * as_gradient_of)
+    """)
+    g = ad.grad(module.f)
+    np.testing.assert_allclose(g(np.ones((2, 3)), 2.0), np.tile([2.0, 4.0, 6.0], (2, 1)))
+    assert "unbroadcast_(" in g.source and "= as_gradient_of_(" in g.source
+
+
+def test_a_variable_named_like_a_needed_builtin_is_rejected(user_module):
+    module = user_module("""
+        import numpy as np
+        def f(x, float):
+            return np.sum(x * float)
+    """)
+    with pytest.raises(ad.UnsupportedSyntaxError, match="shadows a Python builtin"):
+        ad.grad(module.f)
