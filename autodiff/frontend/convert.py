@@ -300,6 +300,8 @@ class Converter:
             binding = registry.method_binding(func.attr)
             if binding is None:
                 raise self.error(node, f"the method '.{func.attr}()' is not supported",
+                                 hint=f"call the NumPy function (np.{func.attr}(x, ...)) if "
+                                 "autodiff knows it, or compute it from supported operations",
                                  kind=UnknownFunctionError)
             args = (receiver, *args)
         else:

@@ -57,9 +57,12 @@ def read_function(fn) -> FunctionSource:
     try:
         module = ast.parse(text)
     except SyntaxError as error:
+        lam = fn.__name__ == "<lambda>"
         raise SourceUnavailableError(
-            f"cannot parse the source of {fn.__qualname__}: {error.msg}",
+            "cannot read the source of a lambda that is part of a longer statement" if lam
+            else f"cannot parse the source of {fn.__qualname__}: {error.msg}",
             filename=filename, lineno=code.co_firstlineno,
+            hint="define the function with 'def'" if lam else None,
         ) from None
     ast.increment_lineno(module, max(first, 1) - 1)
     tree = module.body[0] if module.body else None
