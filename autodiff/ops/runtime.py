@@ -26,12 +26,13 @@ def unbroadcast(g, x):
     g = np.asarray(g)
     extra = g.ndim - len(shape)
     if extra > 0:
-        g = g.sum(axis=tuple(range(extra)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
+        g = g.sum(axis=0 if extra == 1 else tuple(range(extra)))
     if g.shape != shape:
-        g = np.broadcast_to(g, shape)
+        axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+        if axes:
+            g = g.sum(axis=axes, keepdims=True)
+        if g.shape != shape:
+            g = np.broadcast_to(g, shape)
     return g
 
 
