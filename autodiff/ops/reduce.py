@@ -51,7 +51,7 @@ def max_(a, axis=None, keepdims=False): ...
 
 
 @max_.defvjp
-def _(g, ans, a, axis, keepdims):
+def _extremum_vjp(g, ans, a, axis, keepdims):
     # Ties share the gradient evenly, as JAX and torch.amax do.
     winners = a == expand_reduced(ans, axis, keepdims)
     return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
@@ -62,10 +62,7 @@ def _(g, ans, a, axis, keepdims):
 def min_(a, axis=None, keepdims=False): ...
 
 
-@min_.defvjp
-def _(g, ans, a, axis, keepdims):
-    winners = a == expand_reduced(ans, axis, keepdims)
-    return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
+min_.defvjp(_extremum_vjp)
 
 
 @defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.var,),
