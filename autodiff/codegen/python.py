@@ -95,7 +95,15 @@ class _Renderer:
         class Substitute(ast.NodeTransformer):
             def visit_Call(self, call: ast.Call) -> ast.AST:
                 call.keywords = [k for k in call.keywords if not _holds_default(k, named, defaults)]
-                return self.generic_visit(call)
+                self.generic_visit(call)
+                args = []  # f(*operands) with a known tuple of operands: f(a, b)
+                for arg in call.args:
+                    if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Tuple):
+                        args.extend(arg.value.elts)
+                    else:
+                        args.append(arg)
+                call.args = args
+                return call
 
             def visit_Subscript(self, sub: ast.Subscript) -> ast.AST:
                 sub.value = self.visit(sub.value)

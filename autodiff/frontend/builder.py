@@ -120,6 +120,14 @@ def _shape_token(op: Op, named: dict) -> object:
                 and isinstance(keepdims, Const) and not keepdims.value):
             return SCALAR
         return object()
+    if kind == "einsum":  # 'ij,ij->' sums everything away
+        spec = named["subscripts"]
+        if isinstance(spec, Const) and isinstance(spec.value, str):
+            text = spec.value.replace(" ", "")
+            if text.endswith("->") or ("->" not in text and "." not in text and all(
+                    text.count(c) > 1 for c in text if c != ",")):
+                return SCALAR
+        return object()
     if kind == "index":
         return _index_token(named["a"], named["index"])
     if kind == "of":

@@ -109,6 +109,8 @@ _call("inner_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
 _call("inner_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
 _call("product_of_others", "a, axis", diff=("a",), shape=_like("a"))
 _call("split_like", "g, arrays, axis", diff=("g",), fresh=False)
+_call("einsum_grads", "g, subscripts, operands", diff=("g",), fresh=False)
+_call("solve_grads", "g, x, a, b", diff=("g",), fresh=False)
 _call("unstack", "g, axis", diff=("g",), fresh=False)
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
       impl=runtime.inverse_permutation)

@@ -82,3 +82,43 @@ norm.vjp_check = _norm_check
 @norm.defvjp
 def _(g, ans, x, ord, axis, keepdims):
     return x * (expand_reduced(g, axis, keepdims) / expand_reduced(ans, axis, keepdims))
+
+
+@defop("einsum", "np.einsum(subscripts, *operands)", aliases=(np.einsum,), diff=("operands",),
+       shape="einsum")
+def einsum(subscripts, *operands): ...
+
+
+@einsum.defvjp
+def _(g, ans, subscripts, operands):
+    return runtime.einsum_grads(g, subscripts, operands)
+
+
+# ----- np.linalg: inverse, determinant, solve (square matrices, stacks of them) -----
+
+
+@defop("inv", "np.linalg.inv(a)", aliases=(np.linalg.inv,), diff=("a",))
+def inv(a): ...
+
+
+@inv.defvjp
+def _(g, ans, a):
+    return -(np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2))
+
+
+@defop("det", "np.linalg.det(a)", aliases=(np.linalg.det,), diff=("a",))
+def det(a): ...
+
+
+@det.defvjp
+def _(g, ans, a):
+    return np.expand_dims(np.expand_dims(g * ans, -1), -1) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@defop("solve", "np.linalg.solve(a, b)", aliases=(np.linalg.solve,), diff=("a", "b"))
+def solve(a, b): ...
+
+
+@solve.defvjp
+def _(g, ans, a, b):
+    return runtime.solve_grads(g, ans, a, b)

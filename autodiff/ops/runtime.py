@@ -217,3 +217,57 @@ def as_gradient_of(g, x, where=None):
 
 
 _FLOAT64 = np.dtype(np.float64)
+
+
+def einsum_grads(g, subscripts, operands):
+    """Adjoints of every operand of ``np.einsum(subscripts, *operands)``.
+
+    Each is an einsum of the output adjoint with the other operands; a label
+    that only its own operand carries (summed away) is broadcast back, and a
+    repeated label (a diagonal) is scattered back onto the diagonal.
+    """
+    inputs, output = _parse_einsum(subscripts, operands)
+    grads = []
+    for k, (labels, operand) in enumerate(zip(inputs, operands)):
+        others = [(lab, op) for j, (lab, op) in enumerate(zip(inputs, operands)) if j != k]
+        available = set(output).union(*(set(lab) for lab, _ in others))
+        unique = "".join(dict.fromkeys(labels))
+        kept = "".join(c for c in unique if c in available)
+        spec = ",".join([output, *(lab for lab, _ in others)]) + "->" + kept
+        partial = np.einsum(spec, g, *(op for _, op in others))
+        for position, label in enumerate(unique):  # labels summed away: broadcast back
+            if label not in available:
+                partial = np.expand_dims(partial, position)
+        sizes = {c: np.shape(operand)[labels.index(c)] for c in unique}
+        partial = np.broadcast_to(partial, tuple(sizes[c] for c in unique))
+        if unique != labels:  # a repeated label: put the values back on the diagonal
+            full = np.zeros(np.shape(operand), dtype=partial.dtype)
+            np.einsum(labels + "->" + unique, full)[...] = partial
+            partial = full
+        grads.append(partial)
+    return tuple(grads)
+
+
+def _parse_einsum(subscripts: str, operands) -> tuple[list[str], str]:
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise AutodiffError("the gradient of np.einsum does not support '...' subscripts yet",
+                            hint="write out every axis label")
+    inputs, _, output = spec.partition("->")
+    labels = inputs.split(",")
+    if not _:
+        counts = {c: inputs.count(c) for c in inputs if c != ","}
+        output = "".join(sorted(c for c, n in counts.items() if n == 1))
+    if len(labels) != len(operands):
+        raise AutodiffError(f"np.einsum subscripts {subscripts!r} name {len(labels)} operands, "
+                            f"but {len(operands)} were given")
+    return labels, output
+
+
+def solve_grads(g, x, a, b):
+    """Adjoints of ``a`` and ``b`` in ``x = np.linalg.solve(a, b)`` (b a vector or matrix)."""
+    vector = np.ndim(b) == 1  # NumPy 2: only a 1-D b is a vector
+    gb = np.linalg.solve(np.swapaxes(a, -1, -2), g[..., None] if vector else g)
+    xs = x[..., None] if vector else x
+    ga = -gb @ np.swapaxes(xs, -1, -2)
+    return ga, gb[..., 0] if vector else gb

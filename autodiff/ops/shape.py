@@ -84,6 +84,26 @@ def _(g, ans, a, axes):
     return np.transpose(g, runtime.inverse_permutation(axes))
 
 
+@defop("swapaxes", "np.swapaxes(a, axis1, axis2)", aliases=(np.swapaxes,), methods=("swapaxes",),
+       diff=("a",), fresh=False)
+def swapaxes(a, axis1, axis2): ...
+
+
+@swapaxes.defvjp
+def _(g, ans, a, axis1, axis2):
+    return np.swapaxes(g, axis1, axis2)
+
+
+@defop("moveaxis", "np.moveaxis(a, source, destination)", aliases=(np.moveaxis,), diff=("a",),
+       fresh=False)
+def moveaxis(a, source, destination): ...
+
+
+@moveaxis.defvjp
+def _(g, ans, a, source, destination):
+    return np.moveaxis(g, destination, source)
+
+
 @defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
        diff=("array",), fresh=False, shape="of:shape")
 def broadcast_to(array, shape): ...

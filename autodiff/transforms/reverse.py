@@ -170,6 +170,10 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     created = {n.out for n in builder.graph.nodes[start:]}
     if isinstance(result, Const) and isinstance(result.value, tuple):
         result = tuple(Const(item) for item in result.value)  # every gradient folded
+    elif isinstance(result, Value) and len(op.diff) > 1:  # a helper returned them together
+        result = tuple(builder.emit(OPS["getitem"], (result, Const(i)))
+                       for i in range(len(op.diff)))
+        created.update(part for part in result if isinstance(part, Value))
     results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
     for param in targets:
         operand, contribution = named[param], results[param]

@@ -26,6 +26,17 @@ CASES = [
     ("np.transpose(x, (1, 2, 0))", [(2, 3, 4)]), ("x.transpose(2, 0, 1)", [(2, 3, 4)]),
     ("x.transpose()", [(2, 3)]),
     ("np.tanh(x @ y) @ y.T", [(4, 3), (3, 5)]),
+    ("np.einsum('ij,jk->ik', x, y)", [(2, 3), (3, 4)]), ("np.einsum('ij,ij->', x, y)", [(2, 3), (2, 3)]),
+    ("np.einsum('ii->i', x)", [(3, 3)]), ("np.einsum('bij,bjk->bik', x, y)", [(2, 2, 3), (2, 3, 2)]),
+    ("np.einsum('ij,k', x, y)", [(2, 3), (2,)]), ("np.einsum('ij->', x * x)", [(2, 3)]),
+    ("np.linalg.inv(x + 3.0 * np.eye(3))", [(3, 3)]),
+    ("np.linalg.inv(x + 3.0 * np.eye(2))", [(4, 2, 2)]),
+    ("np.linalg.det(x + 3.0 * np.eye(3))", [(3, 3)]), ("np.linalg.det(x)", [(2, 3, 3)]),
+    ("np.linalg.solve(x + 3.0 * np.eye(3), y)", [(3, 3), (3,)]),
+    ("np.linalg.solve(x + 3.0 * np.eye(3), y)", [(3, 3), (3, 2)]),
+    ("np.linalg.solve(x + 3.0 * np.eye(2), y)", [(4, 2, 2), (4, 2, 3)]),
+    ("np.swapaxes(x, 0, 2)", [(2, 3, 4)]), ("x.swapaxes(-1, 0) @ y", [(2, 3), (2, 2)]),
+    ("np.moveaxis(x, 0, -1)", [(2, 3, 4)]),
 ]
 
 
