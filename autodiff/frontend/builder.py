@@ -58,7 +58,9 @@ class GraphBuilder:
         folded = self._fold(op, args)
         if folded is not None:
             return folded
-        key = None if op.effect else node_key(op, args)
+        # Only derivative code is hash-consed: in the user's code two equal
+        # expressions are two arrays (an in-place update of one must not see the other).
+        key = None if op.effect or self.phase != "backward" else node_key(op, args)
         if key is not None and key in self._emitted:
             return self._emitted[key]
         out = Value(hint)
