@@ -1,0 +1,1 @@
+"""The function corpus: realistic user functions that every transform is checked on."""
