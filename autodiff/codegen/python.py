@@ -232,7 +232,7 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
 
 def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> list[str]:
     target = ast.Name(name, ast.Store())
-    if node.op.inplace is None:
+    if node.op.inplace is None or not in_place and node.op.inplace_copy is None:
         return [_source(ast.Assign([target], render.node_expr(node), lineno=0))]
     lines = []
     if not in_place:  # the input is still needed: start from a copy

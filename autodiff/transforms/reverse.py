@@ -55,8 +55,9 @@ class _Adjoints:
             scattered = _scatter_into_zeros(part)
             if scattered is not None:  # add into the running total, not into new zeros
                 total = self.builder.emit(OPS["index_add"], (total, *scattered))
-            else:
-                total = self.builder.emit(OPS["add"], (total, part))
+            else:  # in place, unless a scalar may stand for a one-element array
+                in_place = value.shape not in self.builder.size_one
+                total = self.builder.emit(OPS["accumulate" if in_place else "add"], (total, part))
             if isinstance(total, Value):
                 total.adjoint_of, total.shape, total.floating = value, value.shape, True
         self.parts[value] = [total]

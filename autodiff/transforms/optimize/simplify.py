@@ -103,6 +103,8 @@ class _Rewriter:
             return b
         return None
 
+    rewrite_accumulate = rewrite_add
+
     def rewrite_subtract(self, node, a, b):
         if _is(b, 0) and _keeps_dtype(a, b):
             return a

@@ -14,7 +14,7 @@ def rosenbrock_grad(x):
     t6 = dt4 * -2
     dt2_1 = t6 * t2
     del t2, t6
-    dt2 = dt2 + dt2_1
+    dt2 += dt2_1
     del dt2_1
     t7 = np.result_type(dt2)
     dx = np.zeros_like(x, dtype=t7)
