@@ -199,6 +199,10 @@ def as_gradient_of(g, x, where=None):
     if where is not None and np.size(x) != 1:
         _non_scalar_output(np.shape(x), where)
     if type(x) is np.ndarray:
+        if (type(g) is np.ndarray and g.base is None and g.dtype is x.dtype
+                and g.shape == x.shape and g is not x and g.flags.writeable
+                and x.dtype.kind in "fc"):
+            return g  # the common case, checked with the cheapest tests first
         dtype = x.dtype if x.dtype.kind in "fc" else _FLOAT64
         if (type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
                 and g.base is None and g is not x and g.flags.writeable):
