@@ -167,29 +167,8 @@ def _comment(node: Node) -> str | None:
 
 def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedSource:
     """Python source of a function computing ``graph``'s outputs from its params."""
-    closure_names = {
-        node.args[0].value for node in graph.nodes
-        if node.op.name == "variable" and node.args[1].value == "closure"
-    }
-    global_names = {
-        node.args[0].value for node in graph.nodes if node.op.name == "variable"
-    }
-    path_roots = {
-        arg.path.split(".")[0] for node in graph.nodes for arg in node.args
-        if isinstance(arg, Const) and arg.path
-    }
-    variables = global_names | {p.hint for p in graph.params}
-    if variables & _BUILTINS_USED:
-        raise UnsupportedSyntaxError(
-            f"the variable '{min(variables & _BUILTINS_USED)}' shadows a Python builtin "
-            "that the generated derivative needs", filename=graph.filename, hint="rename it")
-    user_names = variables | path_roots
-    aliases = {}
-    for name in sorted(set(RUNTIME_NAMES) & user_names):  # the user's name wins
-        alias = name + "_"
-        while alias in user_names or alias in RUNTIME_NAMES:
-            alias += "_"
-        aliases[name] = alias
+    user_names, closure_names = _user_names(graph)
+    aliases = _helper_aliases(user_names)
     taken = reserved | set(RUNTIME_NAMES) | set(aliases.values()) | _BUILTINS_USED | user_names
     last = last_uses(graph)
     shares = _in_place(graph, last)
@@ -209,17 +188,11 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
         lines.extend(_statements(node, names[node.out], shares(index) is not None, render))
         if releases.get(index):
             lines.append(f"del {', '.join(releases[index])}")
-
     outputs = [render.operand(o) for o in graph.outputs]
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
     lines.append(_source(ast.Return(result)))
 
-    arguments = copy.deepcopy(graph.arguments)
-    for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-        arg.annotation = None
-    header = f"def {graph.name}({ast.unparse(arguments)}):"
-    body = [line for chunk in lines for line in chunk.splitlines()]
-    text = header + "\n" + "\n".join("    " + line for line in body) + "\n"
+    text = _function_text(graph, lines)
     used = _free_names(text)
     return GeneratedSource(
         text=text, name=graph.name,
@@ -228,6 +201,41 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
                  if alias in used},
         closure_names={n for n in used if n in closure_names},
     )
+
+
+def _user_names(graph: Graph) -> tuple[set[str], set[str]]:
+    """Names the user's code brings in (parameters, globals, closure variables, modules)."""
+    variables = {node.args[0].value for node in graph.nodes if node.op.name == "variable"}
+    closure_names = {node.args[0].value for node in graph.nodes
+                     if node.op.name == "variable" and node.args[1].value == "closure"}
+    variables |= {p.hint for p in graph.params}
+    if variables & _BUILTINS_USED:
+        raise UnsupportedSyntaxError(
+            f"the variable '{min(variables & _BUILTINS_USED)}' shadows a Python builtin "
+            "that the generated derivative needs", filename=graph.filename, hint="rename it")
+    path_roots = {arg.path.split(".")[0] for node in graph.nodes for arg in node.args
+                  if isinstance(arg, Const) and arg.path}
+    return variables | path_roots, closure_names
+
+
+def _helper_aliases(user_names: set[str]) -> dict[str, str]:
+    """New names for the runtime helpers the user's own names would shadow."""
+    aliases = {}
+    for name in sorted(set(RUNTIME_NAMES) & user_names):  # the user's name wins
+        alias = name + "_"
+        while alias in user_names or alias in RUNTIME_NAMES:
+            alias += "_"
+        aliases[name] = alias
+    return aliases
+
+
+def _function_text(graph: Graph, lines: list[str]) -> str:
+    arguments = copy.deepcopy(graph.arguments)
+    for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        arg.annotation = None  # annotations would be evaluated where they mean nothing
+    header = f"def {graph.name}({ast.unparse(arguments)}):"
+    body = [line for chunk in lines for line in chunk.splitlines()]
+    return header + "\n" + "\n".join("    " + line for line in body) + "\n"
 
 
 def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> list[str]:
