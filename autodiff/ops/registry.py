@@ -11,7 +11,7 @@ name ``sin``; ``x.sum(axis=1)`` is a method alias of ``sum``; ``x.T`` an
 attribute alias of ``transpose``.
 
 >>> from autodiff.ops import registry
->>> registry.lookup_callable(__import__("numpy").tanh).name
+>>> registry.callable_binding(__import__("numpy").tanh)[0].name
 'tanh'
 """
 
@@ -59,11 +59,6 @@ class Op:
             for p in self.signature.parameters.values()
             if p.default is not _EMPTY
         }
-        self.variadic = next(
-            (p.name for p in self.signature.parameters.values()
-             if p.kind is inspect.Parameter.VAR_POSITIONAL),
-            None,
-        )
         self.kernel = kernel
         self.diff = diff
         self.nondiff_output = nondiff_output
@@ -150,11 +145,6 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:
     """Make the Python callable ``fn`` a name for ``op``."""
     _CALLABLES[id(fn)] = (fn, op, adapter)
-
-
-def lookup_callable(fn: Any) -> Op | None:
-    entry = _CALLABLES.get(id(fn))
-    return entry[1] if entry is not None and entry[0] is fn else None
 
 
 def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
