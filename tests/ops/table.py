@@ -8,6 +8,7 @@ shape, so every output element gets its own weight.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.helpers import UserModules, check_against_finite_differences, random_array
 
@@ -34,3 +35,16 @@ def check_case(module, cases, index: int, seed: int = 0) -> None:
 
 def case_ids(cases) -> list[str]:
     return [f"{c[0]}-{c[1]}" for c in cases]
+
+
+def table_test(cases, seed: int):
+    """A parametrized test checking every case of ``cases``; one user module per table."""
+    built = {}
+
+    @pytest.mark.parametrize("index", range(len(cases)), ids=case_ids(cases))
+    def test(index, tmp_path_factory):
+        if "module" not in built:
+            built["module"] = build_module(tmp_path_factory.mktemp("table"), cases)
+        check_case(built["module"], cases, index, seed=seed)
+
+    return test

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.ops.table import build_module, case_ids, check_case
+from tests.ops.table import table_test
 
 CASES = [
     ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
@@ -40,11 +38,4 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def module(tmp_path_factory):
-    return build_module(tmp_path_factory.mktemp("linalg"), CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=case_ids(CASES))
-def test_linalg(module, index):
-    check_case(module, CASES, index, seed=400)
+test_linalg = table_test(CASES, seed=400)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import autodiff as ad
-from tests.ops.table import build_module, case_ids, check_case
+from tests.ops.table import table_test
 
 CASES = []
 for _name in ("sum", "mean", "prod", "max", "min"):
@@ -34,14 +33,7 @@ CASES += [
 ]
 
 
-@pytest.fixture(scope="module")
-def module(tmp_path_factory):
-    return build_module(tmp_path_factory.mktemp("reduce"), CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=case_ids(CASES))
-def test_reduction(module, index):
-    check_case(module, CASES, index, seed=300)
+test_reduction = table_test(CASES, seed=300)
 
 
 def test_max_shares_gradient_among_tied_elements(user_module):

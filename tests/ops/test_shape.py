@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import autodiff as ad
-from tests.ops.table import build_module, case_ids, check_case
+from tests.ops.table import table_test
 
 CASES = [
     ("np.reshape(x, (3, 2))", [(2, 3)]), ("x.reshape(6)", [(2, 3)]),
@@ -33,14 +32,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def module(tmp_path_factory):
-    return build_module(tmp_path_factory.mktemp("shape"), CASES)
-
-
-@pytest.mark.parametrize("index", range(len(CASES)), ids=case_ids(CASES))
-def test_shape_op(module, index):
-    check_case(module, CASES, index, seed=500)
+test_shape_op = table_test(CASES, seed=500)
 
 
 def test_index_by_an_integer_argument(user_module):
