@@ -9,10 +9,13 @@ and records what is statically known about the result (shape token, floating).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from autodiff.graph.ir import (
+    Block,
     Const,
     Graph,
     Location,
@@ -22,7 +25,7 @@ from autodiff.graph.ir import (
     Value,
     operand_values,
 )
-from autodiff.graph.shapes import SCALAR, combine, token_of
+from autodiff.graph.shapes import LIST, SCALAR, combine, token_of
 from autodiff.ops.registry import Op
 
 
@@ -47,6 +50,23 @@ class GraphBuilder:
         # Identical nodes emitted through this builder are shared (hash-consing),
         # so that equal gradient contributions are recognisably the same value.
         self._emitted: dict[tuple, Value] = {}
+        self._block: Block | None = None  # None: the graph's own node list
+
+    @property
+    def nodes(self) -> list:
+        """The node list new nodes are appended to."""
+        return self.graph.nodes if self._block is None else self._block.nodes
+
+    @contextmanager
+    def inside(self, block: Block) -> Iterator[Block]:
+        """Emit into ``block`` for the duration of the ``with``; values shared by
+        hash-consing inside it stay inside it."""
+        saved = self._block, self._emitted
+        self._block, self._emitted = block, dict(self._emitted)
+        try:
+            yield block
+        finally:
+            self._block, self._emitted = saved
 
     def emit(self, op: Op, args: tuple, hint: str = "") -> Operand:
         """Append ``op(*args)`` (canonical argument order) and return its result."""
@@ -68,7 +88,7 @@ class GraphBuilder:
             self._emitted[key] = out
         out.shape = _shape_token(op, named)
         out.floating = _floating(op, args)
-        self.graph.nodes.append(Node(op, args, out, self.loc, self.phase))
+        self.nodes.append(Node(op, args, out, self.loc, self.phase))
         return out
 
     @staticmethod
@@ -112,6 +132,8 @@ def _shape_token(op: Op, named: dict) -> object:
     kind, _, params = spec.partition(":")
     if kind == "scalar":
         return SCALAR
+    if kind == "list":
+        return LIST
     if kind == "like":
         return token_of(named[params]) or object()
     if kind == "elementwise":

@@ -24,11 +24,12 @@ _ids = itertools.count()
 
 @dataclass(frozen=True)
 class Location:
-    """Where a node comes from in the user's source."""
+    """Where a node comes from in the user's source; ``function`` names an inlined callee."""
 
     filename: str
     lineno: int
     text: str
+    function: str = ""
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno}"
@@ -148,8 +149,146 @@ class Node:
         for arg in self.args:
             yield from operand_values(arg)
 
+    @property
+    def outs(self) -> list[Value]:
+        return [self.out]
+
     def __repr__(self) -> str:
         return f"Node({self.out!r} = {self.op.name}{self.args!r})"
+
+
+class Block:
+    """The body of a region: values bound on entry, nodes, values yielded on exit.
+
+    Nodes of a block may read any value of an enclosing block (lexical scope).
+    """
+
+    __slots__ = ("nodes", "params", "results")
+
+    def __init__(self, params: list[Value] | None = None, nodes: list | None = None,
+                 results: list[Operand] | None = None) -> None:
+        self.params = params if params is not None else []
+        self.nodes = nodes if nodes is not None else []
+        self.results = results if results is not None else []
+
+
+class RegionKind:
+    """The op-like facts passes read from any node, for a structured region."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.params: list[str] = []
+        self.defaults: dict = {}
+        self.diff: tuple = ()
+        self.effect = self.inline = self.nondiff_output = False
+        self.fresh = False
+        self.inplace = None
+        self.vjp = None
+
+    def __repr__(self) -> str:
+        return f"<region {self.name}>"
+
+
+REGION_KINDS = {name: RegionKind(name) for name in ("if", "for", "while")}
+
+
+class Region:
+    """Structured control flow, defining several values (``outs``).
+
+    - ``if``: ``args = (cond,)``, blocks ``[then, orelse]``; each yields the outs.
+    - ``for``: ``args = (start, stop, step, count, *init)``; one block whose params
+      are ``[index, *carried]`` and whose results are the next carried values.
+      It runs ``range(start, stop, step)`` (reversed when ``reverse``), at most
+      ``count`` iterations unless ``count`` is None.
+    - ``while``: ``args = tuple(init)``; blocks ``[cond, body]``, both with the
+      carried values as params; ``cond`` yields one truth value.
+
+    ``until`` (for and while) is the index of a carried value that ends the loop
+    when it is true after an iteration (``break`` and ``return`` inside loops).
+    """
+
+    __slots__ = ("args", "blocks", "loc", "op", "outs", "phase", "reverse", "until")
+
+    out = None
+
+    def __init__(self, kind: str, args: tuple, outs: list[Value], blocks: list[Block],
+                 loc: Location | None, phase: str) -> None:
+        self.op = REGION_KINDS[kind]
+        self.args = tuple(args)
+        self.outs = outs
+        self.blocks = blocks
+        self.loc = loc
+        self.phase = phase
+        self.reverse = False
+        self.until: int | None = None
+        for out in outs:
+            out.node = self
+
+    @property
+    def kind(self) -> str:
+        return self.op.name
+
+    @property
+    def init(self) -> tuple:
+        """The initial carried values of a loop."""
+        return self.args[4:] if self.kind == "for" else self.args if self.kind == "while" else ()
+
+    @property
+    def body(self) -> Block:
+        return self.blocks[-1]
+
+    def carried(self) -> list[Value]:
+        """The body params holding carried values (after the index of a for loop)."""
+        return self.body.params[1:] if self.kind == "for" else self.body.params
+
+    def inputs(self) -> Iterator[Value]:
+        """Every outer value the region reads: its args and the free values of its blocks."""
+        for arg in self.args:
+            yield from operand_values(arg)
+        yield from free_values(self.blocks)
+
+    def __repr__(self) -> str:
+        return f"Region({self.kind} -> {self.outs!r})"
+
+
+def walk(nodes: list) -> Iterator:
+    """Every node of ``nodes``, depth first, regions before the nodes of their blocks."""
+    for node in nodes:
+        yield node
+        if isinstance(node, Region):
+            for block in node.blocks:
+                yield from walk(block.nodes)
+
+
+def defined_values(blocks: list[Block]) -> set[Value]:
+    """Values defined inside ``blocks``: their params and every node's results."""
+    defined: set[Value] = set()
+    for block in blocks:
+        defined.update(block.params)
+        for node in walk(block.nodes):
+            defined.update(node.outs)
+            if isinstance(node, Region):
+                for inner in node.blocks:
+                    defined.update(inner.params)
+    return defined
+
+
+def reads(blocks: list[Block]) -> Iterator[Value]:
+    """Every value read inside ``blocks`` (by nodes, nested regions and results)."""
+    for block in blocks:
+        for node in block.nodes:
+            for arg in node.args:
+                yield from operand_values(arg)
+            if isinstance(node, Region):
+                yield from reads(node.blocks)
+        for result in block.results:
+            yield from operand_values(result)
+
+
+def free_values(blocks: list[Block]) -> Iterator[Value]:
+    """Values read inside ``blocks`` but defined outside them."""
+    defined = defined_values(blocks)
+    return iter(dict.fromkeys(v for v in reads(blocks) if v not in defined))
 
 
 class Graph:
@@ -183,12 +322,30 @@ class Graph:
             mapping[value] = new
             return new
 
+        def operand(o: Operand) -> Operand:
+            return map_operand(o, lambda v: mapping.get(v, v))
+
+        def copy_nodes(nodes: list) -> list:
+            copied = []
+            for node in nodes:
+                args = tuple(operand(a) for a in node.args)
+                if not isinstance(node, Region):
+                    copied.append(Node(node.op, args, fresh(node.out), node.loc, node.phase))
+                    continue
+                blocks = []
+                for block in node.blocks:
+                    params = [fresh(p) for p in block.params]
+                    inner = copy_nodes(block.nodes)
+                    blocks.append(Block(params, inner, [operand(r) for r in block.results]))
+                region = Region(node.kind, args, [fresh(o) for o in node.outs], blocks,
+                                node.loc, node.phase)
+                region.reverse, region.until = node.reverse, node.until
+                copied.append(region)
+            return copied
+
         params = [fresh(p) for p in self.params]
-        nodes = []
-        for node in self.nodes:
-            args = tuple(map_operand(a, lambda v: mapping.get(v, v)) for a in node.args)
-            nodes.append(Node(node.op, args, fresh(node.out), node.loc, node.phase))
-        outputs = [map_operand(o, lambda v: mapping.get(v, v)) for o in self.outputs]
+        nodes = copy_nodes(self.nodes)
+        outputs = [operand(o) for o in self.outputs]
         graph = Graph(self.name, params, nodes, outputs, self.filename)
         graph.arguments = getattr(self, "arguments", None)
         graph.return_location = self.return_location
@@ -197,12 +354,8 @@ class Graph:
     def uses(self) -> dict[Value, int]:
         """How many times each value is read by a node or an output."""
         counts: dict[Value, int] = {}
-        for node in self.nodes:
-            for value in node.inputs():
-                counts[value] = counts.get(value, 0) + 1
-        for output in self.outputs:
-            for value in operand_values(output):
-                counts[value] = counts.get(value, 0) + 1
+        for value in reads([Block(nodes=self.nodes, results=self.outputs)]):
+            counts[value] = counts.get(value, 0) + 1
         return counts
 
     def __str__(self) -> str:

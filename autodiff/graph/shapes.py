@@ -23,6 +23,15 @@ class _Scalar:
 SCALAR = _Scalar()
 
 
+class _List:
+    def __repr__(self) -> str:
+        return "LIST"
+
+
+# The token of Python lists built by the function (``acc = []; acc.append(v)``).
+LIST = _List()
+
+
 def token_of(operand: Operand) -> object | None:
     """The shape token of an operand; None when it is no array-like value at all."""
     if isinstance(operand, Value):

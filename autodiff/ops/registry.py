@@ -79,6 +79,8 @@ class Op:
         self.inplace_copy: str | None = None
         # Whether the in-place kernel writes into its first input (else it only rebinds).
         self.inplace_mutates = True
+        # Codegen writes the kernel as a statement of its own; the result is never read.
+        self.statement = False
 
     def defvjp(self, rule: Callable) -> Callable:
         """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator."""

@@ -145,14 +145,14 @@ def split_like(g, arrays, axis):
     if axis is None:
         sizes = [np.size(x) for x in arrays]
         pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
-        return tuple(p.reshape(np.shape(x)) for p, x in zip(pieces, arrays))
+        return [p.reshape(np.shape(x)) for p, x in zip(pieces, arrays)]
     sizes = [np.shape(x)[axis] for x in arrays]
-    return tuple(np.split(g, np.cumsum(sizes)[:-1], axis=axis))
+    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
 
 
 def unstack(g, axis):
     """Adjoints of the arrays given to ``np.stack(arrays, axis)``."""
-    return tuple(np.moveaxis(g, axis, 0))
+    return list(np.moveaxis(g, axis, 0))
 
 
 def within_bounds(a, low, high):
@@ -275,3 +275,37 @@ def solve_grads(g, x, a, b):
     xs = x[..., None] if vector else x
     ga = -gb @ np.swapaxes(xs, -1, -2)
     return ga, gb[..., 0] if vector else gb
+
+
+# ----- lists and element updates -----
+
+
+def setitem(a, index, value):
+    """``a`` with ``a[index] = value``, as a new array."""
+    a = a.copy()
+    a[index] = value
+    return a
+
+
+def zero_at(g, index):
+    """``g`` with the elements at ``index`` set to zero, as a new array."""
+    g = np.array(g)
+    g[index] = 0
+    return g
+
+
+def add_lists(a, b):
+    """Element-wise sum of two lists of adjoints."""
+    return [x + y for x, y in zip(a, b)]
+
+
+def sum_list_grad(g, items):
+    """Adjoints of the items of ``sum(items)``: ``g`` summed to each item's shape."""
+    return [unbroadcast(g, item) for item in items]
+
+
+def list_index_grad(g, items, index):
+    """Adjoint of a list whose element ``items[index]`` has adjoint ``g``."""
+    grads = [np.zeros_like(item, dtype=np.result_type(g)) for item in items]
+    grads[index] = grads[index] + g
+    return grads
