@@ -19,8 +19,21 @@ import astor
 import numpy as np
 
 from autodiff.errors import UnsupportedSyntaxError
-from autodiff.graph.ir import Const, Graph, Node, Operand, SliceSpec, Value
-from autodiff.graph.names import assign_names, last_uses
+from autodiff.graph.ir import (
+    UNDEFINED,
+    Block,
+    Const,
+    Graph,
+    Node,
+    Operand,
+    Region,
+    SliceSpec,
+    Value,
+    _Undefined,
+    operand_values,
+    walk,
+)
+from autodiff.graph.names import Layout, assign_names
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import runtime
 
@@ -54,8 +67,11 @@ class _Renderer:
     def __init__(self, names: dict[Value, str], aliases: dict[str, str]) -> None:
         self.names = names
         self.aliases = aliases  # runtime helpers renamed away from the user's names
+        self.expressions: dict[Value, ast.expr] = {}  # values written as expressions
 
     def operand(self, operand: Operand, in_subscript: bool = False) -> ast.expr:
+        if isinstance(operand, Value) and operand in self.expressions:
+            return copy.deepcopy(self.expressions[operand])
         if isinstance(operand, Value):
             if operand.node is not None and operand.node.op.inline:
                 return self.node_expr(operand.node)
@@ -83,6 +99,8 @@ class _Renderer:
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             return _parse_template(f"float('{value}')")
+        if isinstance(value, _Undefined):
+            return ast.Constant(None)
         if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str)):
             return ast.Constant(value)
         raise TypeError(f"cannot write the constant {value!r} in generated code")
@@ -138,31 +156,119 @@ def _holds_default(keyword: ast.keyword, named: dict, defaults: dict) -> bool:
             and type(operand.value) is type(default) and operand.value == default)
 
 
-def _in_place(graph: Graph, last: dict[Value, float]):
-    """For each node index, the input whose storage an in-place kernel may reuse."""
+class _InPlace:
+    """Which nodes may write their result into their first input's storage.
 
-    def reusable(index: int) -> Value | None:
-        node = graph.nodes[index]
-        if node.op.inplace is None:
+    An update runs in place when its input is read by nothing afterwards, is an
+    array this function owns (created by it, never one of the caller's, never
+    pushed onto a tape, never the same object as a variable still in use), and
+    no view of it is still alive.
+    """
+
+    def __init__(self, graph: Graph, layout: Layout) -> None:
+        self.layout = layout
+        self.views: dict[Value, list[Value]] = {}
+        pushed: set[Value] = set()
+        for node in walk(graph.nodes):
+            if isinstance(node, Region) or node.op.inline:
+                continue
+            if node.op.name == "tape_push":
+                pushed.update(operand_values(node.args[1]))
+            elif not node.op.fresh:
+                for value in node.inputs():
+                    self.views.setdefault(value, []).append(node.out)
+        self.owned = _owned_values(graph, layout, pushed)
+        self.decided: dict[Node, Value | None] = {}
+
+    def __call__(self, node: Node) -> Value | None:
+        if node not in self.decided:
+            self.decided[node] = self._base(node)
+        return self.decided[node]
+
+    def _base(self, node: Node) -> Value | None:
+        if isinstance(node, Region) or node.op.inplace is None:
             return None
         base = node.args[0]
-        if not isinstance(base, Value) or last.get(base) != index:
+        position = self.layout.position[node]
+        if not isinstance(base, Value) or not self.layout.dead_after(base, position):
             return None
         if sum(1 for v in node.inputs() if v is base) != 1:
             return None
-        if node.op.inplace_mutates and (base.node is None or not base.node.op.fresh):
-            return None  # never write into the caller's arrays or into a view
+        if node.op.inplace_mutates:
+            if base not in self.owned:
+                return None  # never write into the caller's arrays or into a view
+            if any(not self.layout.dead_after(view, position) for view in self.aliases(base)):
+                return None
         return base
 
-    return reusable
+    def aliases(self, value: Value) -> set[Value]:
+        found, todo = set(), list(self.views.get(value, ()))
+        while todo:
+            item = todo.pop()
+            if item not in found:
+                found.add(item)
+                todo.extend(self.views.get(item, ()))
+        return found
 
 
-def _comment(node: Node) -> str | None:
+def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value]:
+    """Values that are arrays of the function's own, safe to update in place.
+
+    A fresh op's result is owned (an in-place update of an owned input is, and
+    anything else is a new array). A region's variable is owned when every value
+    flowing into it is owned and dies there: the greatest such set.
+    """
+    owned: set[Value] = set()
+    regions = []
+    for node in walk(graph.nodes):
+        if isinstance(node, Region):
+            regions.append(node)
+            owned.update(node.outs)
+            for block in node.blocks:
+                owned.update(block.params[1:] if node.kind == "for" else block.params)
+        elif node.op.fresh and not node.op.inline:
+            owned.add(node.out)
+    owned -= pushed
+
+    def flows_in(value, position) -> bool:
+        return isinstance(value, Value) and value in owned and layout.dead_after(value, position)
+
+    changed = True
+    while changed:
+        changed = False
+        for region in regions:
+            position = layout.position[region]
+            for j, out in enumerate(region.outs):
+                if out not in owned:
+                    continue
+                sources = []
+                if region.kind != "if":
+                    start = region.init[j]
+                    sources.append((start, position))
+                    if sum(1 for s in region.init if s is start) > 1:
+                        sources.append((None, position))
+                for block in region.blocks[1:] if region.kind == "while" else region.blocks:
+                    sources.append((block.results[j], layout.block_end[id(block)]))
+                carried = (region.body.params[1:] if region.kind == "for"
+                           else region.body.params) if region.kind != "if" else []
+                ok = all(value is UNDEFINED or (carried and value is carried[j])
+                         or flows_in(value, where) for value, where in sources)
+                if not ok:
+                    owned.discard(out)
+                    for block in region.blocks if carried else ():
+                        params = block.params[1:] if region.kind == "for" else block.params
+                        owned.discard(params[j])
+                    changed = True
+    return owned
+
+
+def _comment(node) -> str | None:
     if node.loc is None:
         return "# the gradients, with the shapes and dtypes of the arguments" if (
             node.phase == "backward") else None
     prefix = "grad of " if node.phase == "backward" else ""
-    return f"# {prefix}line {node.loc.lineno}: {node.loc.text}"
+    where = f" (in {node.loc.function})" if node.loc.function else ""
+    return f"# {prefix}line {node.loc.lineno}{where}: {node.loc.text}"
 
 
 def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedSource:
@@ -170,24 +276,13 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
     user_names, closure_names = _user_names(graph)
     aliases = _helper_aliases(user_names)
     taken = reserved | set(RUNTIME_NAMES) | set(aliases.values()) | _BUILTINS_USED | user_names
-    last = last_uses(graph)
-    shares = _in_place(graph, last)
-    names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=shares)
+    layout = Layout(graph)
+    in_place = _InPlace(graph, layout)
+    names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=in_place,
+                            layout=layout)
     render = _Renderer(names, aliases)
-
-    releases = _releases(graph, names, shares, last)
-    lines: list[str] = []
-    previous_comment = None
-    for index, node in enumerate(graph.nodes):
-        if node.op.inline:
-            continue
-        comment = _comment(node)
-        if comment and comment != previous_comment:
-            lines.append(comment)
-            previous_comment = comment
-        lines.extend(_statements(node, names[node.out], shares(index) is not None, render))
-        if releases.get(index):
-            lines.append(f"del {', '.join(releases[index])}")
+    writer = _Writer(graph, names, layout, in_place, render)
+    lines = writer.block(graph.nodes, top=True)
     outputs = [render.operand(o) for o in graph.outputs]
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
     lines.append(_source(ast.Return(result)))
@@ -203,17 +298,141 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
     )
 
 
+class _Writer:
+    """Statements of nodes and regions, one indented line list per block."""
+
+    def __init__(self, graph: Graph, names, layout: Layout, in_place: _InPlace,
+                 render: _Renderer) -> None:
+        self.graph = graph
+        self.names = names
+        self.layout = layout
+        self.in_place = in_place
+        self.render = render
+        self.previous_comment: str | None = None
+        self.releases = _releases(graph, names, in_place, layout)
+
+    def block(self, nodes: list, top: bool = False) -> list[str]:
+        lines: list[str] = []
+        for node in nodes:
+            if not isinstance(node, Region) and node.op.inline:
+                continue
+            comment = _comment(node)
+            if comment and comment != self.previous_comment:
+                lines.append(comment)
+                self.previous_comment = comment
+            if isinstance(node, Region):
+                lines.extend(self.region(node))
+            else:
+                lines.extend(_statements(node, self.names[node.out],
+                                         self.in_place(node) is not None, self.render))
+            if top and self.releases.get(node):
+                lines.append(f"del {', '.join(self.releases[node])}")
+        return lines
+
+    def nested(self, nodes: list, extra: list[str]) -> list[str]:
+        lines = self.block(nodes) + extra
+        return ["    " + line for line in (lines or ["pass"])]
+
+    def copies(self, targets: list[Value], values: list[Operand]) -> list[str]:
+        """``name = value`` for each result not already in its variable, all at once."""
+        # A name with no value on this path gets None, so that code reading it on
+        # paths that cannot happen (a zero adjoint of it) still runs.
+        pairs = [(self.names[t], v) for t, v in zip(targets, values)
+                 if not (isinstance(v, Value) and self.names.get(v) == self.names[t])]
+        if not pairs:
+            return []
+        if len(pairs) == 1:
+            target: ast.expr = ast.Name(pairs[0][0], ast.Store())
+            value = self.render.operand(pairs[0][1])
+        else:
+            target = ast.Tuple([ast.Name(n, ast.Store()) for n, _ in pairs], ast.Store())
+            value = ast.Tuple([self.render.operand(v) for _, v in pairs], ast.Load())
+        return [_source(ast.Assign([target], value, lineno=0))]
+
+    def region(self, region: Region) -> list[str]:
+        if region.kind == "if":
+            return self.branch(region)
+        carried = region.carried()
+        lines = self.copies(carried, list(region.init))
+        body = region.body
+        ending = self.copies(carried, body.results)
+        if region.until is not None:
+            flag = ast.Name(self.names[carried[region.until]], ast.Load())
+            ending.append(_source(ast.If(flag, [ast.Break()], [])))
+        if region.kind == "for":
+            header = f"for {self.names[body.params[0]] or '_'} in {self.range_text(region)}:"
+            return [*lines, header, *self.nested(body.nodes, ending)]
+        cond = region.blocks[0]
+        test = self.expression(cond)
+        if test is not None:
+            return [*lines, f"while {_source(test)}:", *self.nested(body.nodes, ending)]
+        stop = ast.If(ast.UnaryOp(ast.Not(), self.render.operand(cond.results[0])),
+                      [ast.Break()], [])
+        inner = ["    " + line for line in self.block(cond.nodes) + [_source(stop)]]
+        return [*lines, "while True:", *inner, *self.nested(body.nodes, ending)[0 if inner else 0:]]
+
+    def range_text(self, region: Region) -> str:
+        start, stop, step, count = (self.render.operand(a) for a in region.args[:4])
+        parts = [start, stop, step]
+        if _is_literal(region.args[2], 1):
+            parts = [start, stop] if not _is_literal(region.args[0], 0) else [stop]
+        text = f"range({', '.join(_source(p) for p in parts)})"
+        if not (isinstance(region.args[3], Const) and region.args[3].value is None):
+            text += f"[:{_source(count)}]"
+        return f"reversed({text})" if region.reverse else text
+
+    def branch(self, region: Region) -> list[str]:
+        then, orelse = region.blocks
+        cond = self.render.operand(region.args[0])
+        then_lines = self.block(then.nodes) + self.copies(region.outs, then.results)
+        else_lines = self.block(orelse.nodes) + self.copies(region.outs, orelse.results)
+        if not then_lines:
+            negated = _source(ast.UnaryOp(ast.Not(), cond))
+            return [f"if {negated}:", *("    " + line for line in else_lines)]
+        lines = [f"if {_source(cond)}:", *("    " + line for line in then_lines)]
+        if else_lines:
+            lines += ["else:", *("    " + line for line in else_lines)]
+        return lines
+
+    def expression(self, block: Block) -> ast.expr | None:
+        """The block's one result as a single expression, when its nodes form a tree."""
+        nodes = block.nodes
+        if any(isinstance(n, Region) or n.op.effect or n.op.statement for n in nodes):
+            return None
+        uses: dict[Value, int] = {}
+        for node in nodes:
+            for value in node.inputs():
+                uses[value] = uses.get(value, 0) + 1
+        for value in operand_values(block.results[0]):
+            uses[value] = uses.get(value, 0) + 1
+        if any(uses.get(node.out, 0) != 1 or self.layout.last.get(node.out, 0)
+               > self.layout.block_end[id(block)] for node in nodes if not node.op.inline):
+            return None
+        saved = dict(self.render.expressions)
+        for node in nodes:
+            if not node.op.inline:
+                self.render.expressions[node.out] = self.render.node_expr(node)
+        test = self.render.operand(block.results[0])
+        self.render.expressions = saved
+        return test
+
+
+def _is_literal(operand: Operand, number: int) -> bool:
+    return isinstance(operand, Const) and type(operand.value) is int and operand.value == number
+
+
 def _user_names(graph: Graph) -> tuple[set[str], set[str]]:
     """Names the user's code brings in (parameters, globals, closure variables, modules)."""
-    variables = {node.args[0].value for node in graph.nodes if node.op.name == "variable"}
-    closure_names = {node.args[0].value for node in graph.nodes
+    nodes = [n for n in walk(graph.nodes) if not isinstance(n, Region)]
+    variables = {node.args[0].value for node in nodes if node.op.name == "variable"}
+    closure_names = {node.args[0].value for node in nodes
                      if node.op.name == "variable" and node.args[1].value == "closure"}
     variables |= {p.hint for p in graph.params}
     if variables & _BUILTINS_USED:
         raise UnsupportedSyntaxError(
             f"the variable '{min(variables & _BUILTINS_USED)}' shadows a Python builtin "
             "that the generated derivative needs", filename=graph.filename, hint="rename it")
-    path_roots = {arg.path.split(".")[0] for node in graph.nodes for arg in node.args
+    path_roots = {arg.path.split(".")[0] for node in walk(graph.nodes) for arg in node.args
                   if isinstance(arg, Const) and arg.path}
     return variables | path_roots, closure_names
 
@@ -239,6 +458,8 @@ def _function_text(graph: Graph, lines: list[str]) -> str:
 
 
 def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> list[str]:
+    if node.op.statement:
+        return [_source(ast.Expr(render.node_expr(node)))]
     target = ast.Name(name, ast.Store())
     if node.op.inplace is None or not in_place and node.op.inplace_copy is None:
         return [_source(ast.Assign([target], render.node_expr(node), lineno=0))]
@@ -252,24 +473,36 @@ def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> lis
     return lines
 
 
-def _releases(graph: Graph, names: dict[Value, str], shares, last) -> dict[int, list[str]]:
-    """Arrays to ``del`` after each node: the last statement that reads them.
+def _releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) -> dict:
+    """Arrays to ``del`` after each top-level statement: the last one that reads them.
 
     Without this every temporary lives until the function returns, and each
     new array lands in fresh memory; large inputs then spend more time in page
     faults than in arithmetic.
     """
-    releases: dict[int, list[str]] = {}
-    for value, index in last.items():
-        if index == math.inf or value in graph.params or value.node is None:
-            continue
-        if value.shape is SCALAR or value.node.op.nondiff_output or value.node.op.inline:
-            continue  # numbers and shape tuples: nothing worth freeing
-        node = graph.nodes[index]
-        if shares(index) is value or names[value] == names[node.out]:
-            continue  # the name lives on in the next value
-        releases.setdefault(index, []).append(names[value])
-    return {index: sorted(set(items)) for index, items in releases.items()}
+    spans = [(layout.position[n], layout.end.get(n, layout.position[n]), n) for n in graph.nodes]
+    releases: dict[object, list[str]] = {}
+    for node in graph.nodes:
+        for value in node.outs:
+            last = layout.last.get(value, -1)
+            if last == math.inf or last < 0 or not names.get(value):
+                continue
+            if isinstance(node, Node) and (value.shape is SCALAR or node.op.nondiff_output
+                                           or node.op.inline or node.op.statement):
+                continue  # numbers and shape tuples: nothing worth freeing
+            if value.shape is SCALAR:
+                continue
+            holder = next((n for start, end, n in spans if start <= last <= end), None)
+            if holder is None or holder is node:
+                continue
+            if isinstance(holder, Node) and (in_place(holder) is value
+                                              or names.get(holder.out) == names[value]):
+                continue  # the name lives on in the next value
+            if isinstance(holder, Region) and any(names.get(o) == names[value]
+                                                   for o in holder.outs):
+                continue
+            releases.setdefault(holder, []).append(names[value])
+    return {holder: sorted(set(items)) for holder, items in releases.items()}
 
 
 def _source(statement: ast.stmt) -> str:

@@ -51,6 +51,8 @@ class GraphBuilder:
         # so that equal gradient contributions are recognisably the same value.
         self._emitted: dict[tuple, Value] = {}
         self._block: Block | None = None  # None: the graph's own node list
+        # Where each loop-carried or branch-merged value may come from (for in-place checks).
+        self.sources: dict[Value, list[Operand]] = {}
 
     @property
     def nodes(self) -> list:
@@ -109,6 +111,8 @@ class GraphBuilder:
 
 def node_key(op: Op, args: tuple) -> tuple | None:
     """A hashable identity of ``op(*args)``, or None when an argument is unhashable."""
+    if op.distinct:
+        return None
     try:
         key = (op.name, tuple(_hashable(arg) for arg in args))
         hash(key)

@@ -18,8 +18,17 @@ import types
 
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder
+from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.source import FunctionSource
-from autodiff.graph.ir import Const, Location, Operand, SliceSpec, Value
+from autodiff.frontend.statements import (
+    FALSE,
+    RESULT,
+    RETURNED,
+    StatementsMixin,
+    _Ambiguous,
+)
+from autodiff.graph.ir import UNDEFINED, Const, Location, Operand, SliceSpec, Value
+from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
 
 BINARY_OPS = {
@@ -36,33 +45,28 @@ COMPARE_OPS = {
 
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
-    ast.If: "'if' statements", ast.For: "'for' loops", ast.While: "'while' loops",
     ast.Try: "'try' statements", ast.With: "'with' statements", ast.Raise: "'raise' statements",
     ast.Assert: "'assert' statements", ast.Delete: "'del' statements",
     ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
     ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
-    ast.FunctionDef: "nested function definitions", ast.ClassDef: "class definitions",
+    ast.ClassDef: "class definitions",
     ast.AsyncFunctionDef: "'async def'", ast.AsyncFor: "'async for'", ast.AsyncWith: "'async with'",
-    ast.Break: "'break'", ast.Continue: "'continue'",
 }
 if hasattr(ast, "TryStar"):
     UNSUPPORTED_STATEMENTS[ast.TryStar] = "'try' statements"
 if hasattr(ast, "Match"):
     UNSUPPORTED_STATEMENTS[ast.Match] = "'match' statements"
 UNSUPPORTED_EXPRESSIONS = {
-    ast.IfExp: "conditional expressions (a if c else b)", ast.Lambda: "lambda expressions",
-    ast.ListComp: "list comprehensions", ast.GeneratorExp: "generator expressions",
     ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
     ast.Dict: "dict displays", ast.Set: "set displays", ast.NamedExpr: "assignment expressions (:=)",
     ast.Await: "'await'", ast.Yield: "'yield'", ast.YieldFrom: "'yield from'",
     ast.JoinedStr: "f-strings", ast.Starred: "star arguments (*args)",
-    ast.BoolOp: "'and'/'or' (use np.logical_and / np.logical_or, or & and |)",
 }
 
 _EMPTY_CELL = object()
 
 
-class Converter:
+class Converter(StatementsMixin, CallsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -81,6 +85,11 @@ class Converter:
         self.fixed_location = location  # rules report the user's line, not their own
         self.env: dict[str, Operand] = {}
         self.return_location: Location | None = None
+        self.function_name = ""  # set for inlined callees, shown in comments
+        self.enclosing: Converter | None = None  # for functions defined inside another
+        self.calls_in_progress: frozenset = frozenset()
+        self.arguments: set[Value] = set()  # values the caller owns: never updated in place
+        self.at_function_start = True
 
     # ----- errors -----
 
@@ -105,25 +114,29 @@ class Converter:
     # ----- statements -----
 
     def run(self, body: list[ast.stmt]) -> Operand:
-        """Convert the statements of a body; return the operand it returns."""
-        for index, stmt in enumerate(body):
-            if self.fixed_location is None:
-                self.builder.loc = Location(self.source.filename, stmt.lineno,
-                                            self.source.line(stmt.lineno))
-            if isinstance(stmt, ast.Return):
-                if index != len(body) - 1:
-                    raise self.error(stmt, "'return' before the end of the function is not "
-                                     "supported yet", hint="return once, at the end")
-                if stmt.value is None:
-                    raise self.error(stmt, "the function returns None; it must return a number")
-                self.return_location = self.builder.loc
-                return self.expr(stmt.value)
-            self.statement(stmt, first=index == 0)
-        raise self.error(body[-1] if body else self.source.tree,
-                         "the function has no 'return' statement at its end")
+        """Convert the statements of a function body; return the operand it returns."""
+        self.env.setdefault(RETURNED, FALSE)
+        self.at_function_start = True
+        self.body(body)
+        if self.env[RETURNED] is FALSE or self.env[RETURNED] == FALSE:
+            raise self.error(body[-1] if body else self.source.tree,
+                             "the function has no 'return' statement at its end")
+        result = self.env[RESULT]
+        if isinstance(result, (_Ambiguous, LocalFunction)) or result is UNDEFINED:
+            raise self.error(body[-1], "the function must return a number or an array")
+        return result
+
+    def at(self, stmt: ast.stmt) -> None:
+        """Make ``stmt`` the location of the nodes emitted next."""
+        if self.fixed_location is None:
+            self.builder.loc = Location(self.source.filename, stmt.lineno,
+                                        self.source.line(stmt.lineno), self.function_name)
 
     def statement(self, stmt: ast.stmt, first: bool) -> None:
-        if isinstance(stmt, ast.Assign):
+        method = getattr(self, "stmt_" + type(stmt).__name__, None)
+        if method is not None:
+            method(stmt)
+        elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
             for target in stmt.targets:
                 self.assign(target, value)
@@ -131,6 +144,9 @@ class Converter:
             if stmt.value is not None:
                 self.assign(stmt.target, self.expr(stmt.value))
         elif isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Subscript):
+                self.update_element(stmt)
+                return
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
                                  " is not supported", hint=_INPLACE_HINT)
@@ -141,6 +157,11 @@ class Converter:
         elif isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant) and (first or stmt.value.value is Ellipsis):
                 return  # docstring or '...'
+            call = stmt.value
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "append" and isinstance(call.func.value, ast.Name)):
+                self.append_to_list(call, call.func.value.id)
+                return
             raise self.error(stmt, "expression statements are not supported in differentiated "
                              "code (the result would be discarded)",
                              hint="remove calls made for their side effects, such as print")
@@ -148,7 +169,7 @@ class Converter:
             return
         else:
             what = UNSUPPORTED_STATEMENTS.get(type(stmt), f"'{type(stmt).__name__}' statements")
-            raise self.error(stmt, f"{what} are not supported in differentiated code yet")
+            raise self.error(stmt, f"{what} are not supported in differentiated code")
 
     def check_rebinding_is_safe(self, stmt: ast.AugAssign, name: str, current: Operand) -> None:
         """``z += v`` updates an array in place; compiling it as ``z = z + v`` is only
@@ -176,6 +197,8 @@ class Converter:
             parts = self.unpack(target, value, len(target.elts))
             for sub, part in zip(target.elts, parts):
                 self.assign(sub, part)
+        elif isinstance(target, ast.Subscript):
+            self.assign_element(target, value)
         else:
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
                              hint=_INPLACE_HINT)
@@ -197,11 +220,37 @@ class Converter:
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
             what = UNSUPPORTED_EXPRESSIONS.get(type(node), f"'{type(node).__name__}' expressions")
-            raise self.error(node, f"{what} are not supported in differentiated code yet")
+            raise self.error(node, f"{what} are not supported in differentiated code")
         return method(node)
 
     def expr_Constant(self, node: ast.Constant) -> Operand:
         return Const(node.value)
+
+    def expr_ListComp(self, node: ast.ListComp | ast.GeneratorExp) -> Operand:
+        """``[e for x in it if c]`` is a loop appending to a new list."""
+        key = f"<list {id(node)}>"
+        statement: ast.stmt = ast.Expr(ast.Call(
+            ast.Attribute(ast.Name(key, ast.Load()), "append", ast.Load()), [node.elt], []))
+        for generator in reversed(node.generators):
+            if generator.is_async:
+                raise self.error(node, "async comprehensions are not supported")
+            if generator.ifs:
+                test = (generator.ifs[0] if len(generator.ifs) == 1
+                        else ast.BoolOp(ast.And(), generator.ifs))
+                statement = ast.If(test, [statement], [])
+            statement = ast.For(generator.target, generator.iter, [statement], [])
+        for part in ast.walk(statement):
+            if "lineno" in part._attributes and not hasattr(part, "lineno"):
+                ast.copy_location(part, node)
+        saved = self.env
+        self.env = dict(saved)
+        self.env[key] = Const(())
+        self.body([statement])
+        result = self.env[key]
+        self.env = saved
+        return result
+
+    expr_GeneratorExp = expr_ListComp
 
     def expr_Name(self, node: ast.Name) -> Operand:
         return self.name(node)
@@ -267,6 +316,8 @@ class Converter:
             if isinstance(index, Const) and isinstance(index.value, int):
                 return base[index.value]
             raise self.error(node, "only constant integer indices into a tuple are supported")
+        if isinstance(base, Value) and base.shape is LIST:
+            return self.emit(node, "list_getitem", (base, index))
         return self.emit(node, "getitem", (base, index))
 
     def index(self, node: ast.expr) -> Operand:
@@ -296,6 +347,13 @@ class Converter:
         args = tuple(self.expr(a) for a in node.args)
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         text = ast.unparse(func)
+        if isinstance(callee, LocalFunction):
+            return self.call_function(node, callee, args, kwargs)
+        if isinstance(callee, Const) and callee.value is builtins.sum:
+            return self.builtin_sum(node, args, kwargs)
+        if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
+                and registry.callable_binding(callee.value) is None):
+            return self.call_function(node, callee.value, args, kwargs)
         if receiver is not None:
             binding = registry.method_binding(func.attr)
             if binding is None:
@@ -313,6 +371,27 @@ class Converter:
             raise self.error(node, f"unsupported arguments in the call to {text}: {error}") from None
         return self.emit(node, op.name, canonical)
 
+    def builtin_sum(self, node: ast.Call, args: tuple, kwargs: dict) -> Operand:
+        """Python's ``sum``: over a list of operands, a list built at run time, or an
+        array's first axis."""
+        if len(args) not in (1, 2) or set(kwargs) - {"start"}:
+            raise self.error(node, "sum() takes an iterable and an optional start")
+        items, start = args[0], args[1] if len(args) > 1 else kwargs.get("start", Const(0))
+        if isinstance(items, Const) and isinstance(items.value, tuple):
+            items = tuple(Const(v) for v in items.value)
+        if isinstance(items, tuple):
+            total = start
+            for item in items:
+                total = self.emit(node, "add", (total, item))
+            return total
+        if isinstance(items, Value) and items.shape is LIST:
+            total = self.emit(node, "list_sum", (items,))
+        else:
+            total = self.emit(node, "sum", (items, Const(0), Const(False)))
+        if start == Const(0):
+            return total
+        return self.emit(node, "add", (start, total))
+
     def callable_binding(self, node: ast.Call, callee: Operand | None, text: str):
         if not isinstance(callee, Const):
             raise self.error(node, f"cannot call '{text}': only functions known when the code "
@@ -320,10 +399,6 @@ class Converter:
         binding = registry.callable_binding(callee.value)
         if binding is not None:
             return binding
-        if isinstance(callee.value, types.FunctionType):
-            raise self.error(
-                node, f"calls to other Python functions ('{text}') are not supported yet",
-                hint="inline the function's body", kind=UnknownFunctionError)
         raise self.error(
             node, f"'{text}' is not a function autodiff knows how to differentiate",
             hint="use the NumPy equivalent, or give it a gradient rule", kind=UnknownFunctionError)
@@ -332,8 +407,18 @@ class Converter:
 
     def name(self, node: ast.Name) -> Operand:
         name = node.id
-        if name in self.env:
-            return self.env[name]
+        scope = self
+        while scope is not None:
+            if name in scope.env:
+                value = scope.env[name]
+                if value is UNDEFINED:
+                    raise self.error(node, f"'{name}' is used before it is given a value on "
+                                     "some path through the code", kind=UnknownFunctionError)
+                if isinstance(value, _Ambiguous):
+                    raise self.error(node, f"'{name}' names different functions on different "
+                                     "paths through the code")
+                return value
+            scope = scope.enclosing
         if name in self.closure:
             return self.outer(node, self.closure[name], "closure")
         if name in self.globals:

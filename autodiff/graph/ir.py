@@ -100,6 +100,22 @@ class SliceSpec:
 Operand = Value | Const | SliceSpec | tuple
 
 
+class _Undefined:
+    """The value of a name not bound on some path (written ``None`` in generated code)."""
+
+    def __repr__(self) -> str:
+        return "<undefined>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Undefined)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+UNDEFINED = Const(_Undefined())
+
+
 def operand_values(operand: Operand) -> Iterator[Value]:
     """Every :class:`Value` an operand refers to, in order."""
     if isinstance(operand, Value):

@@ -51,6 +51,9 @@ _list = {"shape": "list", "floating": None}
 def list_new(): ...
 
 
+list_new.distinct = True
+
+
 @defop("list_append", "lst + [item]", diff=("lst", "item"), **_list,
        inplace=lambda named: "lst.append(item)")
 def list_append(lst, item): ...
@@ -138,6 +141,9 @@ def _(g, ans, a, index):
 
 @defop("tape_new", "[]", nondiff_output=True, floating=None)
 def tape_new(): ...
+
+
+tape_new.distinct = True
 
 
 @defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None)

@@ -35,6 +35,11 @@ def _same_shape_as_target(named, builder):
 def unbroadcast(g, x): ...
 
 
+@defop("unbroadcast_to", "unbroadcast_to(g, shape)", aliases=(runtime.unbroadcast_to,),
+       diff=("g",), fresh=False)
+def unbroadcast_to(g, shape): ...
+
+
 def _expand_reduced_simplify(named, builder):
     axis, keepdims = named["axis"], named["keepdims"]
     if isinstance(keepdims, Const) and keepdims.value:

@@ -81,6 +81,8 @@ class Op:
         self.inplace_mutates = True
         # Codegen writes the kernel as a statement of its own; the result is never read.
         self.statement = False
+        # Each call makes a new mutable object (a list): two calls are never one value.
+        self.distinct = False
 
     def defvjp(self, rule: Callable) -> Callable:
         """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator."""

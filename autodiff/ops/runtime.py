@@ -20,7 +20,11 @@ from autodiff.errors import AutodiffError, NonScalarOutputError
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
-    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    return unbroadcast_to(g, x.shape if type(x) is np.ndarray else np.shape(x))
+
+
+def unbroadcast_to(g, shape):
+    """Sum ``g`` over the axes along which an array of ``shape`` was broadcast."""
     if (g.shape if type(g) is np.ndarray else np.shape(g)) == shape:
         return g
     g = np.asarray(g)

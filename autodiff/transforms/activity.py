@@ -3,34 +3,91 @@
 A value is *varied* when it depends on a differentiated argument through ops
 that carry gradients, and *useful* when the output depends on it. Only values
 that are both (active) get adjoints; everything else is a constant of the
-backward sweep, computed once in the forward part.
+backward sweep, computed once in the forward part. Through a loop, a carried
+value is varied (useful) when it is so in any iteration: the analysis repeats
+the body until nothing changes.
 
 >>> import autodiff as ad  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Graph, Value, operand_values
+from autodiff.graph.ir import Graph, Region, Value, operand_values
+
+
+def _slot_params(region: Region, j: int) -> list[Value]:
+    if region.kind == "if":
+        return []
+    return [b.params[j + 1] if region.kind == "for" and b is region.body else b.params[j]
+            for b in region.blocks]
 
 
 def varied_values(graph: Graph, wrt: list[Value]) -> set[Value]:
     """Values that depend on ``wrt`` through differentiable parameters."""
     varied = set(wrt)
-    for node in graph.nodes:
-        if node.op.nondiff_output:
-            continue
-        named = node.named_args
-        if any(v in varied for p in node.op.diff for v in operand_values(named[p])):
-            varied.add(node.out)
+
+    def is_varied(operand) -> bool:
+        return any(v in varied for v in operand_values(operand))
+
+    def visit(nodes: list) -> None:
+        for node in nodes:
+            if isinstance(node, Region):
+                region(node)
+            elif not node.op.nondiff_output:
+                named = node.named_args
+                if any(is_varied(named[p]) for p in node.op.diff):
+                    varied.add(node.out)
+
+    def region(node: Region) -> None:
+        while True:
+            before = len(varied)
+            for j, out in enumerate(node.outs):
+                params = _slot_params(node, j)
+                sources = [node.init[j]] if node.kind != "if" else []
+                sources += [b.results[j] for b in node.blocks
+                            if node.kind != "while" or b is node.body]
+                if any(is_varied(s) for s in sources):
+                    varied.add(out)
+                    varied.update(params)
+            for block in node.blocks:
+                visit(block.nodes)
+            if len(varied) == before:
+                return
+
+    visit(graph.nodes)
     return varied
 
 
 def useful_values(graph: Graph) -> set[Value]:
     """Values the outputs depend on."""
     useful = {v for output in graph.outputs for v in operand_values(output)}
-    for node in reversed(graph.nodes):
-        if node.out in useful:
-            useful.update(node.inputs())
+
+    def visit(nodes: list) -> None:
+        for node in reversed(nodes):
+            if isinstance(node, Region):
+                region(node)
+            elif node.out in useful:
+                useful.update(node.inputs())
+
+    def region(node: Region) -> None:
+        while True:
+            before = len(useful)
+            for j, out in enumerate(node.outs):
+                params = _slot_params(node, j)
+                if out in useful or any(p in useful for p in params):
+                    useful.add(out)
+                    useful.update(params)
+                    for block in node.blocks:
+                        if node.kind != "while" or block is node.body:
+                            useful.update(operand_values(block.results[j]))
+                    if node.kind != "if":
+                        useful.update(operand_values(node.init[j]))
+            for block in reversed(node.blocks):
+                visit(block.nodes)
+            if len(useful) == before:
+                return
+
+    visit(graph.nodes)
     return useful
 
 

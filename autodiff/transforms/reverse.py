@@ -18,10 +18,11 @@ import os
 from autodiff.errors import NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Value, operand_values
-from autodiff.graph.shapes import SCALAR
+from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Value, operand_values
+from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
 from autodiff.transforms.activity import active_values
+from autodiff.transforms.control import ControlFlowReverser
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
@@ -36,13 +37,15 @@ class _Adjoints:
         self.builder = builder
         self.parts: dict[Value, list[Operand]] = {}
 
-    def add(self, target: Value, contribution: Operand, created: set[Value]) -> None:
+    def add(self, target: Value, contribution: Operand, created: set[Value],
+            first: bool = False) -> None:
         if isinstance(contribution, Value) and contribution in created and (
             contribution.adjoint_of is None
         ):
             contribution.adjoint_of, contribution.hint = target, ""
             contribution.shape, contribution.floating = target.shape, True
-        self.parts.setdefault(target, []).append(contribution)
+        parts = self.parts.setdefault(target, [])
+        parts.insert(0, contribution) if first else parts.append(contribution)
 
     def __contains__(self, value: Value) -> bool:
         return value in self.parts
@@ -55,6 +58,8 @@ class _Adjoints:
             scattered = _scatter_into_zeros(part)
             if scattered is not None:  # add into the running total, not into new zeros
                 total = self.builder.emit(OPS["index_add"], (total, *scattered))
+            elif value.shape is LIST:
+                total = self.builder.emit(OPS["add_lists"], (total, part))
             else:  # in place, unless a scalar may stand for a one-element array
                 in_place = value.shape not in self.builder.size_one
                 total = self.builder.emit(OPS["accumulate" if in_place else "add"], (total, part))
@@ -106,10 +111,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
         builder.loc = graph.return_location
         seed, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed, set())
-    for node in reversed(forward):
-        if node.out in adjoints:
-            builder.loc = node.loc
-            _backpropagate(node, adjoints.total(node.out), builder, adjoints, active)
+    _Reverser(builder, active).reverse_nodes(forward, adjoints)
 
     builder.loc = None
     gradients = []
@@ -151,6 +153,30 @@ def _where(loc: Location | None) -> str:
     return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc else "the return statement"
 
 
+class _Reverser:
+    """Walks nodes backwards, inlining each one's rule; regions go to ControlFlowReverser."""
+
+    def __init__(self, builder: GraphBuilder, active: set[Value]) -> None:
+        self.builder = builder
+        self.active = active
+        self.control = ControlFlowReverser(self)
+
+    def new_adjoints(self) -> _Adjoints:
+        return _Adjoints(self.builder)
+
+    def reverse_nodes(self, nodes: list, adjoints: _Adjoints) -> None:
+        for node in reversed(list(nodes)):
+            self.builder.loc = node.loc
+            if isinstance(node, Region):
+                if node.kind == "if":
+                    self.control.reverse_if(node, adjoints)
+                else:
+                    self.control.reverse_loop(node, adjoints)
+            elif node.out in adjoints:
+                _backpropagate(node, adjoints.total(node.out), self.builder, adjoints,
+                               self.active)
+
+
 def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adjoints,
                    active: set[Value]) -> None:
     op, named = node.op, node.named_args
@@ -166,9 +192,9 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     problem = op.vjp_check(named) if op.vjp_check is not None else None
     if problem:
         raise NonDifferentiableError(problem, **where)
-    start = len(builder.graph.nodes)
+    start = len(builder.nodes)
     result = inline_rule(op.vjp, builder, {"g": g, "ans": node.out, **named}, node.loc)
-    created = {n.out for n in builder.graph.nodes[start:]}
+    created = {out for n in builder.nodes[start:] for out in n.outs}
     if isinstance(result, Const) and isinstance(result.value, tuple):
         result = tuple(Const(item) for item in result.value)  # every gradient folded
     elif isinstance(result, Value) and len(op.diff) > 1:  # a helper returned them together
@@ -210,6 +236,27 @@ def _mark_float_arithmetic(graph: Graph) -> None:
             node.args = (*node.args[:3], Const(closed(gradient, param)))
 
 
+def _may_be_borrowed(value: Operand, params: set[Value]) -> bool:
+    """Whether ``value`` may be one of the caller's arrays (or a global's)."""
+    seen, todo = set(), [value]
+    while todo:
+        source = todo.pop()
+        if not isinstance(source, Value) or source in seen:
+            continue
+        seen.add(source)
+        node = source.node
+        if source in params or (node is not None and node.op.name == "variable"):
+            return True
+        if isinstance(node, Region):
+            j = node.outs.index(source)
+            if node.kind != "if":
+                todo.append(node.init[j])
+            todo.extend(b.results[j] for b in node.blocks if node.kind != "while" or b is node.body)
+        elif node is not None and not node.op.fresh:
+            todo.append(node.args[0])
+    return False
+
+
 def _copy_aliased_gradients(graph: Graph) -> None:
     """Copy a gradient that could be one of the caller's arrays (``d(x*W)/dx = W``) or
     the same array as another gradient (``d(x+y)``), so every gradient is its own."""
@@ -217,11 +264,8 @@ def _copy_aliased_gradients(graph: Graph) -> None:
     for node in list(graph.nodes):
         if node.op.name != "as_gradient_of" or not isinstance(node.args[0], Value):
             continue
-        gradient = source = node.args[0]
-        while isinstance(source, Value) and source.node is not None and not source.node.op.fresh:
-            source = source.node.args[0]
-        borrowed = isinstance(source, Value) and (
-            source.node is None or source.node.op.name == "variable")
+        gradient = node.args[0]
+        borrowed = _may_be_borrowed(gradient, set(graph.params))
         if borrowed or gradient in seen:
             copy = Value(adjoint_of=gradient.adjoint_of)
             copy.shape, copy.floating = gradient.shape, gradient.floating

@@ -17,7 +17,7 @@ an integer one, so float identities are dropped only from floating values.
 from __future__ import annotations
 
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.graph.ir import Const, Graph, Operand, Value, map_operand
+from autodiff.graph.ir import Block, Const, Graph, Operand, Region, Value, map_operand, walk
 from autodiff.graph.shapes import SCALAR, token_of
 from autodiff.ops import OPS
 
@@ -135,36 +135,59 @@ class _Rewriter:
 def simplify(graph: Graph) -> Graph:
     """Apply the rewrites in place, forwarding each removed result to its replacement."""
     replace: dict[Value, Operand] = {}
-    earliest: dict[int, Value] = {}
-    for value in [*graph.params, *(node.out for node in graph.nodes)]:
-        earliest.setdefault(id(value.shape), value)
 
     def substitute(value: Value) -> Operand:
         return replace.get(value, value)
 
     rewriter = _Rewriter(graph, graph.uses())
-    nodes, graph.nodes = graph.nodes, []
-    for node in nodes:
-        node.args = tuple(map_operand(arg, substitute) for arg in node.args)
-        if node.op.name in _SHAPE_QUERIES:
-            query = -1 if node.op.name == "unbroadcast" else 0  # unbroadcast reads x's shape
-            target = node.args[query]
-            if isinstance(target, Value):
-                args = list(node.args)
-                args[query] = earliest.get(id(target.shape), target)
-                node.args = tuple(args)
-        rewriter.builder.loc, rewriter.builder.phase = node.loc, node.phase
-        replacement = rewriter.rewrite(node)
-        if replacement is not None and replacement is not node.out:
-            if (isinstance(replacement, Value) and not replacement.hint
-                    and replacement.adjoint_of is None):
-                replacement.hint, replacement.adjoint_of = node.out.hint, node.out.adjoint_of
-            replace[node.out] = replacement
-            continue
-        graph.nodes.append(node)
-    for node in graph.nodes:  # adjoints keep pointing at their (surviving) primal, for naming
-        primal = node.out.adjoint_of
-        if primal in replace and isinstance(replace[primal], Value):
-            node.out.adjoint_of = replace[primal]
+
+    def visit(nodes: list, earliest: dict[int, Value], block: Block | None) -> list:
+        """The rewritten nodes; ``earliest`` holds the first value of each shape token
+        visible here (a value inside a branch or loop is not visible after it)."""
+        kept: list = []
+        target = Block(nodes=kept)
+        for node in nodes:
+            node.args = tuple(map_operand(arg, substitute) for arg in node.args)
+            if isinstance(node, Region):
+                for inner in node.blocks:
+                    scope = dict(earliest)
+                    for param in inner.params:
+                        scope.setdefault(id(param.shape), param)
+                    inner.nodes = visit(inner.nodes, scope, inner)
+                    inner.results = [map_operand(r, substitute) for r in inner.results]
+                kept.append(node)
+                for out in node.outs:
+                    earliest.setdefault(id(out.shape), out)
+                continue
+            if node.op.name in _SHAPE_QUERIES:
+                query = -1 if node.op.name == "unbroadcast" else 0  # unbroadcast reads x's shape
+                shaped = node.args[query]
+                if isinstance(shaped, Value):
+                    args = list(node.args)
+                    args[query] = earliest.get(id(shaped.shape), shaped)
+                    node.args = tuple(args)
+            rewriter.builder.loc, rewriter.builder.phase = node.loc, node.phase
+            with rewriter.builder.inside(target):
+                replacement = rewriter.rewrite(node)
+            if replacement is not None and replacement is not node.out:
+                if (isinstance(replacement, Value) and not replacement.hint
+                        and replacement.adjoint_of is None):
+                    replacement.hint = node.out.hint
+                    replacement.adjoint_of = node.out.adjoint_of
+                replace[node.out] = replacement
+                continue
+            kept.append(node)
+            earliest.setdefault(id(node.out.shape), node.out)
+        return kept
+
+    top = {}
+    for param in graph.params:
+        top.setdefault(id(param.shape), param)
+    graph.nodes = visit(graph.nodes, top, None)
+    for node in walk(graph.nodes):  # adjoints keep pointing at their (surviving) primal
+        for out in node.outs:
+            primal = out.adjoint_of
+            if primal in replace and isinstance(replace[primal], Value):
+                out.adjoint_of = replace[primal]
     graph.outputs = [map_operand(o, substitute) for o in graph.outputs]
     return graph

@@ -1,0 +1,158 @@
+"""Calls to the user's own functions: their bodies are converted in place (inlined).
+
+A module-level helper, a function nested in the differentiated one, or a lambda
+is compiled like the caller: its source is read, its parameters are bound to
+the caller's operands (defaults filled in), and its nodes join the caller's
+graph with comments naming the helper's lines. Recursion cannot be inlined and
+is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import types
+
+from autodiff.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff.frontend.source import read_function
+from autodiff.graph.ir import Const, Operand, Value
+
+
+class LocalFunction:
+    """A ``def`` or ``lambda`` inside the function being converted."""
+
+    def __init__(self, node: ast.FunctionDef | ast.Lambda, defaults: list, kw_defaults: list,
+                 parent) -> None:
+        self.node = node
+        self.defaults = defaults
+        self.kw_defaults = kw_defaults
+        self.parent = parent
+        self.name = getattr(node, "name", "<lambda>")
+
+    def body(self) -> list[ast.stmt]:
+        if isinstance(self.node, ast.Lambda):
+            return [ast.copy_location(ast.Return(self.node.body), self.node.body)]
+        return self.node.body
+
+
+class CallsMixin:
+    """Inlining of user functions for :class:`autodiff.frontend.convert.Converter`."""
+
+    def stmt_FunctionDef(self, stmt: ast.FunctionDef) -> None:
+        if stmt.decorator_list:
+            raise self.error(stmt, "decorated functions inside a differentiated function are "
+                             "not supported", hint="define the function at module level")
+        self.env[stmt.name] = self.local_function(stmt)
+
+    def expr_Lambda(self, node: ast.Lambda) -> LocalFunction:
+        return self.local_function(node)
+
+    def local_function(self, node) -> LocalFunction:
+        arguments = node.args
+        if arguments.vararg or arguments.kwarg:
+            raise self.error(node, "*args and **kwargs are not supported in inner functions")
+        defaults = [self.expr(d) for d in arguments.defaults]
+        kw_defaults = [None if d is None else self.expr(d) for d in arguments.kw_defaults]
+        return LocalFunction(node, defaults, kw_defaults, self)
+
+    def call_function(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
+        """The result of calling the user function ``fn``, with its body inlined."""
+        key = fn.node if isinstance(fn, LocalFunction) else getattr(fn, "__code__", fn)
+        name = fn.name if isinstance(fn, LocalFunction) else fn.__qualname__
+        if key in self.calls_in_progress:
+            raise self.error(node, f"recursive call to '{name}': recursion cannot be "
+                             "differentiated by autodiff", hint="write the recursion as a loop")
+        if isinstance(fn, LocalFunction):
+            callee = type(self)(self.builder, self.source, self.globals, self.closure)
+            callee.enclosing = fn.parent
+            params = self.bind_local(node, fn, args, kwargs)
+            body = fn.body()
+        else:
+            callee, params, body = self.module_function(node, fn, args, kwargs)
+        callee.function_name = name
+        callee.calls_in_progress = self.calls_in_progress | {key}
+        callee.env.update(params)
+        callee.arguments = self.arguments | {v for v in params.values() if isinstance(v, Value)}
+        saved = self.builder.loc
+        try:
+            return callee.run(body)
+        finally:
+            self.builder.loc = saved
+
+    def module_function(self, node: ast.Call, fn: types.FunctionType, args: tuple,
+                        kwargs: dict):
+        try:
+            source = read_function(fn)
+        except AutodiffError as error:
+            raise self.error(node, f"cannot read the source of '{fn.__qualname__}', called "
+                             f"here: {error.message}", kind=type(error)) from None
+        if source.tree.args.vararg or source.tree.args.kwarg:
+            raise self.error(node, f"'{fn.__qualname__}' takes *args or **kwargs, which "
+                             "differentiated code does not support")
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as error:
+            raise self.error(node, f"bad call to '{fn.__qualname__}': {error}") from None
+        bound.apply_defaults()
+        params = {}
+        for name, value in bound.arguments.items():
+            params[name] = value if _is_operand(value) else self.default_operand(node, fn,
+                                                                                 name, value)
+        closure = {}
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:
+                closure[name] = None
+        callee = type(self)(self.builder, source, fn.__globals__, closure)
+        return callee, params, source.tree.body
+
+    def default_operand(self, node: ast.Call, fn, name: str, value: object) -> Operand:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return Const(value)
+        if isinstance(value, tuple) and all(isinstance(v, (bool, int, float)) for v in value):
+            return Const(value)
+        if callable(value) or isinstance(value, types.ModuleType):
+            return Const(value, path=None)
+        raise self.error(node, f"the default value of '{name}' of '{fn.__qualname__}' is a "
+                         f"{type(value).__name__}, which generated code cannot refer to",
+                         hint=f"pass {name} explicitly")
+
+    def bind_local(self, node: ast.Call, fn: LocalFunction, args: tuple, kwargs: dict) -> dict:
+        spec = fn.node.args
+        positional = [a.arg for a in (*spec.posonlyargs, *spec.args)]
+        keyword_only = [a.arg for a in spec.kwonlyargs]
+        if len(args) > len(positional):
+            raise self.error(node, f"'{fn.name}' takes {len(positional)} positional arguments "
+                             f"but {len(args)} were given")
+        params = dict(zip(positional, args))
+        for name, value in kwargs.items():
+            if name in params or name not in positional + keyword_only:
+                raise self.error(node, f"bad keyword argument '{name}' in the call to "
+                                 f"'{fn.name}'")
+            params[name] = value
+        first_default = len(positional) - len(fn.defaults)
+        for index, name in enumerate(positional):
+            if name not in params:
+                if index < first_default:
+                    raise self.error(node, f"missing argument '{name}' in the call to "
+                                     f"'{fn.name}'")
+                params[name] = fn.defaults[index - first_default]
+        for name, default in zip(keyword_only, fn.kw_defaults):
+            if name not in params:
+                if default is None:
+                    raise self.error(node, f"missing argument '{name}' in the call to "
+                                     f"'{fn.name}'")
+                params[name] = default
+        return params
+
+
+def _is_operand(value: object) -> bool:
+    from autodiff.graph.ir import SliceSpec
+
+    if isinstance(value, tuple):
+        return all(_is_operand(v) for v in value)
+    return isinstance(value, (Value, Const, SliceSpec, LocalFunction))
+
+
+__all__ = ["CallsMixin", "LocalFunction", "UnsupportedSyntaxError"]

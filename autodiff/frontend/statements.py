@@ -1,0 +1,587 @@
+"""Statements with control flow: branches, loops, early exits, element updates.
+
+A branch or loop becomes a structured :class:`~autodiff.graph.ir.Region`. Names
+the statement rebinds become the region's results: the value after an ``if``
+(one per branch), the values a loop carries from one iteration to the next.
+
+``return``, ``break`` and ``continue`` inside compound statements set flags
+kept in the environment like variables (``<returned>``, ...). The statements
+after a compound statement that may have set one run under ``if not flag:``,
+and a loop ends as soon as ``break`` or ``return`` set their flag
+(``Region.until``). A function therefore always has a single exit.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autodiff.errors import UnsupportedSyntaxError
+from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value
+from autodiff.graph.shapes import LIST, token_of
+from autodiff.ops import OPS
+
+RETURNED = "<returned>"
+RESULT = "<return value>"
+BROKE = "<break>"
+CONTINUED = "<continue>"
+EXIT = "<exit>"
+_FLAGS = (RETURNED, BROKE, CONTINUED)
+# How the variables standing for these read in generated code.
+_HINTS = {RETURNED: "returned", RESULT: "result", BROKE: "broke", CONTINUED: "skipped",
+          EXIT: "stop"}
+
+
+def _hint(name: str) -> str:
+    return _HINTS.get(name, "" if name.startswith("<") else name)
+FALSE, TRUE = Const(False), Const(True)
+
+_MAX_LOOP_PASSES = 8
+
+
+class _Ambiguous:
+    """A name bound to different functions or modules on different paths."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _same(a: object, b: object) -> bool:
+    if a is b:
+        return True
+    return isinstance(a, Const) and isinstance(b, Const) and a == b
+
+
+def _floating(operand: Operand) -> bool:
+    if isinstance(operand, Value):
+        return operand.floating
+    return isinstance(operand, Const) and isinstance(operand.value, float)
+
+
+def _token(operand: Operand) -> object:
+    if operand is UNDEFINED:
+        return None
+    token = token_of(operand)
+    return token if token is not None else object()
+
+
+class StatementsMixin:
+    """Statement conversion for :class:`autodiff.frontend.convert.Converter`."""
+
+    # ----- statement lists and early exits -----
+
+    def body(self, stmts: list[ast.stmt]) -> None:
+        """Convert statements until one leaves; guard the rest when one may have left."""
+        for index, stmt in enumerate(stmts):
+            left = self.exit_state()
+            if left is TRUE:
+                return  # unreachable, as in Python
+            if left is not FALSE:
+                self.guarded(stmt, left, stmts[index:])
+                return
+            self.at(stmt)
+            self.statement(stmt, first=index == 0 and self.at_function_start)
+            self.at_function_start = False
+
+    def exit_state(self) -> Operand:
+        """TRUE, FALSE, or a runtime truth value: has a return/break/continue run?"""
+        dynamic = []
+        for flag in _FLAGS:
+            value = self.env.get(flag, FALSE)
+            if value is TRUE or (isinstance(value, Const) and value.value is True):
+                return TRUE
+            if isinstance(value, Value):
+                dynamic.append(value)
+        if not dynamic:
+            return FALSE
+        left = dynamic[0]
+        for value in dynamic[1:]:
+            left = self.builder.emit(OPS["truth_or"], (left, value))
+        return left
+
+    def guarded(self, stmt: ast.stmt, left: Operand, rest: list[ast.stmt]) -> None:
+        def run_rest():
+            for flag in _FLAGS:
+                if flag in self.env:
+                    self.env[flag] = FALSE
+            self.body(rest)
+
+        cond = self.emit(stmt, "truth_not", (left,))
+        self.branch(stmt, cond, run_rest, lambda: None)
+
+    def stmt_Return(self, stmt: ast.Return) -> None:
+        if stmt.value is None:
+            raise self.error(stmt, "the function returns None; it must return a number")
+        self.env[RESULT] = self.expr(stmt.value)
+        self.env[RETURNED] = TRUE
+        self.return_location = self.builder.loc
+
+    def stmt_Break(self, stmt: ast.Break) -> None:
+        self.env[BROKE] = TRUE
+
+    def stmt_Continue(self, stmt: ast.Continue) -> None:
+        self.env[CONTINUED] = TRUE
+
+    # ----- branches -----
+
+    def stmt_If(self, stmt: ast.If) -> None:
+        cond = self.expr(stmt.test)
+        self.branch(stmt, cond, lambda: self.body(stmt.body), lambda: self.body(stmt.orelse))
+
+    def branch(self, node: ast.AST, cond: Operand, then, orelse) -> None:
+        """Run ``then`` or ``orelse`` (callables converting code) under ``cond``."""
+        if isinstance(cond, Const):
+            (then if cond.value else orelse)()
+            return
+        if isinstance(cond, tuple):
+            (then if cond else orelse)()
+            return
+        before = self.env
+        blocks, envs = [], []
+        for convert in (then, orelse):
+            block = Block()
+            self.env = dict(before)
+            with self.builder.inside(block):
+                convert()
+            blocks.append(block)
+            envs.append(self.env)
+        self.env = dict(before)
+        outs = []
+        for name in dict.fromkeys([*envs[0], *envs[1]]):
+            a, b = envs[0].get(name, UNDEFINED), envs[1].get(name, UNDEFINED)
+            self.env[name] = self.merge(name, a, b, blocks, outs)
+        if outs:
+            self.builder.nodes.append(
+                Region("if", (cond,), outs, blocks, self.builder.loc, self.builder.phase))
+
+    def merge(self, name: str, a, b, blocks: list[Block], outs: list[Value]):
+        """The value of ``name`` after a branch that left it ``a`` or ``b``."""
+        if _same(a, b):
+            return a
+        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+            return tuple(self.merge(name, x, y, blocks, outs) for x, y in zip(a, b))
+        if not all(isinstance(v, (Value, Const)) for v in (a, b)) or any(
+            isinstance(v, Const) and v.path is not None for v in (a, b)
+        ):
+            return _Ambiguous(name)
+        out = Value(_hint(name))
+        tokens = [_token(v) for v in (a, b) if v is not UNDEFINED]
+        out.shape = tokens[0] if all(t is tokens[0] for t in tokens) else object()
+        out.floating = all(_floating(v) for v in (a, b) if v is not UNDEFINED)
+        self.builder.sources[out] = [a, b]
+        blocks[0].results.append(a)
+        blocks[1].results.append(b)
+        outs.append(out)
+        return out
+
+    def expr_IfExp(self, node: ast.IfExp) -> Operand:
+        return self.choose(node, self.expr(node.test), node.body, node.orelse)
+
+    def choose(self, node: ast.AST, cond: Operand, then: ast.expr, orelse: ast.expr) -> Operand:
+        key = f"<choice {id(node)}>"
+
+        def pick(branch):
+            return lambda: self.env.__setitem__(key, self.expr(branch))
+
+        self.branch(node, cond, pick(then), pick(orelse))
+        return self.env.pop(key)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Operand:
+        """``a and b`` is ``b if a else a``; ``b`` is only computed when it is needed."""
+        result = self.expr(node.values[0])
+        for item in node.values[1:]:
+            result = self.short_circuit(node, result, item, isinstance(node.op, ast.And))
+        return result
+
+    def short_circuit(self, node: ast.BoolOp, left: Operand, right: ast.expr, is_and: bool):
+        if isinstance(left, Const):
+            return self.expr(right) if bool(left.value) == is_and else left
+        block = Block()
+        saved = self.env
+        self.env = dict(saved)
+        with self.builder.inside(block):
+            value = self.expr(right)
+        self.env = saved
+        if not block.nodes:  # nothing to skip: a plain 'and' / 'or'
+            return self.emit(node, "truth_and" if is_and else "truth_or", (left, value))
+        key = f"<choice {id(node)}>"
+        taken, other = (lambda: self.env.__setitem__(key, self.expr(right)),
+                        lambda: self.env.__setitem__(key, left))
+        self.branch(node, left, *((taken, other) if is_and else (other, taken)))
+        return self.env.pop(key)
+
+    # ----- loops -----
+
+    def stmt_For(self, stmt: ast.For) -> None:
+        if stmt.orelse:
+            raise self.error(stmt, "'for ... else' is not supported in differentiated code")
+        iteration = self.iteration(stmt.iter)
+        if iteration[0] == "unroll":
+            for item in iteration[1]:
+                if self.exit_state() is not FALSE:
+                    raise self.error(stmt, "'break', 'continue' and 'return' inside a loop over "
+                                     "a tuple are not supported", hint="loop over a range")
+                self.assign(stmt.target, item)
+                self.body(stmt.body)
+            return
+        _, start, stop, step, reverse, element = iteration
+
+        def bind(index: Value) -> None:
+            self.assign(stmt.target, element(index))
+
+        self.loop(stmt, "for", stmt.body, (start, stop, step, Const(None)), bind=bind,
+                  target=stmt.target, reverse=reverse)
+
+    def stmt_While(self, stmt: ast.While) -> None:
+        if stmt.orelse:
+            raise self.error(stmt, "'while ... else' is not supported in differentiated code")
+        self.loop(stmt, "while", stmt.body, (), test=stmt.test)
+
+    def loop(self, stmt, kind: str, body: list[ast.stmt], header: tuple, *, bind=None,
+             target=None, reverse=False, test=None) -> None:
+        names = assigned_names(body, target)
+        exits = _exits(body)
+        appended = appended_names(body)
+        for name in appended:
+            self.env[name] = self.as_runtime_list(stmt, self.env.get(name, UNDEFINED))
+        if exits:
+            names = [*names, *(n for n in (RETURNED, RESULT) if n in exits)]
+            if RETURNED in exits or BROKE in exits:
+                names.append(EXIT)
+        init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
+        for name, value in zip(names, init):
+            if isinstance(value, _Ambiguous) or not isinstance(value, (Value, Const)):
+                raise self.error(stmt, f"'{name}' is changed by the loop but holds a "
+                                 "tuple or a function before it", hint="use an array")
+        tokens = [LIST if n in appended else _token(v) for n, v in zip(names, init)]
+        floating = [_floating(v) for v in init]
+        saved = self.env
+        for _ in range(_MAX_LOOP_PASSES):
+            blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
+                                               bind, test)
+            self.env = saved
+            changed = False
+            for j, result in enumerate(results):
+                if result is UNDEFINED or names[j] == EXIT:
+                    continue
+                if _token(result) is not tokens[j] and tokens[j] is not None:
+                    tokens[j] = None
+                    changed = True
+                if floating[j] and not _floating(result):
+                    floating[j], changed = False, True
+            if not changed:
+                break
+        outs = []
+        for name, token, is_float, start, result in zip(names, tokens, floating, init, results):
+            out = Value(_hint(name))
+            out.shape, out.floating = token if token is not None else object(), is_float
+            self.builder.sources[out] = [start, result]
+            outs.append(out)
+        region = Region(kind, (*header, *init), outs, blocks, self.builder.loc, self.builder.phase)
+        region.reverse = reverse
+        if EXIT in names:
+            region.until = names.index(EXIT)
+        self.builder.nodes.append(region)
+        for name, out in zip(names, outs):
+            if name != EXIT:
+                self.env[name] = out
+        for flag in (BROKE, CONTINUED):
+            self.env.pop(flag, None)
+
+    def loop_blocks(self, kind, names, init, tokens, floating, body, bind, test):
+        """One conversion of a loop's blocks under assumed shape tokens of the carried values."""
+
+        def params():
+            values = []
+            for name, token, is_float, start in zip(names, tokens, floating, init):
+                value = Value(_hint(name))
+                value.shape, value.floating = token if token is not None else object(), is_float
+                self.builder.sources[value] = [start]
+                values.append(value)
+            return values
+
+        def enter(carried):
+            self.env = dict(self.env)
+            for name, value in zip(names, carried):
+                if name in (RETURNED, EXIT):
+                    continue  # false at the start of every iteration that runs
+                self.env[name] = UNDEFINED if name == RESULT else value
+            for flag in _FLAGS:
+                self.env[flag] = FALSE
+
+        blocks = []
+        outer = self.env
+        if kind == "while":
+            carried = params()
+            cond_block = Block(carried)
+            enter(carried)
+            with self.builder.inside(cond_block):
+                cond_block.results = [self.expr(test)]
+            blocks.append(cond_block)
+            self.env = outer
+        carried = params()
+        index = None
+        if kind == "for":
+            index = Value("i")
+            index.shape = token_of(Const(0))
+        block = Block(([index] if index is not None else []) + carried)
+        enter(carried)
+        with self.builder.inside(block):
+            if bind is not None:
+                index.hint = ""
+                bind(index)  # the loop variable names the index when it is the index
+                index.hint = index.hint or "i"
+            self.body(body)
+            if EXIT in names:
+                self.env[EXIT] = self.exit_flags()
+            block.results = [self.env.get(name, UNDEFINED) for name in names]
+        blocks.append(block)
+        return blocks, block.results
+
+    def exit_flags(self) -> Operand:
+        """True when ``break`` or ``return`` ran in this iteration."""
+        flags = [self.env.get(f, FALSE) for f in (RETURNED, BROKE)]
+        dynamic = [f for f in flags if isinstance(f, Value)]
+        if any(isinstance(f, Const) and f.value is True for f in flags):
+            return TRUE
+        if not dynamic:
+            return FALSE
+        return dynamic[0] if len(dynamic) == 1 else self.builder.emit(
+            OPS["truth_or"], tuple(dynamic))
+
+    # ----- what a for loop runs over -----
+
+    def iteration(self, node: ast.expr):
+        """``("range", start, stop, step, reverse, element)`` or ``("unroll", items)``."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            callee = self.name(node.func) if node.func.id not in self.env else None
+            fn = callee.value if isinstance(callee, Const) else None
+            if fn is range:
+                parts = [self.expr(a) for a in node.args]
+                if not 1 <= len(parts) <= 3:
+                    raise self.error(node, "range() takes one to three arguments")
+                start, stop, step = ([Const(0), parts[0], Const(1)] if len(parts) == 1 else
+                                     [*parts, Const(1)] if len(parts) == 2 else parts)
+                return "range", start, stop, step, False, lambda index: index
+            if fn is reversed and len(node.args) == 1:
+                inner = self.iteration(node.args[0])
+                if inner[0] == "range" and inner[5](Const(0)) == Const(0):
+                    return (*inner[:4], not inner[4], inner[5])
+                if inner[0] == "unroll":
+                    return "unroll", inner[1][::-1]
+                raise self.error(node, "reversed() is supported over range() and arrays")
+            if fn is enumerate:
+                inner = self.iteration(node.args[0])
+                offset = self.expr(node.args[1]) if len(node.args) > 1 else Const(0)
+                if inner[0] == "unroll":
+                    return "unroll", [(Const(i), item) for i, item in enumerate(inner[1])]
+                count, element = self.counted(node.args[0], inner)
+                return ("range", Const(0), count, Const(1), False,
+                        lambda index: (self.emit(node, "add", (index, offset)), element(index)))
+            if fn is zip:
+                parts = [self.iteration(a) for a in node.args]
+                if all(p[0] == "unroll" for p in parts):
+                    return "unroll", list(zip(*(p[1] for p in parts)))
+                counted = [self.counted(a, p) for a, p in zip(node.args, parts)]
+                count = counted[0][0]
+                for other, _ in counted[1:]:
+                    count = self.emit(node, "minimum", (count, other))
+                return ("range", Const(0), count, Const(1), False,
+                        lambda index: tuple(element(index) for _, element in counted))
+        iterable = self.expr(node)
+        if isinstance(iterable, Const) and isinstance(iterable.value, (tuple, list)):
+            return "unroll", [Const(v) for v in iterable.value]
+        if isinstance(iterable, tuple):
+            return "unroll", list(iterable)
+        if isinstance(iterable, Value):
+            count = self.emit(node, "len", (iterable,))
+            op = "list_getitem" if iterable.shape is LIST else "getitem"
+            return ("range", Const(0), count, Const(1), False,
+                    lambda index: self.emit(node, op, (iterable, index)))
+        raise self.error(node, f"cannot loop over '{ast.unparse(node)}'",
+                         hint="loop over range(...), an array, a list, enumerate or zip")
+
+    def counted(self, node: ast.expr, iteration) -> tuple:
+        """``(length, element)`` of a range or array iteration, indexed from 0."""
+        _, start, stop, step, reverse, element = iteration
+        if reverse:
+            raise self.error(node, "reversed() inside enumerate() or zip() is not supported")
+        if start == Const(0) and step == Const(1):
+            return stop, element
+        span = self.emit(node, "len", (self.emit(node, "range_of", (start, stop, step)),))
+        return span, lambda index: element(
+            self.emit(node, "add", (start, self.emit(node, "multiply", (index, step)))))
+
+    # ----- element updates and lists -----
+
+    def assign_element(self, target: ast.Subscript, value: Operand) -> None:
+        """``out[i] = value`` on an array the function created."""
+        name, current = self.updatable(target, "element update")
+        index = self.index(target.slice)
+        self.env[name] = self.emit(target, "setitem", (current, index, value), hint=name)
+
+    def update_element(self, stmt: ast.AugAssign) -> None:
+        """``out[i] += value``: read, combine, write back."""
+        target = stmt.target
+        name, current = self.updatable(target, "element update")
+        index = self.index(target.slice)
+        old = self.emit(target, "getitem", (current, index))
+        new = self.binary(stmt, stmt.op, old, self.expr(stmt.value))
+        self.env[name] = self.emit(target, "setitem", (current, index, new), hint=name)
+
+    def updatable(self, target: ast.Subscript, what: str) -> tuple[str, Value]:
+        if not isinstance(target.value, ast.Name):
+            raise self.error(target, f"{what} of '{ast.unparse(target.value)}' is not supported",
+                             hint="update a named array: out[i, j] = ... rather than out[i][j]")
+        name = target.value.id
+        current = self.env.get(name)
+        if not isinstance(current, Value):
+            raise self.error(target, f"in-place update of '{name}', which is not an array "
+                             "created in this function", hint=_OWN_HINT)
+        if current.shape is LIST:
+            raise self.error(target, f"assigning to an element of the list '{name}' is not "
+                             "supported", hint="build the list with append, or use an array")
+        if not self.owns(current):
+            raise self.error(target, f"in-place update of '{name}', which is an argument or "
+                             "may share memory with one: the caller's array would change",
+                             hint=_OWN_HINT, kind=UnsupportedSyntaxError)
+        self.check_unshared(target, name, current)
+        return name, current
+
+    def check_unshared(self, node: ast.AST, name: str, current: Value) -> None:
+        family = self.same_array(current)
+        others = [n for n, v in self.env.items() if v in family and n != name
+                  and not n.startswith("<")]
+        if others:
+            raise self.error(node, f"in-place update of '{name}', which is also named "
+                             f"'{others[0]}': NumPy would change both, which differentiated "
+                             "code does not support",
+                             hint=f"make a copy first: {others[0]} = {name}.copy()")
+
+    def same_array(self, value: Value) -> set:
+        """Values that are the same array as ``value`` at run time (before updates)."""
+        family, todo = set(), [value]
+        while todo:
+            item = todo.pop()
+            if not isinstance(item, Value) or item in family:
+                continue
+            family.add(item)
+            todo.extend(self.builder.sources.get(item, ()))
+            node = item.node
+            if node is not None and not isinstance(node, Region) and node.op.name in (
+                    "setitem", "list_append"):
+                todo.append(node.args[0])
+        return family
+
+    def owns(self, value: Value) -> bool:
+        """Whether ``value`` is an array this function created and may update in place."""
+        seen, todo = set(), [value]
+        while todo:
+            item = todo.pop()
+            if item is UNDEFINED or isinstance(item, Const):
+                continue
+            if not isinstance(item, Value) or item in seen:
+                continue
+            seen.add(item)
+            if item in self.arguments:
+                return False
+            if item in self.builder.sources:
+                todo.extend(self.builder.sources[item])
+                continue
+            node = item.node
+            if node is None or isinstance(node, Region) or not node.op.fresh or (
+                    node.op.name in ("variable", "asarray", "astype")):
+                return False
+        return True
+
+    def append_to_list(self, call: ast.Call, name: str) -> None:
+        """``acc.append(v)``: a new list value with ``v`` at its end."""
+        if len(call.args) != 1 or call.keywords:
+            raise self.error(call, "append() takes exactly one argument")
+        current = self.as_runtime_list(call, self.env.get(name, UNDEFINED))
+        if current in self.arguments:
+            raise self.error(call, f"appending to the argument '{name}' would change the "
+                             "caller's list", hint=f"start a new list: {name} = list({name})")
+        self.env[name] = current
+        self.check_unshared(call, name, current)
+        item = self.expr(call.args[0])
+        self.env[name] = self.emit(call, "list_append", (current, item), hint=name)
+
+    def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
+        """A list built at run time from a list display (``acc = []``) or an existing list."""
+        if isinstance(value, Value) and value.shape is LIST:
+            return value
+        if isinstance(value, Const) and isinstance(value.value, tuple):
+            value = tuple(Const(v) for v in value.value)
+        if isinstance(value, tuple):
+            result = self.emit(node, "list_new", ())
+            for item in value:
+                result = self.emit(node, "list_append", (result, item))
+            return result
+        if value is UNDEFINED:
+            return value
+        raise self.error(node, "append() is supported on lists the function builds")
+
+
+_OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
+             "or build a new array")
+
+
+def _exits(body: list[ast.stmt]) -> set[str]:
+    """Flags a loop body may set that outlive one iteration."""
+    found = set()
+    for node in _walk_local(body, loops=False):
+        if isinstance(node, ast.Return):
+            found.update((RETURNED, RESULT))
+        elif isinstance(node, ast.Break):
+            found.add(BROKE)
+    return found
+
+
+def _walk_local(body: list[ast.stmt], loops: bool = True):
+    """AST nodes of a body, not entering nested functions, lambdas, comprehensions or
+    (with ``loops=False``) nested loops, whose break belongs to them."""
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                             ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            continue
+        if not loops and isinstance(node, (ast.For, ast.While)):
+            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list[str]:
+    """Names a loop body may rebind, in order of appearance (the loop carries them)."""
+    names: dict[str, None] = {}
+    nodes = list(_walk_local(body))
+    if target is not None:
+        nodes.extend(ast.walk(target))
+    for node in sorted(nodes, key=lambda n: (getattr(n, "lineno", 0),
+                                             getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names[node.id] = None
+        elif isinstance(node, ast.FunctionDef):
+            names[node.name] = None
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names[base.id] = None
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = None
+    return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+def appended_names(body: list[ast.stmt]) -> list[str]:
+    """Names of lists a body appends to (``acc.append(v)``)."""
+    names: dict[str, None] = {}
+    for node in _walk_local(body):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append" and isinstance(node.func.value, ast.Name)):
+            names[node.func.value.id] = None
+    return list(names)
+

@@ -1,0 +1,420 @@
+"""Reverse mode through branches and loops.
+
+- ``if``: the backward sweep takes the same branch (the condition is a forward
+  value) and runs that branch's adjoint code; the adjoints of values from
+  outside the branch come out of the backward ``if`` as its results.
+- loops: the backward sweep is a loop running the iterations in reverse
+  (``reversed(range(...))``, or ``range(count)`` for a ``while`` loop, whose
+  forward sweep counts its iterations). It carries the adjoints of the loop's
+  carried values and accumulates those of values from outside the loop.
+
+A backward loop body cannot read what the forward body computed: each
+iteration overwrote it. Each such value is, in order of preference,
+
+- the loop index, recomputed by the reversed range;
+- recomputed from what is available (``x[t]``, shapes, index arithmetic);
+- a carried value, restored from the *tape*: a plain list the forward body
+  pushes the old value onto before overwriting it, and the backward body pops;
+  when both the value before and after an iteration are needed, the one after
+  is the one restored by the previous backward iteration, so an RNN stores one
+  hidden state per step, not two;
+- any other value, pushed where the forward sweep computes it and popped at
+  the start of the matching backward block.
+"""
+
+from __future__ import annotations
+
+from autodiff.graph.ir import (
+    Block,
+    Const,
+    Node,
+    Operand,
+    Region,
+    Value,
+    defined_values,
+    map_operand,
+    operand_values,
+    reads,
+)
+from autodiff.graph.shapes import SCALAR
+from autodiff.ops import OPS
+
+# Ops cheap enough to recompute in the backward sweep instead of storing.
+_RECOMPUTE = {"getitem", "transpose", "reshape", "expand_dims", "squeeze", "swapaxes",
+              "moveaxis", "shape", "len", "ndim", "size", "range_of", "variable"}
+_SCALAR_ARITHMETIC = {"add", "subtract", "multiply", "floor_divide", "remainder", "negative",
+                      "minimum", "maximum", "less", "less_equal", "greater", "greater_equal",
+                      "equal", "not_equal", "truth_not", "truth_and", "truth_or",
+                      "logical_not", "logical_and", "logical_or"}
+
+
+def _zeros_like(builder, value: Operand) -> Value:
+    zeros = builder.emit(OPS["zeros_like"], OPS["zeros_like"].bind((value,), {}))
+    zeros.shape, zeros.floating = getattr(value, "shape", zeros.shape), True
+    return zeros
+
+
+def _as_adjoint(value: Operand, primal: Value) -> Operand:
+    if isinstance(value, Value) and value.adjoint_of is None and not value.hint:
+        value.adjoint_of, value.shape, value.floating = primal, primal.shape, True
+    return value
+
+
+class ControlFlowReverser:
+    """Builds the backward sweep of regions; ``reverse_nodes`` handles a block."""
+
+    def __init__(self, reverser) -> None:
+        self.reverser = reverser  # autodiff.transforms.reverse._Reverser
+        self.builder = reverser.builder
+        self.rev_block_of: dict[int, Block] = {}  # id(forward block) -> its backward block
+
+    # ----- if -----
+
+    def reverse_if(self, region: Region, adjoints) -> None:
+        incoming = {j: adjoints.total(out) for j, out in enumerate(region.outs)
+                    if out in adjoints}
+        if not incoming:
+            return
+        builder = self.builder
+        sweeps = []
+        for block in region.blocks:
+            backward = Block()
+            self.rev_block_of[id(block)] = backward
+            local = self.reverser.new_adjoints()
+            with builder.inside(backward):
+                for j, g in incoming.items():
+                    result = block.results[j]
+                    if isinstance(result, Value) and result in self.reverser.active:
+                        local.add(result, g, set())
+                self.reverser.reverse_nodes(block.nodes, local)
+            inside = defined_values([block])
+            sweeps.append((backward, local, inside))
+        targets = list(dict.fromkeys(
+            v for _, local, inside in sweeps for v in local.parts if v not in inside))
+        if not targets:
+            return
+        priors = {x: adjoints.total(x) for x in targets if x in adjoints}
+        for backward, local, _ in sweeps:
+            with builder.inside(backward):
+                for x in targets:
+                    if x in local:
+                        if x in priors:
+                            local.add(x, priors[x], set(), first=True)
+                        backward.results.append(local.total(x))
+                    else:
+                        backward.results.append(priors[x] if x in priors
+                                                else _zeros_like(builder, x))
+        outs = []
+        for x in targets:
+            out = Value(adjoint_of=x)
+            out.shape, out.floating = x.shape, True
+            outs.append(out)
+            adjoints.parts[x] = [out]
+        builder.nodes.append(Region("if", region.args[:1], outs, [b for b, _, _ in sweeps],
+                                    region.loc, "backward"))
+
+    # ----- loops -----
+
+    def reverse_loop(self, region: Region, adjoints) -> None:
+        builder, active = self.builder, self.reverser.active
+        carried = region.carried()
+        slots = [j for j, (out, param) in enumerate(zip(region.outs, carried))
+                 if out in active or param in active]
+        if not any(region.outs[j] in adjoints for j in slots):
+            return
+        incoming = {j: (adjoints.total(region.outs[j]) if region.outs[j] in adjoints
+                        else _zeros_like(builder, region.outs[j])) for j in slots}
+        count = self.iteration_count(region)
+        body = region.body
+        index = body.params[0] if region.kind == "for" else None
+        rev_index = Value(index.hint if index is not None else "")
+        rev_index.shape = SCALAR
+        d_carried = {}
+        for j in slots:
+            d = Value(adjoint_of=region.outs[j])
+            d.shape, d.floating = region.outs[j].shape, True
+            d_carried[j] = d
+        backward = Block([rev_index, *d_carried.values()])
+        self.rev_block_of[id(body)] = backward
+        local = self.reverser.new_adjoints()
+        with builder.inside(backward):
+            for j, d in d_carried.items():
+                result = body.results[j]
+                if isinstance(result, (Value,)) and result in active:
+                    local.add(result, d, set())
+            self.reverser.reverse_nodes(body.nodes, local)
+            for j, d in d_carried.items():
+                param = carried[j]
+                backward.results.append(local.total(param) if param in local
+                                        else _zeros_like(builder, d))
+        inside = defined_values(region.blocks)
+        targets = [v for v in local.parts if v not in inside]
+        init = [incoming[j] for j in slots]
+        outs = [Value(adjoint_of=carried[j]) for j in slots]
+        for x in targets:
+            accumulator = Value(adjoint_of=x)
+            accumulator.shape, accumulator.floating = x.shape, True
+            backward.params.append(accumulator)
+            init.append(adjoints.total(x) if x in adjoints else _zeros_like(builder, x))
+            with builder.inside(backward):
+                local.add(x, accumulator, set(), first=True)
+                backward.results.append(local.total(x))
+            outs.append(Value(adjoint_of=x))
+        for out in outs:
+            out.shape, out.floating = out.adjoint_of.shape, True
+        restored = _Tape(self, region, backward, rev_index).localize()
+        for param, start, result in restored:
+            backward.params.append(param)
+            init.append(start)
+            backward.results.append(result)
+            outs.append(Value(param.hint))
+        if region.kind == "for":
+            start, stop, step = region.args[:3]
+            head = (start, stop, step, count if count is not None else Const(None))
+        else:
+            head = (Const(0), count, Const(1), Const(None))
+        sweep = Region("for", (*head, *init), outs, [backward], region.loc, "backward")
+        sweep.reverse = region.kind == "for" and not region.reverse
+        builder.nodes.append(sweep)
+        for j, out in zip(slots, outs):
+            start = region.init[j]
+            if isinstance(start, Value) and start in active:
+                adjoints.add(start, out, set())
+        for x, out in zip(targets, outs[len(slots):]):
+            adjoints.parts[x] = [out]
+
+    def iteration_count(self, region: Region) -> Value | None:
+        """How many iterations ran: counted by the forward loop when it can stop early."""
+        if region.kind == "for" and region.until is None:
+            return None
+        counter = Value("count")
+        counter.shape = SCALAR
+        start = Const(0)
+        body = region.body
+        params = []
+        for block in region.blocks:
+            param = Value("count")
+            param.shape = SCALAR
+            block.params.append(param)
+            params.append(param)
+        builder = self.builder
+        saved = builder.phase, builder.loc
+        builder.phase, builder.loc = "forward", region.loc
+        with builder.inside(body):
+            step = builder.emit(OPS["add"], (params[-1], Const(1)), hint="count")
+        builder.phase, builder.loc = saved
+        body.results.append(step)
+        region.args = (*region.args, start)
+        region.outs.append(counter)
+        counter.node = region
+        return counter
+
+
+class _Tape:
+    """Makes a backward loop body read only what it can: see the module docstring."""
+
+    def __init__(self, control: ControlFlowReverser, region: Region, backward: Block,
+                 rev_index: Value) -> None:
+        self.control = control
+        self.builder = control.builder
+        self.region = region
+        self.backward = backward
+        self.rev_index = rev_index
+        self.inside = defined_values(region.blocks)
+        self.replacement: dict[Value, Operand] = {}
+        self.prologues: dict[int, list[Node]] = {}
+        self.where: dict[Value, tuple[Block, int]] = {}
+        self._locate(region.blocks)
+
+    def _locate(self, blocks: list[Block]) -> None:
+        """The forward block defining each value, and its position there."""
+        for block in blocks:
+            for param in block.params:
+                self.where[param] = (block, -1)
+            for position, node in enumerate(block.nodes):
+                for out in node.outs:
+                    self.where[out] = (block, position)
+                if isinstance(node, Region) and node.kind == "if":
+                    self._locate(node.blocks)
+
+    def localize(self) -> list[tuple[Value, Operand, Operand]]:
+        """Rewrite the backward body; return the restored-state slots it needs."""
+        region, body = self.region, self.region.body
+        needed = [v for v in dict.fromkeys(reads([self.backward])) if v in self.inside]
+        if not needed:
+            return []
+        carried = region.carried()
+        slots = []
+        if region.kind == "for":
+            self.replacement[body.params[0]] = self.rev_index
+        for j, param in enumerate(carried):
+            result = body.results[j]
+            after = isinstance(result, Value) and result in self.inside and result in needed
+            if param in needed and after and result is not param:
+                popped = self.push_pop(param)
+                state = Value(param.hint)
+                state.shape, state.floating = result.shape, result.floating
+                self.replacement[result] = state
+                slots.append((state, region.outs[j], popped))
+        witnesses = self.shape_witnesses(needed)
+        for value in needed:
+            if value not in witnesses:
+                self.available(value, push=True)
+        for value, shape in witnesses.items():
+            self.available(shape, push=True)
+        self.substitute()
+        for block_id, prologue in self.prologues.items():
+            target = self.backward if block_id == id(body) else self.control.rev_block_of[
+                block_id]
+            target.nodes[:0] = prologue
+        return slots
+
+    def shape_witnesses(self, needed: list[Value]) -> dict[Value, Value]:
+        """Values the backward body reads only for their shape (``unbroadcast(g, x)``,
+        ``np.shape(x)``): the forward body keeps their shape, not the array."""
+        readers: dict[Value, list] = {}
+        for node in _nodes(self.backward):
+            for position, arg in enumerate(node.args):
+                for value in operand_values(arg):
+                    readers.setdefault(value, []).append((node, position))
+        for value in _result_reads(self.backward):
+            readers.setdefault(value, []).append((None, -1))
+        witnesses = {}
+        for value in needed:
+            if value in self.replacement or not isinstance(value.node, Node):
+                continue
+            uses = readers.get(value, [])
+            if not uses or not all(_reads_shape(node, position) for node, position in uses):
+                continue
+            shape = Value(f"{value.hint}_shape" if value.hint else "")
+            shape.shape = object()
+            self.insert_after(value, Node(OPS["shape"], (value,), shape, value.node.loc,
+                                          "forward"))
+            for node, _ in uses:
+                if node.op.name == "unbroadcast":
+                    node.op, node.args = OPS["unbroadcast_to"], (node.args[0], shape)
+                else:
+                    self.replacement[node.out] = shape
+            witnesses[value] = shape
+        return witnesses
+
+    def insert_after(self, value: Value, node: Node) -> None:
+        """Insert a forward node right after the definition of ``value``."""
+        block, position = self.where[value]
+        block.nodes.insert(position + 1, node)
+        for other, (where_block, where_position) in self.where.items():
+            if where_block is block and where_position > position:
+                self.where[other] = (where_block, where_position + 1)
+        for out in node.outs:
+            self.where[out] = (block, position + 1)
+            self.inside.add(out)
+
+    def available(self, value: Value, push: bool) -> Operand | None:
+        """The backward body's stand-in for ``value``; None when it would need a push
+        and ``push`` is false."""
+        if value not in self.inside:
+            return value
+        if value in self.replacement:
+            return self.replacement[value]
+        node = value.node
+        if isinstance(node, Node) and self.recomputable(node):
+            args = []
+            for arg in node.args:
+                mapped = self.map_operand(arg)
+                if mapped is None:
+                    break
+                args.append(mapped)
+            else:
+                return self.recompute(value, node, tuple(args))
+        if not push:
+            return None
+        return self.push_pop(value)
+
+    def map_operand(self, operand: Operand) -> Operand | None:
+        missing = []
+
+        def stand_in(value: Value) -> Value:
+            found = self.available(value, push=False)
+            if found is None:
+                missing.append(value)
+                return value
+            return found
+
+        mapped = map_operand(operand, stand_in)
+        return None if missing else mapped
+
+    @staticmethod
+    def recomputable(node: Node) -> bool:
+        if node.op.effect or node.op.statement:
+            return False
+        if node.op.name in _RECOMPUTE:
+            return True
+        return node.op.name in _SCALAR_ARITHMETIC and node.out.shape is SCALAR
+
+    def recompute(self, value: Value, node: Node, args: tuple) -> Value:
+        copy = Value(value.hint)
+        copy.shape, copy.floating = value.shape, value.floating
+        block, _ = self.where[value]
+        self.prologues.setdefault(id(block), []).append(
+            Node(node.op, args, copy, node.loc, "backward"))
+        self.replacement[value] = copy
+        return copy
+
+    def push_pop(self, value: Value) -> Value:
+        """Push ``value`` where the forward sweep defines it; pop it in the matching
+        backward block."""
+        block, _ = self.where[value]
+        tape = Value(f"{value.hint}_stack" if value.hint else "tape")
+        self.builder.graph.nodes.insert(0, Node(OPS["tape_new"], (), tape, None, "forward"))
+        push = Node(OPS["tape_push"], (tape, value), Value(), self.region.loc, "forward")
+        self.insert_after(value, push)
+        popped = Value(value.hint)
+        popped.shape, popped.floating = value.shape, value.floating
+        self.prologues.setdefault(id(block), []).append(
+            Node(OPS["tape_pop"], (tape,), popped, self.region.loc, "backward"))
+        self.replacement[value] = popped
+        return popped
+
+    def substitute(self) -> None:
+        def stand_in(value: Value) -> Operand:
+            return self.replacement.get(value, value)
+
+        def visit(block: Block) -> None:
+            for node in block.nodes:
+                node.args = tuple(map_operand(a, stand_in) for a in node.args)
+                if isinstance(node, Region):
+                    for inner in node.blocks:
+                        visit(inner)
+            block.results = [map_operand(r, stand_in) for r in block.results]
+
+        visit(self.backward)
+        for prologue in self.prologues.values():
+            for node in prologue:
+                node.args = tuple(map_operand(a, stand_in) for a in node.args)
+
+
+def _nodes(block: Block):
+    for node in block.nodes:
+        yield node
+        if isinstance(node, Region):
+            for inner in node.blocks:
+                yield from _nodes(inner)
+
+
+def _result_reads(block: Block):
+    for result in block.results:
+        yield from operand_values(result)
+    for node in block.nodes:
+        if isinstance(node, Region):
+            for inner in node.blocks:
+                yield from _result_reads(inner)
+
+
+def _reads_shape(node, position: int) -> bool:
+    """Whether argument ``position`` of ``node`` is read for its shape alone."""
+    if node is None or isinstance(node, Region):
+        return False
+    return (node.op.name == "unbroadcast" and position == 1) or node.op.name == "shape"
+
+
+__all__ = ["ControlFlowReverser"]
