@@ -78,13 +78,22 @@ def autograd_gradient(case: Case) -> GradientFunction:
 
 
 def jax_gradient(case: Case) -> GradientFunction:
-    """`jax.jit(jax.grad(...))` in float64, blocking until the result is ready."""
+    """`jax.jit(jax.grad(...))` in float64, blocking until the result is ready.
+
+    A function whose Python control flow reads array values (a `while` on a
+    norm) cannot be traced by `jax.jit`; it gets `jax.grad` alone, which runs
+    that control flow eagerly.
+    """
     jax = importlib.import_module("jax")
     jax.config.update("jax_enable_x64", True)
     func = with_numpy_module(case.func, importlib.import_module("jax.numpy"))
     indices = wrt_indices(case.func, case.wrt)
     argnums = indices if isinstance(case.wrt, tuple) else indices[0]
     compiled = jax.jit(jax.grad(func, argnums=argnums))
+    try:
+        compiled(*case.make_args())
+    except jax.errors.ConcretizationTypeError:
+        compiled = jax.grad(func, argnums=argnums)
 
     def gradient(*args: Any) -> Any:
         return jax.block_until_ready(compiled(*args))

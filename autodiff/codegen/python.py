@@ -230,6 +230,17 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
             owned.add(node.out)
     owned -= pushed
 
+    # A value flowing into a region without dying there is read under two names
+    # (``h_1 = h``): an update through one would change the other.
+    for region in regions:
+        position = layout.position[region]
+        sources = [(v, position) for v in region.init] + [
+            (r, layout.block_end[id(b)]) for b in region.blocks
+            if region.kind != "while" or b is region.body for r in b.results]
+        for value, where in sources:
+            if isinstance(value, Value) and not layout.dead_after(value, where):
+                owned.discard(value)
+
     def flows_in(value, position) -> bool:
         return isinstance(value, Value) and value in owned and layout.dead_after(value, position)
 
@@ -330,8 +341,7 @@ class _Writer:
         return lines
 
     def nested(self, nodes: list, extra: list[str]) -> list[str]:
-        lines = self.block(nodes) + extra
-        return ["    " + line for line in (lines or ["pass"])]
+        return _indent(self.block(nodes) + extra)
 
     def copies(self, targets: list[Value], values: list[Operand]) -> list[str]:
         """``name = value`` for each result not already in its variable, all at once."""
@@ -360,7 +370,9 @@ class _Writer:
             flag = ast.Name(self.names[carried[region.until]], ast.Load())
             ending.append(_source(ast.If(flag, [ast.Break()], [])))
         if region.kind == "for":
-            header = f"for {self.names[body.params[0]] or '_'} in {self.range_text(region)}:"
+            index = body.params[0]
+            name = self.names[index] if self.layout.last.get(index, -1) >= 0 else "_"
+            header = f"for {name} in {self.range_text(region)}:"
             return [*lines, header, *self.nested(body.nodes, ending)]
         cond = region.blocks[0]
         test = self.expression(cond)
@@ -368,8 +380,8 @@ class _Writer:
             return [*lines, f"while {_source(test)}:", *self.nested(body.nodes, ending)]
         stop = ast.If(ast.UnaryOp(ast.Not(), self.render.operand(cond.results[0])),
                       [ast.Break()], [])
-        inner = ["    " + line for line in self.block(cond.nodes) + [_source(stop)]]
-        return [*lines, "while True:", *inner, *self.nested(body.nodes, ending)[0 if inner else 0:]]
+        inner = _indent(self.block(cond.nodes) + [_source(stop)])
+        return [*lines, "while True:", *inner, *self.nested(body.nodes, ending)]
 
     def range_text(self, region: Region) -> str:
         start, stop, step, count = (self.render.operand(a) for a in region.args[:4])
@@ -388,10 +400,10 @@ class _Writer:
         else_lines = self.block(orelse.nodes) + self.copies(region.outs, orelse.results)
         if not then_lines:
             negated = _source(ast.UnaryOp(ast.Not(), cond))
-            return [f"if {negated}:", *("    " + line for line in else_lines)]
-        lines = [f"if {_source(cond)}:", *("    " + line for line in then_lines)]
+            return [f"if {negated}:", *_indent(else_lines)]
+        lines = [f"if {_source(cond)}:", *_indent(then_lines)]
         if else_lines:
-            lines += ["else:", *("    " + line for line in else_lines)]
+            lines += ["else:", *_indent(else_lines)]
         return lines
 
     def expression(self, block: Block) -> ast.expr | None:
@@ -415,6 +427,11 @@ class _Writer:
         test = self.render.operand(block.results[0])
         self.render.expressions = saved
         return test
+
+
+def _indent(lines: list[str]) -> list[str]:
+    """A block's lines one level in (``pass`` for an empty block)."""
+    return ["    " + line for chunk in (lines or ["pass"]) for line in chunk.splitlines()]
 
 
 def _is_literal(operand: Operand, number: int) -> bool:
@@ -474,34 +491,44 @@ def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> lis
 
 
 def _releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) -> dict:
-    """Arrays to ``del`` after each top-level statement: the last one that reads them.
+    """Variables to ``del`` after each top-level statement: the last one reading them.
 
     Without this every temporary lives until the function returns, and each
     new array lands in fresh memory; large inputs then spend more time in page
-    faults than in arithmetic.
+    faults than in arithmetic. Only values the function body itself defines
+    are released, when no other value of the same variable is still needed.
     """
     spans = [(layout.position[n], layout.end.get(n, layout.position[n]), n) for n in graph.nodes]
+    by_name: dict[str, list[Value]] = {}
+    for node in walk(graph.nodes):
+        values = list(node.outs)
+        if isinstance(node, Region):
+            values += [p for block in node.blocks for p in block.params]
+        for value in values:
+            if names.get(value):
+                by_name.setdefault(names[value], []).append(value)
+    params = {names[p] for p in graph.params}
     releases: dict[object, list[str]] = {}
     for node in graph.nodes:
+        if isinstance(node, Node) and (node.op.nondiff_output or node.op.inline
+                                       or node.op.statement):
+            continue  # numbers and shape tuples: nothing worth freeing
         for value in node.outs:
-            last = layout.last.get(value, -1)
-            if last == math.inf or last < 0 or not names.get(value):
+            name, last = names.get(value), layout.last.get(value, -1)
+            if not name or name in params or value.shape is SCALAR or last in (math.inf, -1):
                 continue
-            if isinstance(node, Node) and (value.shape is SCALAR or node.op.nondiff_output
-                                           or node.op.inline or node.op.statement):
-                continue  # numbers and shape tuples: nothing worth freeing
-            if value.shape is SCALAR:
-                continue
+            if any(other is not value and layout.defined.get(other, -1) < last
+                   < layout.last.get(other, -1) for other in by_name[name]):
+                continue  # the variable still holds a value someone reads
             holder = next((n for start, end, n in spans if start <= last <= end), None)
             if holder is None or holder is node:
                 continue
-            if isinstance(holder, Node) and (in_place(holder) is value
-                                              or names.get(holder.out) == names[value]):
+            if any(names.get(out) == name for out in holder.outs):
                 continue  # the name lives on in the next value
-            if isinstance(holder, Region) and any(names.get(o) == names[value]
-                                                   for o in holder.outs):
+            if isinstance(holder, Node) and in_place(holder) is not None and names.get(
+                    in_place(holder)) == name:
                 continue
-            releases.setdefault(holder, []).append(names[value])
+            releases.setdefault(holder, []).append(name)
     return {holder: sorted(set(items)) for holder, items in releases.items()}
 
 

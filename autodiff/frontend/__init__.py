@@ -38,6 +38,7 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
             closure[name] = _EMPTY_CELL
     converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure)
     converter.env.update(zip(names, params))
+    converter.arguments = set(params)
     graph.outputs = [converter.run(tree.body)]
     graph.return_location = converter.return_location
     return graph, source

@@ -26,8 +26,9 @@ from autodiff.frontend.statements import (
     RETURNED,
     StatementsMixin,
     _Ambiguous,
+    assigned_names,
 )
-from autodiff.graph.ir import UNDEFINED, Const, Location, Operand, SliceSpec, Value
+from autodiff.graph.ir import UNDEFINED, Const, Location, Node, Operand, SliceSpec, Value
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
 
@@ -116,6 +117,8 @@ class Converter(StatementsMixin, CallsMixin):
     def run(self, body: list[ast.stmt]) -> Operand:
         """Convert the statements of a function body; return the operand it returns."""
         self.env.setdefault(RETURNED, FALSE)
+        for name in assigned_names(body):  # local names, unbound until assigned (as in Python)
+            self.env.setdefault(name, UNDEFINED)
         self.at_function_start = True
         self.body(body)
         if self.env[RETURNED] is FALSE or self.env[RETURNED] == FALSE:
@@ -158,6 +161,8 @@ class Converter(StatementsMixin, CallsMixin):
             if isinstance(stmt.value, ast.Constant) and (first or stmt.value.value is Ellipsis):
                 return  # docstring or '...'
             call = stmt.value
+            if isinstance(call, (ast.Yield, ast.YieldFrom, ast.Await)):
+                self.expr(call)  # reports the construct
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and call.func.attr == "append" and isinstance(call.func.value, ast.Name)):
                 self.append_to_list(call, call.func.value.id)
@@ -177,7 +182,7 @@ class Converter(StatementsMixin, CallsMixin):
         if not isinstance(current, Value):
             return
         others = [n for n, v in self.env.items() if v is current and n != name]
-        view = current.node is not None and not current.node.op.fresh
+        view = isinstance(current.node, Node) and not current.node.op.fresh
         if others or view:
             seen_by = f"also named '{others[0]}'" if others else "possibly a view of another array"
             raise self.error(
@@ -412,8 +417,8 @@ class Converter(StatementsMixin, CallsMixin):
             if name in scope.env:
                 value = scope.env[name]
                 if value is UNDEFINED:
-                    raise self.error(node, f"'{name}' is used before it is given a value on "
-                                     "some path through the code", kind=UnknownFunctionError)
+                    raise self.error(node, f"'{name}' is used before it is given a value",
+                                     hint="assign it first on every path that reaches here")
                 if isinstance(value, _Ambiguous):
                     raise self.error(node, f"'{name}' names different functions on different "
                                      "paths through the code")

@@ -135,7 +135,7 @@ class StatementsMixin:
         if isinstance(cond, tuple):
             (then if cond else orelse)()
             return
-        before = self.env
+        before, loc = self.env, self.builder.loc
         blocks, envs = [], []
         for convert in (then, orelse):
             block = Block()
@@ -149,9 +149,9 @@ class StatementsMixin:
         for name in dict.fromkeys([*envs[0], *envs[1]]):
             a, b = envs[0].get(name, UNDEFINED), envs[1].get(name, UNDEFINED)
             self.env[name] = self.merge(name, a, b, blocks, outs)
+        self.builder.loc = loc
         if outs:
-            self.builder.nodes.append(
-                Region("if", (cond,), outs, blocks, self.builder.loc, self.builder.phase))
+            self.builder.nodes.append(Region("if", (cond,), outs, blocks, loc, self.builder.phase))
 
     def merge(self, name: str, a, b, blocks: list[Block], outs: list[Value]):
         """The value of ``name`` after a branch that left it ``a`` or ``b``."""
@@ -238,6 +238,7 @@ class StatementsMixin:
 
     def loop(self, stmt, kind: str, body: list[ast.stmt], header: tuple, *, bind=None,
              target=None, reverse=False, test=None) -> None:
+        loc = self.builder.loc
         names = assigned_names(body, target)
         exits = _exits(body)
         appended = appended_names(body)
@@ -276,7 +277,8 @@ class StatementsMixin:
             out.shape, out.floating = token if token is not None else object(), is_float
             self.builder.sources[out] = [start, result]
             outs.append(out)
-        region = Region(kind, (*header, *init), outs, blocks, self.builder.loc, self.builder.phase)
+        self.builder.loc = loc
+        region = Region(kind, (*header, *init), outs, blocks, loc, self.builder.phase)
         region.reverse = reverse
         if EXIT in names:
             region.until = names.index(EXIT)
@@ -497,14 +499,15 @@ class StatementsMixin:
         """``acc.append(v)``: a new list value with ``v`` at its end."""
         if len(call.args) != 1 or call.keywords:
             raise self.error(call, "append() takes exactly one argument")
+        if self.env.get(name) in self.arguments:
+            raise self.error(call, f"in-place update of '{name}', an argument: append() would "
+                             "change the caller's list",
+                             hint=f"append to a list of your own: {name} = list({name})")
         current = self.as_runtime_list(call, self.env.get(name, UNDEFINED))
-        if current in self.arguments:
-            raise self.error(call, f"appending to the argument '{name}' would change the "
-                             "caller's list", hint=f"start a new list: {name} = list({name})")
         self.env[name] = current
         self.check_unshared(call, name, current)
         item = self.expr(call.args[0])
-        self.env[name] = self.emit(call, "list_append", (current, item), hint=name)
+        self.env[name] = self.emit(call, "list_append", (current, item), hint=_hint(name))
 
     def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
         """A list built at run time from a list display (``acc = []``) or an existing list."""

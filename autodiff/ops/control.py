@@ -65,11 +65,11 @@ list_append.inplace_copy = "list(lst)"
 @list_append.defvjp
 def _(g, ans, lst, item):
     # The backward sweep takes the adjoints off the end of the list, as appends added them.
-    last = list_pop(g)
+    last = runtime.pop_last(g)
     return g, last
 
 
-@defop("list_pop", "lst.pop()", fresh=False, floating="always")
+@defop("list_pop", "lst.pop()", aliases=(runtime.pop_last,), fresh=False, floating="always")
 def list_pop(lst): ...
 
 

@@ -298,6 +298,11 @@ def zero_at(g, index):
     return g
 
 
+def pop_last(items):
+    """Remove and return the last item of a list (the adjoint of the last append)."""
+    return items.pop()
+
+
 def add_lists(a, b):
     """Element-wise sum of two lists of adjoints."""
     return [x + y for x, y in zip(a, b)]

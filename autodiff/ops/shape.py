@@ -7,6 +7,7 @@ import builtins
 import numpy as np
 
 from autodiff.graph.ir import Const, is_constant
+from autodiff.graph.shapes import LIST
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, alias, defop
 
@@ -134,7 +135,7 @@ def _(g, ans, arrays, axis):
 
 
 def _array_call(object, dtype=None):
-    if isinstance(object, tuple):
+    if isinstance(object, tuple) or getattr(object, "shape", None) is LIST:
         if dtype is not None and not _is_none(dtype):
             raise TypeError("dtype is not supported when building an array from a list")
         return OPS["stack"], {"arrays": object}
@@ -248,6 +249,11 @@ _constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, 
 _constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye)
 _constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange)
 _constructor("linspace", lambda start, stop, num=50, endpoint=True: None, np.linspace)
+
+# New arrays the code may fill in place: two of them are never the same array.
+for _name in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye", "arange",
+              "linspace"):
+    OPS[_name].distinct = True
 
 
 def _is_none(operand) -> bool:

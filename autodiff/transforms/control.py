@@ -176,12 +176,12 @@ class ControlFlowReverser:
         sweep = Region("for", (*head, *init), outs, [backward], region.loc, "backward")
         sweep.reverse = region.kind == "for" and not region.reverse
         builder.nodes.append(sweep)
+        for x, out in zip(targets, outs[len(slots):]):
+            adjoints.parts[x] = [out]
         for j, out in zip(slots, outs):
             start = region.init[j]
             if isinstance(start, Value) and start in active:
                 adjoints.add(start, out, set())
-        for x, out in zip(targets, outs[len(slots):]):
-            adjoints.parts[x] = [out]
 
     def iteration_count(self, region: Region) -> Value | None:
         """How many iterations ran: counted by the forward loop when it can stop early."""
@@ -366,7 +366,8 @@ class _Tape:
         block, _ = self.where[value]
         tape = Value(f"{value.hint}_stack" if value.hint else "tape")
         self.builder.graph.nodes.insert(0, Node(OPS["tape_new"], (), tape, None, "forward"))
-        push = Node(OPS["tape_push"], (tape, value), Value(), self.region.loc, "forward")
+        loc = value.node.loc if isinstance(value.node, Node) else self.region.loc
+        push = Node(OPS["tape_push"], (tape, value), Value(), loc, "forward")
         self.insert_after(value, push)
         popped = Value(value.hint)
         popped.shape, popped.floating = value.shape, value.floating

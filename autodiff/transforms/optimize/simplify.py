@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import Block, Const, Graph, Operand, Region, Value, map_operand, walk
-from autodiff.graph.shapes import SCALAR, token_of
+from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import OPS
 
 _SHAPE_QUERIES = ("shape", "size", "ndim", "len", "reduced_size", "unbroadcast")
@@ -162,7 +162,7 @@ def simplify(graph: Graph) -> Graph:
             if node.op.name in _SHAPE_QUERIES:
                 query = -1 if node.op.name == "unbroadcast" else 0  # unbroadcast reads x's shape
                 shaped = node.args[query]
-                if isinstance(shaped, Value):
+                if isinstance(shaped, Value) and shaped.shape is not LIST:
                     args = list(node.args)
                     args[query] = earliest.get(id(shaped.shape), shaped)
                     node.args = tuple(args)
