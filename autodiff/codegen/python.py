@@ -336,7 +336,7 @@ class _Writer:
             else:
                 lines.extend(_statements(node, self.names[node.out],
                                          self.in_place(node) is not None, self.render))
-            if top and self.releases.get(node):
+            if self.releases.get(node):
                 lines.append(f"del {', '.join(self.releases[node])}")
         return lines
 
@@ -491,14 +491,14 @@ def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> lis
 
 
 def _releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) -> dict:
-    """Variables to ``del`` after each top-level statement: the last one reading them.
+    """Variables to ``del`` after a statement: the last one of its block reading them.
 
-    Without this every temporary lives until the function returns, and each
-    new array lands in fresh memory; large inputs then spend more time in page
-    faults than in arithmetic. Only values the function body itself defines
-    are released, when no other value of the same variable is still needed.
+    Without this every temporary lives until the function returns (or, in a
+    loop, until the next iteration replaces it), and each new array lands in
+    fresh memory; large inputs then spend more time in page faults than in
+    arithmetic. A value is released in the block that defines it, once no other
+    value of the same variable is still needed.
     """
-    spans = [(layout.position[n], layout.end.get(n, layout.position[n]), n) for n in graph.nodes]
     by_name: dict[str, list[Value]] = {}
     for node in walk(graph.nodes):
         values = list(node.outs)
@@ -509,26 +509,33 @@ def _releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) -
                 by_name.setdefault(names[value], []).append(value)
     params = {names[p] for p in graph.params}
     releases: dict[object, list[str]] = {}
-    for node in graph.nodes:
-        if isinstance(node, Node) and (node.op.nondiff_output or node.op.inline
-                                       or node.op.statement):
-            continue  # numbers and shape tuples: nothing worth freeing
-        for value in node.outs:
-            name, last = names.get(value), layout.last.get(value, -1)
-            if not name or name in params or value.shape is SCALAR or last in (math.inf, -1):
-                continue
-            if any(other is not value and layout.defined.get(other, -1) < last
-                   < layout.last.get(other, -1) for other in by_name[name]):
-                continue  # the variable still holds a value someone reads
-            holder = next((n for start, end, n in spans if start <= last <= end), None)
-            if holder is None or holder is node:
-                continue
-            if any(names.get(out) == name for out in holder.outs):
-                continue  # the name lives on in the next value
-            if isinstance(holder, Node) and in_place(holder) is not None and names.get(
-                    in_place(holder)) == name:
-                continue
-            releases.setdefault(holder, []).append(name)
+
+    def visit(nodes: list) -> None:
+        spans = [(layout.position[n], layout.end.get(n, layout.position[n]), n) for n in nodes]
+        for node in nodes:
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    visit(block.nodes)
+            elif node.op.nondiff_output or node.op.inline or node.op.statement:
+                continue  # numbers and shape tuples: nothing worth freeing
+            for value in node.outs:
+                name, last = names.get(value), layout.last.get(value, -1)
+                if not name or name in params or value.shape is SCALAR or last in (math.inf, -1):
+                    continue
+                if any(other is not value and layout.defined.get(other, -1) < last
+                       < layout.last.get(other, -1) for other in by_name[name]):
+                    continue  # the variable still holds a value someone reads
+                holder = next((n for first, end, n in spans if first <= last <= end), None)
+                if holder is None or holder is node:
+                    continue
+                if any(names.get(out) == name for out in holder.outs):
+                    continue  # the name lives on in the next value
+                if isinstance(holder, Node) and in_place(holder) is not None and names.get(
+                        in_place(holder)) == name:
+                    continue
+                releases.setdefault(holder, []).append(name)
+
+    visit(graph.nodes)
     return {holder: sorted(set(items)) for holder, items in releases.items()}
 
 

@@ -48,9 +48,12 @@ _SCALAR_ARITHMETIC = {"add", "subtract", "multiply", "floor_divide", "remainder"
                       "logical_not", "logical_and", "logical_or"}
 
 
-def _zeros_like(builder, value: Operand) -> Value:
+def _zeros_like(builder, value: Operand, adjoint_of: Value | None = None) -> Value:
+    """A zero adjoint shaped like ``value`` (named as the adjoint of ``adjoint_of``)."""
     zeros = builder.emit(OPS["zeros_like"], OPS["zeros_like"].bind((value,), {}))
     zeros.shape, zeros.floating = getattr(value, "shape", zeros.shape), True
+    if adjoint_of is not None and zeros.adjoint_of is None and not zeros.hint:
+        zeros.adjoint_of = adjoint_of
     return zeros
 
 
@@ -155,7 +158,7 @@ class ControlFlowReverser:
             accumulator = Value(adjoint_of=x)
             accumulator.shape, accumulator.floating = x.shape, True
             backward.params.append(accumulator)
-            init.append(adjoints.total(x) if x in adjoints else _zeros_like(builder, x))
+            init.append(adjoints.total(x) if x in adjoints else _zeros_like(builder, x, x))
             with builder.inside(backward):
                 local.add(x, accumulator, set(), first=True)
                 backward.results.append(local.total(x))
@@ -286,7 +289,7 @@ class _Tape:
             uses = readers.get(value, [])
             if not uses or not all(_reads_shape(node, position) for node, position in uses):
                 continue
-            shape = Value(f"{value.hint}_shape" if value.hint else "")
+            shape = Value(f"{value.hint}_shape" if value.hint else "shape")
             shape.shape = object()
             self.insert_after(value, Node(OPS["shape"], (value,), shape, value.node.loc,
                                           "forward"))
@@ -372,7 +375,7 @@ class _Tape:
         popped = Value(value.hint)
         popped.shape, popped.floating = value.shape, value.floating
         self.prologues.setdefault(id(block), []).append(
-            Node(OPS["tape_pop"], (tape,), popped, self.region.loc, "backward"))
+            Node(OPS["tape_pop"], (tape,), popped, loc, "backward"))
         self.replacement[value] = popped
         return popped
 
