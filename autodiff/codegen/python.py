@@ -525,9 +525,14 @@ def _releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) -
                 if any(other is not value and layout.defined.get(other, -1) < last
                        < layout.last.get(other, -1) for other in by_name[name]):
                     continue  # the variable still holds a value someone reads
-                holder = next((n for first, end, n in spans if first <= last <= end), None)
-                if holder is None or holder is node:
+                found = next(((first, end, n) for first, end, n in spans if first <= last <= end),
+                             None)
+                if found is None or found[2] is node:
                     continue
+                holder = found[2]
+                if any(other is not value and layout.defined.get(value, -1)
+                       < layout.defined.get(other, -1) <= found[1] for other in by_name[name]):
+                    continue  # rebound (and perhaps released) before this point
                 if any(names.get(out) == name for out in holder.outs):
                     continue  # the name lives on in the next value
                 if isinstance(holder, Node) and in_place(holder) is not None and names.get(
