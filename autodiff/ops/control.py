@@ -98,6 +98,10 @@ def _(g, ans, items):
 def add_lists(a, b): ...
 
 
+@defop("zero_adjoints", "zero_adjoints(items)", aliases=(runtime.zero_adjoints,), **_list)
+def zero_adjoints(items): ...
+
+
 @defop("sum_list_grad", "sum_list_grad(g, items)", aliases=(runtime.sum_list_grad,), **_list)
 def sum_list_grad(g, items): ...
 

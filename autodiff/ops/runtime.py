@@ -303,6 +303,11 @@ def pop_last(items):
     return items.pop()
 
 
+def zero_adjoints(items):
+    """Zero adjoints for the items of a list."""
+    return [np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+
+
 def add_lists(a, b):
     """Element-wise sum of two lists of adjoints."""
     return [x + y for x, y in zip(a, b)]

@@ -36,7 +36,7 @@ from autodiff.graph.ir import (
     operand_values,
     reads,
 )
-from autodiff.graph.shapes import SCALAR
+from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
 
 # Ops cheap enough to recompute in the backward sweep instead of storing.
@@ -50,6 +50,8 @@ _SCALAR_ARITHMETIC = {"add", "subtract", "multiply", "floor_divide", "remainder"
 
 def _zeros_like(builder, value: Operand, adjoint_of: Value | None = None) -> Value:
     """A zero adjoint shaped like ``value`` (named as the adjoint of ``adjoint_of``)."""
+    if getattr(value, "shape", None) is LIST:
+        return builder.emit(OPS["zero_adjoints"], (value,))
     zeros = builder.emit(OPS["zeros_like"], OPS["zeros_like"].bind((value,), {}))
     zeros.shape, zeros.floating = getattr(value, "shape", zeros.shape), True
     if adjoint_of is not None and zeros.adjoint_of is None and not zeros.hint:
@@ -264,7 +266,8 @@ class _Tape:
             if value not in witnesses:
                 self.available(value, push=True)
         for value, shape in witnesses.items():
-            self.available(shape, push=True)
+            # What still reads the value is a shape query, dead once it reads the shape.
+            self.replacement[value] = self.available(shape, push=True)
         self.substitute()
         for block_id, prologue in self.prologues.items():
             target = self.backward if block_id == id(body) else self.control.rev_block_of[
@@ -381,7 +384,9 @@ class _Tape:
 
     def substitute(self) -> None:
         def stand_in(value: Value) -> Operand:
-            return self.replacement.get(value, value)
+            while isinstance(value, Value) and value in self.replacement:
+                value = self.replacement[value]
+            return value
 
         def visit(block: Block) -> None:
             for node in block.nodes:
