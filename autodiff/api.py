@@ -25,6 +25,7 @@ from autodiff.errors import NonScalarOutputError, WrtError
 from autodiff.frontend import function_to_graph
 from autodiff.graph.ir import Graph
 from autodiff.transforms import reverse_mode
+from autodiff.transforms.optimize import eliminate_dead_code
 
 Wrt = int | str | Sequence[int | str]
 
@@ -76,6 +77,9 @@ def _derivative(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool):
 
 def _build(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool):
     graph, source = function_to_graph(fn)
+    # Loops carry every name they assign: drop what nothing reads (a loop
+    # variable unused after its loop), so the graph reads like the function.
+    eliminate_dead_code(graph)
     indices, several = _resolve_wrt(graph, wrt, source)
     if isinstance(graph.outputs[0], tuple):
         raise NonScalarOutputError(

@@ -377,7 +377,7 @@ class _Writer:
         cond = region.blocks[0]
         test = self.expression(cond)
         if test is not None:
-            return [*lines, f"while {_source(test)}:", *self.nested(body.nodes, ending)]
+            return [*lines, f"while {ast.unparse(test)}:", *self.nested(body.nodes, ending)]
         stop = ast.If(ast.UnaryOp(ast.Not(), self.render.operand(cond.results[0])),
                       [ast.Break()], [])
         inner = _indent(self.block(cond.nodes) + [_source(stop)])
@@ -388,9 +388,9 @@ class _Writer:
         parts = [start, stop, step]
         if _is_literal(region.args[2], 1):
             parts = [start, stop] if not _is_literal(region.args[0], 0) else [stop]
-        text = f"range({', '.join(_source(p) for p in parts)})"
+        text = f"range({', '.join(ast.unparse(p) for p in parts)})"
         if not (isinstance(region.args[3], Const) and region.args[3].value is None):
-            text += f"[:{_source(count)}]"
+            text += f"[:{ast.unparse(count)}]"
         return f"reversed({text})" if region.reverse else text
 
     def branch(self, region: Region) -> list[str]:
@@ -399,9 +399,9 @@ class _Writer:
         then_lines = self.block(then.nodes) + self.copies(region.outs, then.results)
         else_lines = self.block(orelse.nodes) + self.copies(region.outs, orelse.results)
         if not then_lines:
-            negated = _source(ast.UnaryOp(ast.Not(), cond))
+            negated = ast.unparse(ast.UnaryOp(ast.Not(), cond))
             return [f"if {negated}:", *_indent(else_lines)]
-        lines = [f"if {_source(cond)}:", *_indent(then_lines)]
+        lines = [f"if {ast.unparse(cond)}:", *_indent(then_lines)]
         if else_lines:
             lines += ["else:", *_indent(else_lines)]
         return lines

@@ -79,6 +79,14 @@ class StatementsMixin:
                 self.guarded(stmt, left, stmts[index:])
                 return
             self.at(stmt)
+            rest = stmts[index + 1:]
+            if isinstance(stmt, ast.If) and rest and (
+                    _always_exits(stmt.body) or _always_exits(stmt.orelse)):
+                # 'if c: return a' then more code: the code after is the other branch.
+                body, orelse = ((stmt.body, stmt.orelse + rest) if _always_exits(stmt.body)
+                                else (stmt.body + rest, stmt.orelse))
+                self.statement(ast.copy_location(ast.If(stmt.test, body, orelse), stmt), False)
+                return
             self.statement(stmt, first=index == 0 and self.at_function_start)
             self.at_function_start = False
 
@@ -527,6 +535,16 @@ class StatementsMixin:
 
 _OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
              "or build a new array")
+
+
+def _always_exits(body: list[ast.stmt]) -> bool:
+    """Whether running ``body`` always ends in return, break or continue."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Break, ast.Continue)):
+        return True
+    return isinstance(last, ast.If) and _always_exits(last.body) and _always_exits(last.orelse)
 
 
 def _exits(body: list[ast.stmt]) -> set[str]:

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Const, Graph, Operand, SliceSpec, Value
+from autodiff.graph.ir import Const, Graph, Operand, Region, SliceSpec, Value, walk
 from autodiff.graph.names import assign_names
 
 
@@ -31,14 +31,60 @@ def format_operand(operand: Operand, names: dict[Value, str]) -> str:
 
 
 def format_graph(graph: Graph) -> str:
-    """Text of ``graph``: a header with the parameters, the nodes, the outputs."""
+    """Text of ``graph``: a header with the parameters, the nodes, the outputs.
+
+    Branches and loops print as indented blocks; ``yield`` lists the values a
+    block hands back (the values after a branch, or to the next iteration).
+    """
     names, _ = assign_names(graph)
-    for node in graph.nodes:
-        if node.op.inline:  # a read of the user's global or closure variable
+    for node in walk(graph.nodes):
+        if not isinstance(node, Region) and node.op.inline:  # a read of a global or closure
             names[node.out] = node.args[0].value
     lines = [f"graph {graph.name}({', '.join(names[p] for p in graph.params)}):"]
-    rows = []
-    for node in graph.nodes:
+    rows: list[tuple[str, str]] = []
+    _format_nodes(graph.nodes, names, rows, "    ")
+    width = max((len(text) for text, _ in rows), default=0)
+    for text, where in rows:
+        lines.append(f"{text.ljust(width)}  # {where}" if where else text)
+    outputs = ", ".join(format_operand(o, names) for o in graph.outputs)
+    lines.append(f"    return {outputs}")
+    return "\n".join(lines)
+
+
+def _where(node) -> str:
+    where = f"line {node.loc.lineno}" if node.loc else ""
+    return "grad of " + where if node.phase == "backward" and where else where
+
+
+def _format_nodes(nodes: list, names: dict, rows: list, indent: str) -> None:
+    def operands(items) -> str:
+        return ", ".join(format_operand(item, names) for item in items)
+
+    for node in nodes:
+        if isinstance(node, Region):
+            outs = operands(node.outs)
+            if node.kind == "if":
+                rows.append((f"{indent}{outs} = if {operands(node.args)}:", _where(node)))
+                for label, block in zip(("", "else:"), node.blocks):
+                    if label:
+                        rows.append((f"{indent}{label}", ""))
+                    _format_block(block, names, rows, indent + "    ")
+                continue
+            params = operands(node.carried())
+            init = operands(node.init)
+            if node.kind == "for":
+                index = format_operand(node.body.params[0], names)
+                span = operands(node.args[:3])
+                order = "reversed range" if node.reverse else "range"
+                header = f"for {index} in {order}({span})"
+            else:
+                header = "while"
+            rows.append((f"{indent}{outs} = {header} with {params} from ({init}):",
+                         _where(node)))
+            if node.kind == "while":
+                _format_block(node.blocks[0], names, rows, indent + "    ", "test")
+            _format_block(node.body, names, rows, indent + "    ")
+            continue
         if node.op.inline:
             continue
         args = ", ".join(
@@ -48,17 +94,14 @@ def format_graph(graph: Graph) -> str:
             if not (param in node.op.defaults and isinstance(arg, Const)
                     and _is_default(arg.value, node.op.defaults[param]))
         )
-        text = f"    {names[node.out]} = {node.op.name}({args})"
-        where = f"line {node.loc.lineno}" if node.loc else ""
-        if node.phase == "backward" and where:
-            where = "grad of " + where
-        rows.append((text, where))
-    width = max((len(text) for text, _ in rows), default=0)
-    for text, where in rows:
-        lines.append(f"{text.ljust(width)}  # {where}" if where else text)
-    outputs = ", ".join(format_operand(o, names) for o in graph.outputs)
-    lines.append(f"    return {outputs}")
-    return "\n".join(lines)
+        target = "" if node.op.statement else f"{names[node.out]} = "
+        rows.append((f"{indent}{target}{node.op.name}({args})", _where(node)))
+
+
+def _format_block(block, names: dict, rows: list, indent: str, keyword: str = "yield") -> None:
+    _format_nodes(block.nodes, names, rows, indent)
+    results = ", ".join(format_operand(r, names) for r in block.results)
+    rows.append((f"{indent}{keyword} {results}", ""))
 
 
 def _is_default(value: object, default: object) -> bool:

@@ -124,7 +124,9 @@ setitem.inplace_copy = "a.copy()"
 
 @setitem.defvjp
 def _(g, ans, a, index, value):
-    return runtime.zero_at(g, index), runtime.unbroadcast(g[index], value)
+    # A copy of the written part first, so that zeroing it can happen in place.
+    part = runtime.unbroadcast(g[index].copy(), value)
+    return runtime.zero_at(g, index), part
 
 
 @defop("zero_at", "zero_at(a, index)", aliases=(runtime.zero_at,), diff=("a",), shape="like:a",

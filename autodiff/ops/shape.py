@@ -6,8 +6,8 @@ import builtins
 
 import numpy as np
 
-from autodiff.graph.ir import Const, is_constant
-from autodiff.graph.shapes import LIST
+from autodiff.graph.ir import Const, is_constant, operand_values
+from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, alias, defop
 
@@ -196,10 +196,16 @@ def _(g, ans, a, index):
 
 def _index_add_statement(named) -> str:
     # Basic indices select each element once: a plain in-place add is exact.
-    # Anything known only at run time may hold repeats and needs np.add.at.
-    if is_constant(named["index"]):
+    # Anything known only at run time may hold repeats and needs np.add.at,
+    # except integers (a loop index): they select one element.
+    if is_basic_index(named["index"]):
         return "base[index] += value"
     return "np.add.at(base, index, value)"
+
+
+def is_basic_index(index) -> bool:
+    """Whether ``index`` is built of constants, slices and integer scalars only."""
+    return all(value.shape is SCALAR and not value.floating for value in operand_values(index))
 
 
 @defop("index_add", None, diff=("base", "value"), shape="like:base", inplace=_index_add_statement)

@@ -65,6 +65,8 @@ class _Adjoints:
                 total = self.builder.emit(OPS["accumulate" if in_place else "add"], (total, part))
             if isinstance(total, Value):
                 total.adjoint_of, total.shape, total.floating = value, value.shape, True
+        if isinstance(total, Value) and total.adjoint_of is None and not total.hint:
+            total.adjoint_of = value  # named d<value> in generated code
         self.parts[value] = [total]
         return total
 

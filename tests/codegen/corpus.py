@@ -50,7 +50,35 @@ def reductions(x):
     return np.sum(np.exp(x - m) * np.mean(x, axis=(0, 1))) + np.prod(x[0])
 
 
+def rnn(W, U, xs, h):
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t])
+    return np.sum(h)
+
+
+def huber(r, delta=1.0):
+    if abs(r) <= delta:
+        return 0.5 * r ** 2
+    return delta * (abs(r) - 0.5 * delta)
+
+
+def doubling(x):
+    y = 2.0 * x
+    while np.linalg.norm(y) < 1000.0:
+        y = 2.0 * y
+    return np.sum(y * y)
+
+
+def smoothed(x):
+    out = np.zeros_like(x)
+    out[0] = x[0]
+    for i in range(1, len(x)):
+        out[i] = 0.5 * out[i - 1] + x[i]
+    return np.sum(out ** 2)
+
+
 FUNCTIONS = [two_layer_net, rosenbrock, polynomial, softmax_cross_entropy, scalar_chain,
-             fan_out, shapes_and_indexing, reductions]
+             fan_out, shapes_and_indexing, reductions, rnn, huber, doubling, smoothed]
 GOLDEN = {"two_layer_net": (1, 2, 3, 4), "rosenbrock": 0, "polynomial": 0,
-          "softmax_cross_entropy": 0}
+          "softmax_cross_entropy": 0, "rnn": (0, 1, 3), "huber": 0, "doubling": 0,
+          "smoothed": 0}

@@ -40,7 +40,7 @@ def _unused_assignments(source: str) -> set[str]:
             stored.add(node.id)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loaded.add(node.id)
-    return stored - loaded
+    return stored - loaded - {"_"}
 
 
 @pytest.mark.parametrize("optimize", [True, False])
@@ -80,6 +80,17 @@ def test_no_repeated_computation():
     assert len(right_hand_sides) == len(set(right_hand_sides))
 
 
+def test_loops_and_branches_print_as_blocks():
+    g = ad.grad(corpus.rnn, wrt=(0, 1))
+    text = str(g.original_graph)
+    assert "h = for t in range(0, t2, 1) with h from (h):" in text and "yield h" in text
+    backward = str(g.graph)
+    assert "reversed range" in backward and "tape_push(" in backward
+    assert "if " in str(ad.grad(corpus.huber).graph)
+    dot = g.graph.to_dot()
+    assert "subgraph" in dot and 'label="for"' in dot
+
+
 def test_traceback_shows_the_generated_line():
     g = ad.grad(corpus.two_layer_net, wrt=1)
     x = np.ones((5, 3))
@@ -98,7 +109,8 @@ def test_graph_prints_and_exports_dot():
     assert "h = tanh(t2)" in text and "# line 13" in text
     assert "grad of line" in str(g.graph)
     dot = g.graph.to_dot()
-    assert dot.startswith('digraph "two_layer_net_grad" {') and '"h" -> ' in dot
+    assert dot.startswith('digraph "two_layer_net_grad" {')
+    assert 'label="h = tanh"' in dot and '"W1" -> ' in dot
 
 
 def test_user_names_win_over_helper_names(user_module):
