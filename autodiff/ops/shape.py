@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from autodiff.graph.ir import Const, is_constant, operand_values
+from autodiff.graph.ir import Const, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, alias, defop

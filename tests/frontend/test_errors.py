@@ -72,13 +72,13 @@ UNSUPPORTED = [
     ("yield", "yield x\nreturn np.sum(x)\n", 5, "'yield'"),
     ("for else", "for i in range(3):\n    x = x * 2\nelse:\n    x = x + 1\nreturn np.sum(x)\n",
      5, "'for ... else'"),
-    ("while else", "while np.sum(x) < 9:\n    x = x * 2\nelse:\n    x = x + 1\n"
-     "return np.sum(x)\n", 5, "'while ... else'"),
+    ("while else", ("while np.sum(x) < 9:\n    x = x * 2\nelse:\n    x = x + 1\n"
+     "return np.sum(x)\n"), 5, "'while ... else'"),
     ("used before assignment", "s = s + x\nreturn np.sum(s)\n", 5, "'s' is used before"),
     ("loop over a number", "for v in 3.0:\n    x = x * v\nreturn np.sum(x)\n", 5,
      "cannot loop over '3.0'"),
-    ("break in an unrolled loop", "for v in (1.0, 2.0):\n    if np.sum(x) > v:\n        break\n"
-     "    x = x * v\nreturn np.sum(x)\n", 5, "over a tuple"),
+    ("break in an unrolled loop", ("for v in (1.0, 2.0):\n    if np.sum(x) > v:\n        break\n"
+     "    x = x * v\nreturn np.sum(x)\n"), 5, "over a tuple"),
     ("attribute assignment", "z = x * 2\nz.a = 1\nreturn np.sum(z)\n", 6, "attribute",
      "z.a = ..."),
     ("star args in a call", "z = np.maximum(*y)\nreturn np.sum(z * x)\n", 5, "*args"),
