@@ -28,6 +28,7 @@ from autodiff.frontend.statements import (
     _Ambiguous,
     assigned_names,
 )
+from autodiff.frontend.updates import UpdatesMixin
 from autodiff.graph.ir import UNDEFINED, Const, Location, Node, Operand, SliceSpec, Value
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
@@ -67,7 +68,7 @@ UNSUPPORTED_EXPRESSIONS = {
 _EMPTY_CELL = object()
 
 
-class Converter(StatementsMixin, CallsMixin):
+class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Statements with control flow: branches, loops, early exits, element updates.
+"""Statements with control flow: branches, loops, early exits.
 
 A branch or loop becomes a structured :class:`~autodiff.graph.ir.Region`. Names
 the statement rebinds become the region's results: the value after an ``if``
@@ -15,24 +15,23 @@ from __future__ import annotations
 
 import ast
 
-from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.scan import (
+    BROKE,
+    CONTINUED,
+    EXIT,
+    FLAGS,
+    RESULT,
+    RETURNED,
+    always_exits,
+    appended_names,
+    assigned_names,
+    loop_exits,
+    readable_name,
+)
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value
 from autodiff.graph.shapes import LIST, token_of
 from autodiff.ops import OPS
 
-RETURNED = "<returned>"
-RESULT = "<return value>"
-BROKE = "<break>"
-CONTINUED = "<continue>"
-EXIT = "<exit>"
-_FLAGS = (RETURNED, BROKE, CONTINUED)
-# How the variables standing for these read in generated code.
-_HINTS = {RETURNED: "returned", RESULT: "result", BROKE: "broke", CONTINUED: "skipped",
-          EXIT: "stop"}
-
-
-def _hint(name: str) -> str:
-    return _HINTS.get(name, "" if name.startswith("<") else name)
 FALSE, TRUE = Const(False), Const(True)
 
 _MAX_LOOP_PASSES = 8
@@ -81,9 +80,9 @@ class StatementsMixin:
             self.at(stmt)
             rest = stmts[index + 1:]
             if isinstance(stmt, ast.If) and rest and (
-                    _always_exits(stmt.body) or _always_exits(stmt.orelse)):
+                    always_exits(stmt.body) or always_exits(stmt.orelse)):
                 # 'if c: return a' then more code: the code after is the other branch.
-                body, orelse = ((stmt.body, stmt.orelse + rest) if _always_exits(stmt.body)
+                body, orelse = ((stmt.body, stmt.orelse + rest) if always_exits(stmt.body)
                                 else (stmt.body + rest, stmt.orelse))
                 self.statement(ast.copy_location(ast.If(stmt.test, body, orelse), stmt), False)
                 return
@@ -93,7 +92,7 @@ class StatementsMixin:
     def exit_state(self) -> Operand:
         """TRUE, FALSE, or a runtime truth value: has a return/break/continue run?"""
         dynamic = []
-        for flag in _FLAGS:
+        for flag in FLAGS:
             value = self.env.get(flag, FALSE)
             if value is TRUE or (isinstance(value, Const) and value.value is True):
                 return TRUE
@@ -108,7 +107,7 @@ class StatementsMixin:
 
     def guarded(self, stmt: ast.stmt, left: Operand, rest: list[ast.stmt]) -> None:
         def run_rest():
-            for flag in _FLAGS:
+            for flag in FLAGS:
                 if flag in self.env:
                     self.env[flag] = FALSE
             self.body(rest)
@@ -171,7 +170,7 @@ class StatementsMixin:
             isinstance(v, Const) and v.path is not None for v in (a, b)
         ):
             return _Ambiguous(name)
-        out = Value(_hint(name))
+        out = Value(readable_name(name))
         tokens = [_token(v) for v in (a, b) if v is not UNDEFINED]
         out.shape = tokens[0] if all(t is tokens[0] for t in tokens) else object()
         out.floating = all(_floating(v) for v in (a, b) if v is not UNDEFINED)
@@ -248,7 +247,7 @@ class StatementsMixin:
              target=None, reverse=False, test=None) -> None:
         loc = self.builder.loc
         names = assigned_names(body, target)
-        exits = _exits(body)
+        exits = loop_exits(body)
         appended = appended_names(body)
         for name in appended:
             self.env[name] = self.as_runtime_list(stmt, self.env.get(name, UNDEFINED))
@@ -281,7 +280,7 @@ class StatementsMixin:
                 break
         outs = []
         for name, token, is_float, start, result in zip(names, tokens, floating, init, results):
-            out = Value(_hint(name))
+            out = Value(readable_name(name))
             out.shape, out.floating = token if token is not None else object(), is_float
             self.builder.sources[out] = [start, result]
             outs.append(out)
@@ -303,7 +302,7 @@ class StatementsMixin:
         def params():
             values = []
             for name, token, is_float, start in zip(names, tokens, floating, init):
-                value = Value(_hint(name))
+                value = Value(readable_name(name))
                 value.shape, value.floating = token if token is not None else object(), is_float
                 self.builder.sources[value] = [start]
                 values.append(value)
@@ -315,7 +314,7 @@ class StatementsMixin:
                 if name in (RETURNED, EXIT):
                     continue  # false at the start of every iteration that runs
                 self.env[name] = UNDEFINED if name == RESULT else value
-            for flag in _FLAGS:
+            for flag in FLAGS:
                 self.env[flag] = FALSE
 
         blocks = []
@@ -420,189 +419,3 @@ class StatementsMixin:
         span = self.emit(node, "len", (self.emit(node, "range_of", (start, stop, step)),))
         return span, lambda index: element(
             self.emit(node, "add", (start, self.emit(node, "multiply", (index, step)))))
-
-    # ----- element updates and lists -----
-
-    def assign_element(self, target: ast.Subscript, value: Operand) -> None:
-        """``out[i] = value`` on an array the function created."""
-        name, current = self.updatable(target, "element update")
-        index = self.index(target.slice)
-        self.env[name] = self.emit(target, "setitem", (current, index, value), hint=name)
-
-    def update_element(self, stmt: ast.AugAssign) -> None:
-        """``out[i] += value``: read, combine, write back."""
-        target = stmt.target
-        name, current = self.updatable(target, "element update")
-        index = self.index(target.slice)
-        old = self.emit(target, "getitem", (current, index))
-        new = self.binary(stmt, stmt.op, old, self.expr(stmt.value))
-        self.env[name] = self.emit(target, "setitem", (current, index, new), hint=name)
-
-    def updatable(self, target: ast.Subscript, what: str) -> tuple[str, Value]:
-        if not isinstance(target.value, ast.Name):
-            raise self.error(target, f"{what} of '{ast.unparse(target.value)}' is not supported",
-                             hint="update a named array: out[i, j] = ... rather than out[i][j]")
-        name = target.value.id
-        current = self.env.get(name)
-        if not isinstance(current, Value):
-            raise self.error(target, f"in-place update of '{name}', which is not an array "
-                             "created in this function", hint=_OWN_HINT)
-        if current.shape is LIST:
-            raise self.error(target, f"assigning to an element of the list '{name}' is not "
-                             "supported", hint="build the list with append, or use an array")
-        if not self.owns(current):
-            raise self.error(target, f"in-place update of '{name}', which is an argument or "
-                             "may share memory with one: the caller's array would change",
-                             hint=_OWN_HINT, kind=UnsupportedSyntaxError)
-        self.check_unshared(target, name, current)
-        return name, current
-
-    def check_unshared(self, node: ast.AST, name: str, current: Value) -> None:
-        family = self.same_array(current)
-        others = [n for n, v in self.env.items() if v in family and n != name
-                  and not n.startswith("<")]
-        if others:
-            raise self.error(node, f"in-place update of '{name}', which is also named "
-                             f"'{others[0]}': NumPy would change both, which differentiated "
-                             "code does not support",
-                             hint=f"make a copy first: {others[0]} = {name}.copy()")
-
-    def same_array(self, value: Value) -> set:
-        """Values that are the same array as ``value`` at run time (before updates)."""
-        family, todo = set(), [value]
-        while todo:
-            item = todo.pop()
-            if not isinstance(item, Value) or item in family:
-                continue
-            family.add(item)
-            todo.extend(self.builder.sources.get(item, ()))
-            node = item.node
-            if node is not None and not isinstance(node, Region) and node.op.name in (
-                    "setitem", "list_append"):
-                todo.append(node.args[0])
-        return family
-
-    def owns(self, value: Value) -> bool:
-        """Whether ``value`` is an array this function created and may update in place."""
-        seen, todo = set(), [value]
-        while todo:
-            item = todo.pop()
-            if item is UNDEFINED or isinstance(item, Const):
-                continue
-            if not isinstance(item, Value) or item in seen:
-                continue
-            seen.add(item)
-            if item in self.arguments:
-                return False
-            if item in self.builder.sources:
-                todo.extend(self.builder.sources[item])
-                continue
-            node = item.node
-            if node is None or isinstance(node, Region) or not node.op.fresh or (
-                    node.op.name in ("variable", "asarray", "astype")):
-                return False
-        return True
-
-    def append_to_list(self, call: ast.Call, name: str) -> None:
-        """``acc.append(v)``: a new list value with ``v`` at its end."""
-        if len(call.args) != 1 or call.keywords:
-            raise self.error(call, "append() takes exactly one argument")
-        if self.env.get(name) in self.arguments:
-            raise self.error(call, f"in-place update of '{name}', an argument: append() would "
-                             "change the caller's list",
-                             hint=f"append to a list of your own: {name} = list({name})")
-        current = self.as_runtime_list(call, self.env.get(name, UNDEFINED))
-        self.env[name] = current
-        self.check_unshared(call, name, current)
-        item = self.expr(call.args[0])
-        self.env[name] = self.emit(call, "list_append", (current, item), hint=_hint(name))
-
-    def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
-        """A list built at run time from a list display (``acc = []``) or an existing list."""
-        if isinstance(value, Value) and value.shape is LIST:
-            return value
-        if isinstance(value, Const) and isinstance(value.value, tuple):
-            value = tuple(Const(v) for v in value.value)
-        if isinstance(value, tuple):
-            result = self.emit(node, "list_new", ())
-            for item in value:
-                result = self.emit(node, "list_append", (result, item))
-            return result
-        if value is UNDEFINED:
-            return value
-        raise self.error(node, "append() is supported on lists the function builds")
-
-
-_OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
-             "or build a new array")
-
-
-def _always_exits(body: list[ast.stmt]) -> bool:
-    """Whether running ``body`` always ends in return, break or continue."""
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, (ast.Return, ast.Break, ast.Continue)):
-        return True
-    return isinstance(last, ast.If) and _always_exits(last.body) and _always_exits(last.orelse)
-
-
-def _exits(body: list[ast.stmt]) -> set[str]:
-    """Flags a loop body may set that outlive one iteration."""
-    found = set()
-    for node in _walk_local(body, loops=False):
-        if isinstance(node, ast.Return):
-            found.update((RETURNED, RESULT))
-        elif isinstance(node, ast.Break):
-            found.add(BROKE)
-    return found
-
-
-def _walk_local(body: list[ast.stmt], loops: bool = True):
-    """AST nodes of a body, not entering nested functions, lambdas, comprehensions or
-    (with ``loops=False``) nested loops, whose break belongs to them."""
-    todo = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-                             ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
-            continue
-        if not loops and isinstance(node, (ast.For, ast.While)):
-            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-
-
-def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list[str]:
-    """Names a loop body may rebind, in order of appearance (the loop carries them)."""
-    names: dict[str, None] = {}
-    nodes = list(_walk_local(body))
-    if target is not None:
-        nodes.extend(ast.walk(target))
-    for node in sorted(nodes, key=lambda n: (getattr(n, "lineno", 0),
-                                             getattr(n, "col_offset", 0))):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names[node.id] = None
-        elif isinstance(node, ast.FunctionDef):
-            names[node.name] = None
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            base = node.value
-            while isinstance(base, ast.Subscript):
-                base = base.value
-            if isinstance(base, ast.Name):
-                names[base.id] = None
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            names[node.target.id] = None
-    return [*names, *(n for n in appended_names(body) if n not in names)]
-
-
-def appended_names(body: list[ast.stmt]) -> list[str]:
-    """Names of lists a body appends to (``acc.append(v)``)."""
-    names: dict[str, None] = {}
-    for node in _walk_local(body):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "append" and isinstance(node.func.value, ast.Name)):
-            names[node.func.value.id] = None
-    return list(names)
-

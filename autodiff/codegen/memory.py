@@ -1,0 +1,186 @@
+"""Memory in generated code: which updates run in place, and when arrays are freed.
+
+An update (``dx += t``, ``out[i] = v``) writes into its input's storage when
+nothing reads the old value any more and the array is one the function owns.
+A temporary is ``del``'d after its last read, so that the next array can reuse
+its memory instead of landing in fresh pages.
+"""
+
+from __future__ import annotations
+
+import math
+
+from autodiff.graph.ir import UNDEFINED, Graph, Node, Region, Value, operand_values, walk
+from autodiff.graph.names import Layout
+from autodiff.graph.shapes import SCALAR
+
+
+class InPlace:
+    """Which nodes may write their result into their first input's storage.
+
+    An update runs in place when its input is read by nothing afterwards, is an
+    array this function owns (created by it, never one of the caller's, never
+    pushed onto a tape, never the same object as a variable still in use), and
+    no view of it is still alive.
+    """
+
+    def __init__(self, graph: Graph, layout: Layout) -> None:
+        self.layout = layout
+        self.views: dict[Value, list[Value]] = {}
+        pushed: set[Value] = set()
+        for node in walk(graph.nodes):
+            if isinstance(node, Region) or node.op.inline:
+                continue
+            if node.op.name == "tape_push":
+                pushed.update(operand_values(node.args[1]))
+            elif not node.op.fresh:
+                for value in node.inputs():
+                    self.views.setdefault(value, []).append(node.out)
+        self.owned = _owned_values(graph, layout, pushed)
+        self.decided: dict[Node, Value | None] = {}
+
+    def __call__(self, node: Node) -> Value | None:
+        if node not in self.decided:
+            self.decided[node] = self._base(node)
+        return self.decided[node]
+
+    def _base(self, node: Node) -> Value | None:
+        if isinstance(node, Region) or node.op.inplace is None:
+            return None
+        base = node.args[0]
+        position = self.layout.position[node]
+        if not isinstance(base, Value) or not self.layout.dead_after(base, position):
+            return None
+        if sum(1 for v in node.inputs() if v is base) != 1:
+            return None
+        if node.op.inplace_mutates:
+            if base not in self.owned:
+                return None  # never write into the caller's arrays or into a view
+            if any(not self.layout.dead_after(view, position) for view in self.aliases(base)):
+                return None
+        return base
+
+    def aliases(self, value: Value) -> set[Value]:
+        found, todo = set(), list(self.views.get(value, ()))
+        while todo:
+            item = todo.pop()
+            if item not in found:
+                found.add(item)
+                todo.extend(self.views.get(item, ()))
+        return found
+
+
+def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value]:
+    """Values that are arrays of the function's own, safe to update in place.
+
+    A fresh op's result is owned (an in-place update of an owned input is, and
+    anything else is a new array). A region's variable is owned when every value
+    flowing into it is owned and dies there: the greatest such set.
+    """
+    owned: set[Value] = set()
+    regions = []
+    for node in walk(graph.nodes):
+        if isinstance(node, Region):
+            regions.append(node)
+            owned.update(node.outs)
+            for block in node.blocks:
+                owned.update(block.params[1:] if node.kind == "for" else block.params)
+        elif node.op.fresh and not node.op.inline:
+            owned.add(node.out)
+    owned -= pushed
+
+    # A value flowing into a region without dying there is read under two names
+    # (``h_1 = h``): an update through one would change the other.
+    for region in regions:
+        position = layout.position[region]
+        sources = [(v, position) for v in region.init] + [
+            (r, layout.block_end[id(b)]) for b in region.blocks
+            if region.kind != "while" or b is region.body for r in b.results]
+        for value, where in sources:
+            if isinstance(value, Value) and not layout.dead_after(value, where):
+                owned.discard(value)
+
+    def flows_in(value, position) -> bool:
+        return isinstance(value, Value) and value in owned and layout.dead_after(value, position)
+
+    changed = True
+    while changed:
+        changed = False
+        for region in regions:
+            position = layout.position[region]
+            for j, out in enumerate(region.outs):
+                if out not in owned:
+                    continue
+                sources = []
+                if region.kind != "if":
+                    start = region.init[j]
+                    sources.append((start, position))
+                    if sum(1 for s in region.init if s is start) > 1:
+                        sources.append((None, position))
+                for block in region.blocks[1:] if region.kind == "while" else region.blocks:
+                    sources.append((block.results[j], layout.block_end[id(block)]))
+                carried = (region.body.params[1:] if region.kind == "for"
+                           else region.body.params) if region.kind != "if" else []
+                ok = all(value is UNDEFINED or (carried and value is carried[j])
+                         or flows_in(value, where) for value, where in sources)
+                if not ok:
+                    owned.discard(out)
+                    for block in region.blocks if carried else ():
+                        params = block.params[1:] if region.kind == "for" else block.params
+                        owned.discard(params[j])
+                    changed = True
+    return owned
+
+
+def releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) -> dict:
+    """Variables to ``del`` after a statement: the last one of its block reading them.
+
+    Without this every temporary lives until the function returns (or, in a
+    loop, until the next iteration replaces it), and each new array lands in
+    fresh memory; large inputs then spend more time in page faults than in
+    arithmetic. A value is released in the block that defines it, once no other
+    value of the same variable is still needed.
+    """
+    by_name: dict[str, list[Value]] = {}
+    for node in walk(graph.nodes):
+        values = list(node.outs)
+        if isinstance(node, Region):
+            values += [p for block in node.blocks for p in block.params]
+        for value in values:
+            if names.get(value):
+                by_name.setdefault(names[value], []).append(value)
+    params = {names[p] for p in graph.params}
+    releases: dict[object, list[str]] = {}
+
+    def visit(nodes: list) -> None:
+        spans = [(layout.position[n], layout.end.get(n, layout.position[n]), n) for n in nodes]
+        for node in nodes:
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    visit(block.nodes)
+            elif node.op.nondiff_output or node.op.inline or node.op.statement:
+                continue  # numbers and shape tuples: nothing worth freeing
+            for value in node.outs:
+                name, last = names.get(value), layout.last.get(value, -1)
+                if not name or name in params or value.shape is SCALAR or last in (math.inf, -1):
+                    continue
+                if any(other is not value and layout.defined.get(other, -1) < last
+                       < layout.last.get(other, -1) for other in by_name[name]):
+                    continue  # the variable still holds a value someone reads
+                found = next(((first, end, n) for first, end, n in spans if first <= last <= end),
+                             None)
+                if found is None or found[2] is node:
+                    continue
+                holder = found[2]
+                if any(other is not value and layout.defined.get(value, -1)
+                       < layout.defined.get(other, -1) <= found[1] for other in by_name[name]):
+                    continue  # rebound (and perhaps released) before this point
+                if any(names.get(out) == name for out in holder.outs):
+                    continue  # the name lives on in the next value
+                if isinstance(holder, Node) and in_place(holder) is not None and names.get(
+                        in_place(holder)) == name:
+                    continue
+                releases.setdefault(holder, []).append(name)
+
+    visit(graph.nodes)
+    return {holder: sorted(set(items)) for holder, items in releases.items()}

@@ -1,0 +1,92 @@
+"""What a body does, read from its syntax: names it assigns, lists it appends to,
+whether it always leaves (return, break, continue)."""
+
+from __future__ import annotations
+
+import ast
+
+# Flags and values of early exits, kept in the environment like variables.
+RETURNED = "<returned>"
+RESULT = "<return value>"
+BROKE = "<break>"
+CONTINUED = "<continue>"
+EXIT = "<exit>"
+FLAGS = (RETURNED, BROKE, CONTINUED)
+# How the variables standing for these read in generated code.
+READABLE_NAMES = {RETURNED: "returned", RESULT: "result", BROKE: "broke", CONTINUED: "skipped",
+          EXIT: "stop"}
+
+
+def readable_name(name: str) -> str:
+    return READABLE_NAMES.get(name, "" if name.startswith("<") else name)
+
+
+def always_exits(body: list[ast.stmt]) -> bool:
+    """Whether running ``body`` always ends in return, break or continue."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Break, ast.Continue)):
+        return True
+    return isinstance(last, ast.If) and always_exits(last.body) and always_exits(last.orelse)
+
+
+def loop_exits(body: list[ast.stmt]) -> set[str]:
+    """Flags a loop body may set that outlive one iteration."""
+    found = set()
+    for node in _walk_local(body, loops=False):
+        if isinstance(node, ast.Return):
+            found.update((RETURNED, RESULT))
+        elif isinstance(node, ast.Break):
+            found.add(BROKE)
+    return found
+
+
+def _walk_local(body: list[ast.stmt], loops: bool = True):
+    """AST nodes of a body, not entering nested functions, lambdas, comprehensions or
+    (with ``loops=False``) nested loops, whose break belongs to them."""
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                             ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            continue
+        if not loops and isinstance(node, (ast.For, ast.While)):
+            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list[str]:
+    """Names a loop body may rebind, in order of appearance (the loop carries them)."""
+    names: dict[str, None] = {}
+    nodes = list(_walk_local(body))
+    if target is not None:
+        nodes.extend(ast.walk(target))
+    for node in sorted(nodes, key=lambda n: (getattr(n, "lineno", 0),
+                                             getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names[node.id] = None
+        elif isinstance(node, ast.FunctionDef):
+            names[node.name] = None
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name):
+                names[base.id] = None
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = None
+    return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+def appended_names(body: list[ast.stmt]) -> list[str]:
+    """Names of lists a body appends to (``acc.append(v)``)."""
+    names: dict[str, None] = {}
+    for node in _walk_local(body):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append" and isinstance(node.func.value, ast.Name)):
+            names[node.func.value.id] = None
+    return list(names)
+

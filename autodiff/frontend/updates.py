@@ -1,0 +1,133 @@
+"""Updates in place: ``out[i] = v`` on arrays the function made, ``acc.append(v)``.
+
+Both become new values in the graph (``setitem``, ``list_append``); codegen
+writes them back in place when nothing else reads the old value. They are
+only allowed where NumPy's in-place semantics cannot surprise: the array must
+be the function's own (not an argument, not a view), and no other name may
+refer to it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.scan import readable_name
+from autodiff.graph.ir import UNDEFINED, Const, Operand, Region, Value
+from autodiff.graph.shapes import LIST
+
+_OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
+             "or build a new array")
+
+
+class UpdatesMixin:
+    """Element updates and list appends for :class:`autodiff.frontend.convert.Converter`."""
+
+    def assign_element(self, target: ast.Subscript, value: Operand) -> None:
+        """``out[i] = value`` on an array the function created."""
+        name, current = self.updatable(target, "element update")
+        index = self.index(target.slice)
+        self.env[name] = self.emit(target, "setitem", (current, index, value), hint=name)
+
+    def update_element(self, stmt: ast.AugAssign) -> None:
+        """``out[i] += value``: read, combine, write back."""
+        target = stmt.target
+        name, current = self.updatable(target, "element update")
+        index = self.index(target.slice)
+        old = self.emit(target, "getitem", (current, index))
+        new = self.binary(stmt, stmt.op, old, self.expr(stmt.value))
+        self.env[name] = self.emit(target, "setitem", (current, index, new), hint=name)
+
+    def updatable(self, target: ast.Subscript, what: str) -> tuple[str, Value]:
+        if not isinstance(target.value, ast.Name):
+            raise self.error(target, f"{what} of '{ast.unparse(target.value)}' is not supported",
+                             hint="update a named array: out[i, j] = ... rather than out[i][j]")
+        name = target.value.id
+        current = self.env.get(name)
+        if not isinstance(current, Value):
+            raise self.error(target, f"in-place update of '{name}', which is not an array "
+                             "created in this function", hint=_OWN_HINT)
+        if current.shape is LIST:
+            raise self.error(target, f"assigning to an element of the list '{name}' is not "
+                             "supported", hint="build the list with append, or use an array")
+        if not self.owns(current):
+            raise self.error(target, f"in-place update of '{name}', which is an argument or "
+                             "may share memory with one: the caller's array would change",
+                             hint=_OWN_HINT, kind=UnsupportedSyntaxError)
+        self.check_unshared(target, name, current)
+        return name, current
+
+    def check_unshared(self, node: ast.AST, name: str, current: Value) -> None:
+        family = self.same_array(current)
+        others = [n for n, v in self.env.items() if v in family and n != name
+                  and not n.startswith("<")]
+        if others:
+            raise self.error(node, f"in-place update of '{name}', which is also named "
+                             f"'{others[0]}': NumPy would change both, which differentiated "
+                             "code does not support",
+                             hint=f"make a copy first: {others[0]} = {name}.copy()")
+
+    def same_array(self, value: Value) -> set:
+        """Values that are the same array as ``value`` at run time (before updates)."""
+        family, todo = set(), [value]
+        while todo:
+            item = todo.pop()
+            if not isinstance(item, Value) or item in family:
+                continue
+            family.add(item)
+            todo.extend(self.builder.sources.get(item, ()))
+            node = item.node
+            if node is not None and not isinstance(node, Region) and node.op.name in (
+                    "setitem", "list_append"):
+                todo.append(node.args[0])
+        return family
+
+    def owns(self, value: Value) -> bool:
+        """Whether ``value`` is an array this function created and may update in place."""
+        seen, todo = set(), [value]
+        while todo:
+            item = todo.pop()
+            if item is UNDEFINED or isinstance(item, Const):
+                continue
+            if not isinstance(item, Value) or item in seen:
+                continue
+            seen.add(item)
+            if item in self.arguments:
+                return False
+            if item in self.builder.sources:
+                todo.extend(self.builder.sources[item])
+                continue
+            node = item.node
+            if node is None or isinstance(node, Region) or not node.op.fresh or (
+                    node.op.name in ("variable", "asarray", "astype")):
+                return False
+        return True
+
+    def append_to_list(self, call: ast.Call, name: str) -> None:
+        """``acc.append(v)``: a new list value with ``v`` at its end."""
+        if len(call.args) != 1 or call.keywords:
+            raise self.error(call, "append() takes exactly one argument")
+        if self.env.get(name) in self.arguments:
+            raise self.error(call, f"in-place update of '{name}', an argument: append() would "
+                             "change the caller's list",
+                             hint=f"append to a list of your own: {name} = list({name})")
+        current = self.as_runtime_list(call, self.env.get(name, UNDEFINED))
+        self.env[name] = current
+        self.check_unshared(call, name, current)
+        item = self.expr(call.args[0])
+        self.env[name] = self.emit(call, "list_append", (current, item), hint=readable_name(name))
+
+    def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
+        """A list built at run time from a list display (``acc = []``) or an existing list."""
+        if isinstance(value, Value) and value.shape is LIST:
+            return value
+        if isinstance(value, Const) and isinstance(value.value, tuple):
+            value = tuple(Const(v) for v in value.value)
+        if isinstance(value, tuple):
+            result = self.emit(node, "list_new", ())
+            for item in value:
+                result = self.emit(node, "list_append", (result, item))
+            return result
+        if value is UNDEFINED:
+            return value
+        raise self.error(node, "append() is supported on lists the function builds")
