@@ -80,9 +80,11 @@ def matmul_grad_lhs(g, a, b):
     if b_ndim == 1:
         if a_ndim == 1:
             return g * b
-        return unbroadcast(np.expand_dims(g, -1) * b, a)
+        if a_ndim == 2:  # matrix times vector: an outer product
+            return g[:, None] * b
+        return unbroadcast(g[..., None] * b, a)
     if a_ndim == 1:
-        return unbroadcast((b @ np.expand_dims(g, -1))[..., 0], a)
+        return unbroadcast((b @ g[..., None])[..., 0], a)
     return unbroadcast(g @ np.swapaxes(b, -1, -2), a)
 
 
@@ -94,9 +96,13 @@ def matmul_grad_rhs(g, a, b):
     if a_ndim == 1:
         if b_ndim == 1:
             return g * a
-        return unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2), b)
+        if b_ndim == 2:  # vector times matrix: an outer product
+            return a[:, None] * g
+        return unbroadcast(a[:, None] * g[..., None, :], b)
     if b_ndim == 1:
-        return unbroadcast((np.swapaxes(a, -1, -2) @ np.expand_dims(g, -1))[..., 0], b)
+        if a_ndim == 2:
+            return g @ a
+        return unbroadcast((np.swapaxes(a, -1, -2) @ g[..., None])[..., 0], b)
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
 
 
