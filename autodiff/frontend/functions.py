@@ -13,7 +13,7 @@ import ast
 import inspect
 import types
 
-from autodiff.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff.errors import AutodiffError
 from autodiff.frontend.source import read_function
 from autodiff.graph.ir import Const, Operand, Value
 
@@ -155,4 +155,4 @@ def _is_operand(value: object) -> bool:
     return isinstance(value, (Value, Const, SliceSpec, LocalFunction))
 
 
-__all__ = ["CallsMixin", "LocalFunction", "UnsupportedSyntaxError"]
+__all__ = ["CallsMixin", "LocalFunction"]

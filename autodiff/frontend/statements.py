@@ -34,7 +34,6 @@ from autodiff.ops import OPS
 
 FALSE, TRUE = Const(False), Const(True)
 
-_MAX_LOOP_PASSES = 8
 
 
 class _Ambiguous:
@@ -263,7 +262,8 @@ class StatementsMixin:
         tokens = [LIST if n in appended else _token(v) for n, v in zip(names, init)]
         floating = [_floating(v) for v in init]
         saved = self.env
-        for _ in range(_MAX_LOOP_PASSES):
+        # Each pass only forgets facts (a shared shape, floating): it ends within 2n + 1.
+        for _ in range(2 * len(names) + 1):
             blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
                                                bind, test)
             self.env = saved

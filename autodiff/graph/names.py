@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from autodiff.graph.ir import Block, Graph, Node, Region, Value, operand_values
+from autodiff.graph.ir import Graph, Node, Region, Value, operand_values
 
 
 class Layout:
@@ -280,4 +280,4 @@ def _all_nodes(nodes: list):
             yield node
 
 
-__all__ = ["Block", "Layout", "assign_names", "last_uses"]
+__all__ = ["Layout", "assign_names", "last_uses"]

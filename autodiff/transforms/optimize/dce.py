@@ -6,7 +6,7 @@ reads what is popped off it: pushes onto a tape nobody pops are dead too.
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Graph, Node, Region, Value, operand_values, walk
+from autodiff.graph.ir import Graph, Node, Region, operand_values, walk
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:
@@ -119,4 +119,4 @@ def _drop_dead_slots(region: Region, live: set) -> None:
         region.until = keep.index(region.until)
 
 
-__all__ = ["Value", "eliminate_dead_code"]
+__all__ = ["eliminate_dead_code"]
