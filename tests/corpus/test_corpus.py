@@ -1,9 +1,12 @@
 """Every corpus function, checked end to end.
 
-For each entry of ``tests.corpus.programs.CORPUS``: gradients against central
-finite differences, ``value_and_grad`` against the function itself, the
-unoptimised derivative against the optimised one, deterministic generated
-source, inputs left untouched, and float32 in giving float32 out.
+For each entry of ``tests.corpus.programs.CORPUS`` (straight-line code) and of
+``tests.corpus.control_flow.CONTROL_FLOW`` (branches, loops, helpers):
+gradients against central finite differences, ``value_and_grad`` against the
+function itself, the unoptimised derivative against the optimised one,
+deterministic generated source, inputs left untouched, gradients that alias
+no input, and float32 in giving float32 out. Control-flow programs are checked
+on two seeds, which may take different branches and loop counts.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import pytest
 
 import autodiff as ad
 from autodiff.api import _build
+from tests.corpus.control_flow import CONTROL_FLOW
 from tests.corpus.programs import CORPUS, Program
 from tests.helpers import check_against_finite_differences
 
@@ -35,6 +39,14 @@ def _wrt_positions(program: Program) -> list[int]:
 corpus_cases = pytest.mark.parametrize("program", CORPUS, ids=[p.fn.__name__ for p in CORPUS])
 
 
+def all_cases(seed: int):
+    """Every program of both corpora with ``seed``; control-flow ones with ``seed + 10`` too."""
+    cases = [pytest.param(p, seed, id=p.fn.__name__) for p in CORPUS + CONTROL_FLOW]
+    cases += [pytest.param(p, seed + 10, id=f"{p.fn.__name__}-{seed + 10}")
+              for p in CONTROL_FLOW]
+    return pytest.mark.parametrize("program, seed", cases)
+
+
 def test_corpus_is_large_and_unique():
     names = [p.fn.__name__ for p in CORPUS]
     assert len(names) >= 30
@@ -55,9 +67,9 @@ def test_gradient_matches_finite_differences(program):
     check_against_finite_differences(program.fn, _args(program), wrt=program.wrt)
 
 
-@corpus_cases
-def test_value_and_grad_agree_with_function_and_grad(program):
-    args = _args(program, seed=1)
+@all_cases(1)
+def test_value_and_grad_agree_with_function_and_grad(program, seed):
+    args = _args(program, seed)
     value, gradients = ad.value_and_grad(program.fn, wrt=program.wrt)(*args)
     np.testing.assert_allclose(value, program.fn(*args), rtol=1e-12, atol=0)
     _assert_same_as_grad(program, gradients, args)
@@ -69,9 +81,9 @@ def _assert_same_as_grad(program, gradients, args) -> None:
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0)
 
 
-@corpus_cases
-def test_unoptimized_derivative_gives_the_same_gradients(program):
-    args = _args(program, seed=2)
+@all_cases(2)
+def test_unoptimized_derivative_gives_the_same_gradients(program, seed):
+    args = _args(program, seed)
     fast = _as_tuple(program, ad.grad(program.fn, wrt=program.wrt)(*args))
     plain = _as_tuple(program, ad.grad(program.fn, wrt=program.wrt, optimize=False)(*args))
     for a, b in zip(fast, plain, strict=True):
@@ -79,16 +91,17 @@ def test_unoptimized_derivative_gives_the_same_gradients(program):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
 
 
-@corpus_cases
+@pytest.mark.parametrize("program", CORPUS + CONTROL_FLOW,
+                         ids=[p.fn.__name__ for p in CORPUS + CONTROL_FLOW])
 def test_generated_source_is_deterministic(program):
     first = _build(program.fn, program.wrt, with_value=False, optimize=True).source
     second = _build(program.fn, program.wrt, with_value=False, optimize=True).source
     assert first == second
 
 
-@corpus_cases
-def test_inputs_are_not_modified(program):
-    args = _args(program, seed=3)
+@all_cases(3)
+def test_inputs_are_not_modified(program, seed):
+    args = _args(program, seed)
     originals = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
     for arg in args:
         if isinstance(arg, np.ndarray):
@@ -99,10 +112,10 @@ def test_inputs_are_not_modified(program):
     _assert_same_as_grad(program, gradients, originals)
 
 
-@corpus_cases
-def test_gradients_do_not_alias_the_inputs(program):
+@all_cases(4)
+def test_gradients_do_not_alias_the_inputs(program, seed):
     # A caller may update a gradient in place (``g *= lr``); that must not reach an input.
-    args = _args(program, seed=4)
+    args = _args(program, seed)
     gradients = _as_tuple(program, ad.grad(program.fn, wrt=program.wrt)(*args))
     for gradient in gradients:
         for arg in args:
@@ -110,9 +123,9 @@ def test_gradients_do_not_alias_the_inputs(program):
                 assert not np.shares_memory(gradient, arg)
 
 
-@corpus_cases
-def test_float32_inputs_give_float32_gradients(program):
-    args64 = _args(program, seed=5)
+@all_cases(5)
+def test_float32_inputs_give_float32_gradients(program, seed):
+    args64 = _args(program, seed)
     args32 = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args64]
     ours64 = _as_tuple(program, ad.grad(program.fn, wrt=program.wrt)(*args64))
     ours32 = _as_tuple(program, ad.grad(program.fn, wrt=program.wrt)(*args32))
@@ -123,6 +136,6 @@ def test_float32_inputs_give_float32_gradients(program):
         else:
             assert type(g32) is float, f"argument {position}: gradient {type(g32)}"
         assert np.shape(g32) == np.shape(args32[position])
-        scale = max(1.0, float(np.max(np.abs(g64))))
+        scale = max(1.0, float(np.max(np.abs(g64), initial=0.0)))
         np.testing.assert_allclose(g32, g64, rtol=2e-3, atol=2e-3 * scale,
                                    err_msg=f"gradient w.r.t. argument {position}")
