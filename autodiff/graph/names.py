@@ -97,11 +97,6 @@ class Layout:
         return self.last.get(value, -1) <= position
 
 
-def last_uses(graph: Graph) -> dict[Value, float]:
-    """Position of the last read of each value (``inf`` for outputs)."""
-    return Layout(graph).last
-
-
 class _Namer:
     def __init__(self, graph: Graph, layout: Layout, reserved: frozenset[str], reuse_dead: bool,
                  shares_name_with: Callable[[Node], Value | None]) -> None:
@@ -280,4 +275,4 @@ def _all_nodes(nodes: list):
             yield node
 
 
-__all__ = ["Layout", "assign_names", "last_uses"]
+__all__ = ["Layout", "assign_names"]
