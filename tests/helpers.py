@@ -58,8 +58,12 @@ def central_difference(f, args: list, index: int, step: float = 1e-6):
 
 
 def check_against_finite_differences(f, args: list, wrt=0, rtol: float = 1e-5,
-                                     atol: float = 1e-7):
-    """Assert ``ad.grad(f, wrt=wrt)`` matches central differences; return our gradients."""
+                                     atol: float = 1e-7, forward: bool = True):
+    """Assert ``ad.grad(f, wrt=wrt)`` matches central differences; return our gradients.
+
+    With ``forward``, also the forward mode: ``ad.jvp`` along a random tangent
+    gives the value of ``f`` and the directional derivative ``<gradient, tangent>``.
+    """
     indices = wrt if isinstance(wrt, tuple) else (wrt,)
     names = f.__code__.co_varnames[: f.__code__.co_argcount]
     positions = [names.index(i) if isinstance(i, str) else i for i in indices]
@@ -71,7 +75,28 @@ def check_against_finite_differences(f, args: list, wrt=0, rtol: float = 1e-5,
             f"gradient shape {np.shape(gradient)} != argument shape {np.shape(args[position])}")
         np.testing.assert_allclose(gradient, expected, rtol=rtol, atol=atol,
                                    err_msg=f"gradient w.r.t. argument {position}")
+    if forward:
+        check_jvp(f, args, wrt, ours, rtol=rtol, atol=atol)
     return ours
+
+
+def check_jvp(f, args: list, wrt, gradients, rtol: float = 1e-5, atol: float = 1e-7):
+    """Assert the forward mode of the scalar ``f`` agrees with its checked ``gradients``."""
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    names = f.__code__.co_varnames[: f.__code__.co_argcount]
+    positions = [names.index(i) if isinstance(i, str) else i for i in indices]
+    rng = np.random.default_rng(7)
+    tangents = [rng.uniform(-1.0, 1.0, size=np.shape(args[p])) for p in positions]
+    tangents = [float(t) if np.ndim(args[p]) == 0 and not isinstance(args[p], np.ndarray) else t
+                for t, p in zip(tangents, positions)]
+    push = ad.jvp(f, wrt=wrt)
+    tangent = tuple(tangents) if isinstance(wrt, tuple) else tangents[0]
+    value, derivative = push(*args, **{push.tangent_name: tangent})
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12, atol=1e-12,
+                               err_msg="jvp's value differs from the function's")
+    expected = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(gradients, tangents))
+    np.testing.assert_allclose(derivative, expected, rtol=rtol, atol=atol * 10,
+                               err_msg="jvp's directional derivative differs from <grad, u>")
 
 
 def random_array(rng: np.random.Generator, shape, domain: str = "real"):

@@ -6,6 +6,11 @@
 - element updates of arrays the function created (``out[i] = v``);
 - the tape of the reverse sweep: one list per stored value, pushed in the
   forward loop and popped in the backward loop.
+
+The list ops that appear in derivative graphs (``add_lists``, ``sum_list_grad``,
+``list_index_grad``, ``setitem``, ``zero_at``) carry JVP and VJP rules too, for
+forward mode over a gradient and gradients of gradients. A list's tangent or
+adjoint is a list of its items' tangents or adjoints.
 """
 
 from __future__ import annotations
@@ -69,7 +74,11 @@ def _(g, ans, lst, item):
     return g, last
 
 
-@defop("list_pop", "lst.pop()", aliases=(runtime.pop_last,), fresh=False, floating="always")
+# It takes an item's adjoint off a list of adjoints, so the item varies with the list:
+# forward mode pops the twin list of tangents beside it. Reverse mode has no rule (the
+# pop changes the list it reads) and refuses derivatives that pop varied lists.
+@defop("list_pop", "lst.pop()", aliases=(runtime.pop_last,), diff=("lst",), fresh=False,
+       floating="always")
 def list_pop(lst): ...
 
 
@@ -85,6 +94,11 @@ def _(g, ans, lst, index):
     return runtime.list_index_grad(g, lst, index)
 
 
+@list_getitem.defjvp
+def _(t, ans, lst, index):
+    return t[index]
+
+
 @defop("list_sum", "sum(items)", diff=("items",))
 def list_sum(items): ...
 
@@ -94,21 +108,63 @@ def _(g, ans, items):
     return runtime.sum_list_grad(g, items)
 
 
-@defop("add_lists", "add_lists(a, b)", aliases=(runtime.add_lists,), **_list)
+@list_sum.defjvp
+def _(t, ans, items):
+    return sum(t)
+
+
+@defop("add_lists", "add_lists(a, b)", aliases=(runtime.add_lists,), diff=("a", "b"), **_list)
 def add_lists(a, b): ...
+
+
+@add_lists.defvjp
+def _(g, ans, a, b):
+    return g, g
+
+
+@add_lists.defjvp("a")
+def _(t, ans, a, b):
+    return t
+
+
+@add_lists.defjvp("b")
+def _(t, ans, a, b):
+    return t
 
 
 @defop("zero_adjoints", "zero_adjoints(items)", aliases=(runtime.zero_adjoints,), **_list)
 def zero_adjoints(items): ...
 
 
-@defop("sum_list_grad", "sum_list_grad(g, items)", aliases=(runtime.sum_list_grad,), **_list)
+@defop("sum_list_grad", "sum_list_grad(g, items)", aliases=(runtime.sum_list_grad,),
+       diff=("g",), **_list)
 def sum_list_grad(g, items): ...
 
 
+@sum_list_grad.defjvp
+def _(dg, ans, g, items):
+    return runtime.sum_list_grad(dg, items)
+
+
+# Each item's adjoint is g summed to the item's shape: the transpose broadcasts back.
+@sum_list_grad.defvjp
+def _(gg, ans, g, items):
+    return runtime.broadcast_like(sum(gg), g)
+
+
 @defop("list_index_grad", "list_index_grad(g, items, index)",
-       aliases=(runtime.list_index_grad,), **_list)
+       aliases=(runtime.list_index_grad,), diff=("g",), **_list)
 def list_index_grad(g, items, index): ...
+
+
+@list_index_grad.defjvp
+def _(dg, ans, g, items, index):
+    return runtime.list_index_grad(dg, items, index)
+
+
+@list_index_grad.defvjp
+def _(gg, ans, g, items, index):
+    return gg[index]
 
 
 # ----- element updates -----
@@ -129,6 +185,16 @@ def _(g, ans, a, index, value):
     return runtime.zero_at(g, index), part
 
 
+@setitem.defjvp("a")
+def _(t, ans, a, index, value):
+    return runtime.zero_at(t, index)
+
+
+@setitem.defjvp("value")
+def _(t, ans, a, index, value):
+    return runtime.setitem(np.zeros_like(ans, dtype=np.result_type(t)), index, t)
+
+
 @defop("zero_at", "zero_at(a, index)", aliases=(runtime.zero_at,), diff=("a",), shape="like:a",
        inplace=lambda named: "a[index] = 0")
 def zero_at(a, index): ...
@@ -140,6 +206,11 @@ zero_at.inplace_copy = "np.array(a)"
 @zero_at.defvjp
 def _(g, ans, a, index):
     return runtime.zero_at(g, index)
+
+
+@zero_at.defjvp
+def _(t, ans, a, index):
+    return runtime.zero_at(t, index)
 
 
 # ----- the tape -----
@@ -164,5 +235,17 @@ def tape_pop(tape): ...
 
 
 tape_pop.effect = True
+
+
+
+# ----- cutting the gradient -----
+
+
+@defop("stop_gradient", "x", nondiff_output=True, fresh=False, shape="like:x")
+def stop_gradient(x): ...
+
+
+# The value itself: generated code writes ``x`` where the result is read.
+stop_gradient.inline = True
 
 __all__ = ["np"]

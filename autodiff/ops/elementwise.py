@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from autodiff.ops.registry import OPS, defop
-from autodiff.ops.runtime import unbroadcast, within_bounds
+from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
 
 BINARY = "elementwise:x1,x2"
 UNARY = "elementwise:x"
@@ -31,6 +31,17 @@ def _(g, ans, x1, x2):
     return unbroadcast(g, x1), unbroadcast(g, x2)
 
 
+# A tangent has its result's shape: ``t`` alone may be smaller, so it is broadcast.
+@add.defjvp("x1")
+def _(t, ans, x1, x2):
+    return broadcast_like(t, ans)
+
+
+@add.defjvp("x2")
+def _(t, ans, x1, x2):
+    return broadcast_like(t, ans)
+
+
 # Summing contributions to one adjoint: both have the adjoint's shape, so the
 # running total can take the next one in place once nothing else reads it.
 @defop("accumulate", "x1 + x2", diff=("x1", "x2"), shape=BINARY, impl=operator.add,
@@ -39,6 +50,8 @@ def accumulate(x1, x2): ...
 
 
 accumulate.defvjp(add.vjp)
+accumulate.defjvp("x1")(add.jvps["x1"])
+accumulate.defjvp("x2")(add.jvps["x2"])
 
 
 @defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),
@@ -51,6 +64,16 @@ def _(g, ans, x1, x2):
     return unbroadcast(g, x1), unbroadcast(-g, x2)
 
 
+@subtract.defjvp("x1")
+def _(t, ans, x1, x2):
+    return broadcast_like(t, ans)
+
+
+@subtract.defjvp("x2")
+def _(t, ans, x1, x2):
+    return broadcast_like(-t, ans)
+
+
 @defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),
        shape=BINARY, impl=operator.mul)
 def multiply(x1, x2): ...
@@ -59,6 +82,16 @@ def multiply(x1, x2): ...
 @multiply.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g * x2, x1), unbroadcast(g * x1, x2)
+
+
+@multiply.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * x2
+
+
+@multiply.defjvp("x2")
+def _(t, ans, x1, x2):
+    return x1 * t
 
 
 @defop("divide", "x1 / x2", aliases=(np.divide, np.true_divide, operator.truediv),
@@ -71,6 +104,16 @@ def _(g, ans, x1, x2):
     return unbroadcast(g / x2, x1), unbroadcast(-g * ans / x2, x2)
 
 
+@divide.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t / x2
+
+
+@divide.defjvp("x2")
+def _(t, ans, x1, x2):
+    return -t * ans / x2
+
+
 @defop("power", "x1 ** x2", aliases=(np.power, operator.pow, builtins.pow, math.pow),
        diff=("x1", "x2"), shape=BINARY, impl=operator.pow)
 def power(x1, x2): ...
@@ -79,6 +122,16 @@ def power(x1, x2): ...
 @power.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g * x2 * x1 ** (x2 - 1), x1), unbroadcast(g * ans * np.log(x1), x2)
+
+
+@power.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * x2 * x1 ** (x2 - 1)
+
+
+@power.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * ans * np.log(x1)
 
 
 def _two_numbers(x1, x2):
@@ -98,6 +151,16 @@ def _(g, ans, x1, x2):
             unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2))
 
 
+@maximum.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * ((x1 > x2) + 0.5 * (x1 == x2))
+
+
+@maximum.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * ((x2 > x1) + 0.5 * (x1 == x2))
+
+
 @defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum, (builtins.min, _two_numbers)),
        diff=("x1", "x2"), shape=BINARY)
 def minimum(x1, x2): ...
@@ -107,6 +170,16 @@ def minimum(x1, x2): ...
 def _(g, ans, x1, x2):
     return (unbroadcast(g * ((x1 < x2) + 0.5 * (x1 == x2)), x1),
             unbroadcast(g * ((x2 < x1) + 0.5 * (x1 == x2)), x2))
+
+
+@minimum.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * ((x1 < x2) + 0.5 * (x1 == x2))
+
+
+@minimum.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * ((x2 < x1) + 0.5 * (x1 == x2))
 
 
 @defop("arctan2", "np.arctan2(x1, x2)", aliases=(np.arctan2, math.atan2), diff=("x1", "x2"),
@@ -120,6 +193,16 @@ def _(g, ans, x1, x2):
     return unbroadcast(g * x2 / denominator, x1), unbroadcast(-g * x1 / denominator, x2)
 
 
+@arctan2.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * x2 / (x1 * x1 + x2 * x2)
+
+
+@arctan2.defjvp("x2")
+def _(t, ans, x1, x2):
+    return -t * x1 / (x1 * x1 + x2 * x2)
+
+
 @defop("hypot", "np.hypot(x1, x2)", aliases=(np.hypot, math.hypot), diff=("x1", "x2"),
        shape=BINARY, floating="always")
 def hypot(x1, x2): ...
@@ -128,6 +211,16 @@ def hypot(x1, x2): ...
 @hypot.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g * x1 / ans, x1), unbroadcast(g * x2 / ans, x2)
+
+
+@hypot.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * x1 / ans
+
+
+@hypot.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * x2 / ans
 
 
 # ----- unary arithmetic -----
@@ -143,6 +236,11 @@ def _(g, ans, x):
     return -g
 
 
+@negative.defjvp
+def _(t, ans, x):
+    return -t
+
+
 @defop("positive", "+x", aliases=(np.positive, operator.pos), diff=("x",), shape=UNARY,
        impl=operator.pos)
 def positive(x): ...
@@ -151,6 +249,11 @@ def positive(x): ...
 @positive.defvjp
 def _(g, ans, x):
     return g
+
+
+@positive.defjvp
+def _(t, ans, x):
+    return t
 
 
 @defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs, math.fabs), diff=("x",),
@@ -163,6 +266,11 @@ def _(g, ans, x):
     return g * np.sign(x)
 
 
+@abs_.defjvp
+def _(t, ans, x):
+    return t * np.sign(x)
+
+
 @defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY)
 def square(x): ...
 
@@ -170,6 +278,11 @@ def square(x): ...
 @square.defvjp
 def _(g, ans, x):
     return g * 2 * x
+
+
+@square.defjvp
+def _(t, ans, x):
+    return t * 2 * x
 
 
 @defop("sqrt", "np.sqrt(x)", aliases=(np.sqrt, math.sqrt), diff=("x",), shape=UNARY,
@@ -180,6 +293,11 @@ def sqrt(x): ...
 @sqrt.defvjp
 def _(g, ans, x):
     return g * 0.5 / ans
+
+
+@sqrt.defjvp
+def _(t, ans, x):
+    return t * 0.5 / ans
 
 
 # ----- exponentials and logarithms -----
@@ -195,6 +313,16 @@ def _(g, ans, x1, x2):
     return unbroadcast(g * np.exp(x1 - ans), x1), unbroadcast(g * np.exp(x2 - ans), x2)
 
 
+@logaddexp.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.exp(x1 - ans)
+
+
+@logaddexp.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.exp(x2 - ans)
+
+
 @defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,
        floating="always")
 def exp(x): ...
@@ -203,6 +331,11 @@ def exp(x): ...
 @exp.defvjp
 def _(g, ans, x):
     return g * ans
+
+
+@exp.defjvp
+def _(t, ans, x):
+    return t * ans
 
 
 @defop("expm1", "np.expm1(x)", aliases=(np.expm1, math.expm1), diff=("x",), shape=UNARY,
@@ -215,6 +348,11 @@ def _(g, ans, x):
     return g * (ans + 1)
 
 
+@expm1.defjvp
+def _(t, ans, x):
+    return t * (ans + 1)
+
+
 @defop("log", "np.log(x)", aliases=(np.log,), diff=("x",), shape=UNARY, floating="always",
        impl=np.log)
 def log(x): ...
@@ -223,6 +361,11 @@ def log(x): ...
 @log.defvjp
 def _(g, ans, x):
     return g / x
+
+
+@log.defjvp
+def _(t, ans, x):
+    return t / x
 
 
 @defop("log1p", "np.log1p(x)", aliases=(np.log1p, math.log1p), diff=("x",), shape=UNARY,
@@ -235,6 +378,11 @@ def _(g, ans, x):
     return g / (1 + x)
 
 
+@log1p.defjvp
+def _(t, ans, x):
+    return t / (1 + x)
+
+
 @defop("log2", "np.log2(x)", aliases=(np.log2, math.log2), diff=("x",), shape=UNARY,
        floating="always")
 def log2(x): ...
@@ -245,6 +393,11 @@ def _(g, ans, x):
     return g / (x * np.log(2.0))
 
 
+@log2.defjvp
+def _(t, ans, x):
+    return t / (x * np.log(2.0))
+
+
 @defop("log10", "np.log10(x)", aliases=(np.log10, math.log10), diff=("x",), shape=UNARY,
        floating="always")
 def log10(x): ...
@@ -253,6 +406,11 @@ def log10(x): ...
 @log10.defvjp
 def _(g, ans, x):
     return g / (x * np.log(10.0))
+
+
+@log10.defjvp
+def _(t, ans, x):
+    return t / (x * np.log(10.0))
 
 
 # ----- trigonometric and hyperbolic -----
@@ -268,6 +426,11 @@ def _(g, ans, x):
     return g * np.cos(x)
 
 
+@sin.defjvp
+def _(t, ans, x):
+    return t * np.cos(x)
+
+
 @defop("cos", "np.cos(x)", aliases=(np.cos, math.cos), diff=("x",), shape=UNARY,
        floating="always")
 def cos(x): ...
@@ -276,6 +439,11 @@ def cos(x): ...
 @cos.defvjp
 def _(g, ans, x):
     return -(g * np.sin(x))
+
+
+@cos.defjvp
+def _(t, ans, x):
+    return -(t * np.sin(x))
 
 
 @defop("tan", "np.tan(x)", aliases=(np.tan, math.tan), diff=("x",), shape=UNARY,
@@ -288,6 +456,11 @@ def _(g, ans, x):
     return g * (1 + ans * ans)
 
 
+@tan.defjvp
+def _(t, ans, x):
+    return t * (1 + ans * ans)
+
+
 @defop("arcsin", "np.arcsin(x)", aliases=(np.arcsin, math.asin), diff=("x",), shape=UNARY,
        floating="always")
 def arcsin(x): ...
@@ -296,6 +469,11 @@ def arcsin(x): ...
 @arcsin.defvjp
 def _(g, ans, x):
     return g / np.sqrt(1 - x * x)
+
+
+@arcsin.defjvp
+def _(t, ans, x):
+    return t / np.sqrt(1 - x * x)
 
 
 @defop("arccos", "np.arccos(x)", aliases=(np.arccos, math.acos), diff=("x",), shape=UNARY,
@@ -308,6 +486,11 @@ def _(g, ans, x):
     return -g / np.sqrt(1 - x * x)
 
 
+@arccos.defjvp
+def _(t, ans, x):
+    return -t / np.sqrt(1 - x * x)
+
+
 @defop("arctan", "np.arctan(x)", aliases=(np.arctan, math.atan), diff=("x",), shape=UNARY,
        floating="always")
 def arctan(x): ...
@@ -316,6 +499,11 @@ def arctan(x): ...
 @arctan.defvjp
 def _(g, ans, x):
     return g / (1 + x * x)
+
+
+@arctan.defjvp
+def _(t, ans, x):
+    return t / (1 + x * x)
 
 
 @defop("sinh", "np.sinh(x)", aliases=(np.sinh, math.sinh), diff=("x",), shape=UNARY,
@@ -328,6 +516,11 @@ def _(g, ans, x):
     return g * np.cosh(x)
 
 
+@sinh.defjvp
+def _(t, ans, x):
+    return t * np.cosh(x)
+
+
 @defop("cosh", "np.cosh(x)", aliases=(np.cosh, math.cosh), diff=("x",), shape=UNARY,
        floating="always")
 def cosh(x): ...
@@ -338,6 +531,11 @@ def _(g, ans, x):
     return g * np.sinh(x)
 
 
+@cosh.defjvp
+def _(t, ans, x):
+    return t * np.sinh(x)
+
+
 @defop("tanh", "np.tanh(x)", aliases=(np.tanh, math.tanh), diff=("x",), shape=UNARY,
        floating="always")
 def tanh(x): ...
@@ -346,6 +544,11 @@ def tanh(x): ...
 @tanh.defvjp
 def _(g, ans, x):
     return g * (1 - ans * ans)
+
+
+@tanh.defjvp
+def _(t, ans, x):
+    return t * (1 - ans * ans)
 
 
 # ----- selection -----
@@ -362,6 +565,16 @@ def _(g, ans, condition, x, y):
             unbroadcast(np.where(condition, 0.0, g), y))
 
 
+@where.defjvp("x")
+def _(t, ans, condition, x, y):
+    return broadcast_like(np.where(condition, t, 0.0), ans)
+
+
+@where.defjvp("y")
+def _(t, ans, condition, x, y):
+    return broadcast_like(np.where(condition, 0.0, t), ans)
+
+
 @defop("clip", "np.clip(a, a_min, a_max)", aliases=(np.clip,), methods=("clip",),
        diff=("a", "a_min", "a_max"), shape="elementwise:a,a_min,a_max")
 def clip(a, a_min=None, a_max=None): ...
@@ -373,6 +586,21 @@ def _(g, ans, a, a_min, a_max):
     return (unbroadcast(g * inside, a),
             unbroadcast(g * (a < a_min), a_min),
             unbroadcast(g * (a > a_max), a_max))
+
+
+@clip.defjvp("a")
+def _(t, ans, a, a_min, a_max):
+    return t * within_bounds(a, a_min, a_max)
+
+
+@clip.defjvp("a_min")
+def _(t, ans, a, a_min, a_max):
+    return broadcast_like(t * (a < a_min), ans)
+
+
+@clip.defjvp("a_max")
+def _(t, ans, a, a_min, a_max):
+    return broadcast_like(t * (a > a_max), ans)
 
 
 # ----- no gradient: piecewise-constant results -----
@@ -420,3 +648,13 @@ def remainder(x1, x2): ...
 @remainder.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g, x1), unbroadcast(-g * np.floor(x1 / x2), x2)
+
+
+@remainder.defjvp("x1")
+def _(t, ans, x1, x2):
+    return broadcast_like(t, ans)
+
+
+@remainder.defjvp("x2")
+def _(t, ans, x1, x2):
+    return -t * np.floor(x1 / x2)

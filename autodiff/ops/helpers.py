@@ -3,11 +3,20 @@
 Their kernels pick the plainest NumPy spelling the constant arguments allow
 (``np.expand_dims(g, 1)`` rather than ``expand_reduced(g, 1, False)``) and fall
 back to the helper when an argument is only known at run time.
+
+They appear in derivative graphs, so they carry rules of their own: forward
+mode over a gradient (``ad.hessian``, ``ad.hvp``) needs their JVPs, and
+``ad.grad`` of a gradient their VJPs. Most are linear in the adjoint they
+move, and their rules are the helper again (JVP) or its transpose (VJP).
+A parameter a helper depends on but has no rule for stays in ``diff``, so that
+differentiating it once more is an error rather than a silent zero.
 """
 
 from __future__ import annotations
 
 import inspect
+
+import numpy as np
 
 from autodiff.graph.ir import Const
 from autodiff.graph.shapes import SCALAR, token_of
@@ -35,9 +44,62 @@ def _same_shape_as_target(named, builder):
 def unbroadcast(g, x): ...
 
 
+@unbroadcast.defjvp
+def _(dg, result, g, x):
+    return runtime.unbroadcast(dg, x)
+
+
+# Summing over broadcast axes is the transpose of broadcasting back.
+@unbroadcast.defvjp
+def _(gg, result, g, x):
+    return runtime.broadcast_like(gg, g)
+
+
 @defop("unbroadcast_to", "unbroadcast_to(g, shape)", aliases=(runtime.unbroadcast_to,),
        diff=("g",), fresh=False)
 def unbroadcast_to(g, shape): ...
+
+
+@unbroadcast_to.defjvp
+def _(dg, result, g, shape):
+    return runtime.unbroadcast_to(dg, shape)
+
+
+@unbroadcast_to.defvjp
+def _(gg, result, g, shape):
+    return runtime.broadcast_like(gg, g)
+
+
+def _same_shape_as_result(named, builder):
+    t, ans = named["t"], named["ans"]
+    token = token_of(t)
+    return t if token is not None and token is token_of(ans) else None
+
+
+@defop("broadcast_like", "broadcast_like(t, ans)", aliases=(runtime.broadcast_like,),
+       diff=("t",), shape=_like("ans"), simplify=_same_shape_as_result, fresh=False)
+def broadcast_like(t, ans): ...
+
+
+@broadcast_like.defvjp
+def _(g, result, t, ans):
+    return runtime.unbroadcast(g, t)
+
+
+@broadcast_like.defjvp
+def _(dt, result, t, ans):
+    return runtime.broadcast_like(dt, ans)
+
+
+def _zero(x):
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return 0.0
+    raise TypeError("only numbers fold")
+
+
+@defop("zero_tangent", "zero_tangent(x)", aliases=(runtime.zero_tangent,), nondiff_output=True,
+       floating="always", shape=_like("x"), impl=_zero)
+def zero_tangent(x): ...
 
 
 def _expand_reduced_simplify(named, builder):
@@ -58,6 +120,16 @@ def _expand_reduced_kernel(named):
 @defop("expand_reduced", _expand_reduced_kernel, aliases=(runtime.expand_reduced,), diff=("g",),
        simplify=_expand_reduced_simplify, fresh=False)
 def expand_reduced(g, axis, keepdims): ...
+
+
+@expand_reduced.defjvp
+def _(dg, result, g, axis, keepdims):
+    return runtime.expand_reduced(dg, axis, keepdims)
+
+
+@expand_reduced.defvjp
+def _(gg, result, g, axis, keepdims):
+    return np.reshape(gg, np.shape(g))
 
 
 def _reduced_size_kernel(named):
@@ -106,21 +178,228 @@ def _call(name: str, params: str, **facts) -> None:
     defop(name, f"{name}({params})", aliases=(fn,), **facts)(stub)
 
 
+# ----- adjoints of products -----
+#
+# Each is bilinear in the adjoint g and the other operand, and is the transpose of
+# the product in its own operand: matmul_grad_lhs(g, a, b) applies the transpose of
+# a -> a @ b to g. So its VJP for g is gg @ b and, since <gg, lhs(g, a, b)> equals
+# <gg @ b, g>, its VJP for b is the adjoint of b in gg @ b: matmul_grad_rhs(g, gg, b).
+
 _call("matmul_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
 _call("matmul_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
 _call("dot_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
 _call("dot_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
 _call("inner_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
 _call("inner_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
+
+
+@OPS["matmul_grad_lhs"].defjvp("g")
+def _(dg, result, g, a, b):
+    return runtime.matmul_grad_lhs(dg, a, b)
+
+
+@OPS["matmul_grad_lhs"].defjvp("b")
+def _(db, result, g, a, b):
+    return runtime.matmul_grad_lhs(g, a, db)
+
+
+@OPS["matmul_grad_lhs"].defvjp
+def _(gg, result, g, a, b):
+    return np.matmul(gg, b), runtime.matmul_grad_rhs(g, gg, b)
+
+
+@OPS["matmul_grad_rhs"].defjvp("g")
+def _(dg, result, g, a, b):
+    return runtime.matmul_grad_rhs(dg, a, b)
+
+
+@OPS["matmul_grad_rhs"].defjvp("a")
+def _(da, result, g, a, b):
+    return runtime.matmul_grad_rhs(g, da, b)
+
+
+@OPS["matmul_grad_rhs"].defvjp
+def _(gg, result, g, a, b):
+    return np.matmul(a, gg), runtime.matmul_grad_lhs(g, a, gg)
+
+
+@OPS["dot_grad_lhs"].defjvp("g")
+def _(dg, result, g, a, b):
+    return runtime.dot_grad_lhs(dg, a, b)
+
+
+@OPS["dot_grad_lhs"].defjvp("b")
+def _(db, result, g, a, b):
+    return runtime.dot_grad_lhs(g, a, db)
+
+
+@OPS["dot_grad_lhs"].defvjp
+def _(gg, result, g, a, b):
+    return np.dot(gg, b), runtime.dot_grad_rhs(g, gg, b)
+
+
+@OPS["dot_grad_rhs"].defjvp("g")
+def _(dg, result, g, a, b):
+    return runtime.dot_grad_rhs(dg, a, b)
+
+
+@OPS["dot_grad_rhs"].defjvp("a")
+def _(da, result, g, a, b):
+    return runtime.dot_grad_rhs(g, da, b)
+
+
+@OPS["dot_grad_rhs"].defvjp
+def _(gg, result, g, a, b):
+    return np.dot(a, gg), runtime.dot_grad_lhs(g, a, gg)
+
+
+@OPS["inner_grad_lhs"].defjvp("g")
+def _(dg, result, g, a, b):
+    return runtime.inner_grad_lhs(dg, a, b)
+
+
+@OPS["inner_grad_lhs"].defjvp("b")
+def _(db, result, g, a, b):
+    return runtime.inner_grad_lhs(g, a, db)
+
+
+@OPS["inner_grad_lhs"].defvjp
+def _(gg, result, g, a, b):
+    return np.inner(gg, b), runtime.inner_grad_rhs(g, gg, b)
+
+
+@OPS["inner_grad_rhs"].defjvp("g")
+def _(dg, result, g, a, b):
+    return runtime.inner_grad_rhs(dg, a, b)
+
+
+@OPS["inner_grad_rhs"].defjvp("a")
+def _(da, result, g, a, b):
+    return runtime.inner_grad_rhs(g, da, b)
+
+
+@OPS["inner_grad_rhs"].defvjp
+def _(gg, result, g, a, b):
+    return np.inner(a, gg), runtime.inner_grad_lhs(g, a, gg)
+
+
+# ----- np.prod: the product of the others -----
+
 _call("product_of_others", "a, axis", diff=("a",), shape=_like("a"))
+# Linear in t; its derivative in a (a third derivative of np.prod) has no rule.
+_call("product_of_others_jvp", "t, a, axis", diff=("t", "a"), shape=_like("a"))
+
+
+@OPS["product_of_others"].defjvp
+def _(da, result, a, axis):
+    return runtime.product_of_others_jvp(da, a, axis)
+
+
+# Its Jacobian is symmetric (d others_i / d a_j = product of all but i and j).
+@OPS["product_of_others"].defvjp
+def _(g, result, a, axis):
+    return runtime.product_of_others_jvp(g, a, axis)
+
+
+@OPS["product_of_others_jvp"].defjvp("t")
+def _(dt, result, t, a, axis):
+    return runtime.product_of_others_jvp(dt, a, axis)
+
+
+# ----- helpers that split one adjoint into several -----
+
 _call("split_like", "g, arrays, axis", diff=("g",), fresh=False)
-_call("einsum_grads", "g, subscripts, operands", diff=("g",), fresh=False)
-_call("solve_grads", "g, x, a, b", diff=("g",), fresh=False)
 _call("unstack", "g, axis", diff=("g",), fresh=False)
+
+
+@OPS["split_like"].defjvp
+def _(dg, result, g, arrays, axis):
+    return runtime.split_like(dg, arrays, axis)
+
+
+@OPS["split_like"].defvjp
+def _(gg, result, g, arrays, axis):
+    return np.concatenate(gg, axis=axis)
+
+
+@OPS["unstack"].defjvp
+def _(dg, result, g, axis):
+    return runtime.unstack(dg, axis)
+
+
+@OPS["unstack"].defvjp
+def _(gg, result, g, axis):
+    return np.stack(gg, axis=axis)
+
+
+# The helpers returning one adjoint per operand are list-shaped, so that forward mode
+# sums the parts of their tangents item by item (add_lists), not as tuples.
+_call("einsum_grads", "g, subscripts, operands", diff=("g", "operands"), shape="list",
+      fresh=False)
+_call("einsum_grads_jvp", "tangents, g, subscripts, operands",
+      diff=("tangents", "g", "operands"), shape="list", fresh=False)
+_call("einsum_grads_vjp", "cotangents, g, subscripts, operands",
+      diff=("cotangents", "g", "operands"), fresh=False)
+_call("solve_grads", "g, x, a, b", diff=("g", "x", "a"), shape="list", fresh=False)
+_call("solve_grads_jvp", "grads, x, a, b, dx, da", diff=("grads", "x", "a", "dx", "da"),
+      shape="list", fresh=False)
+_call("solve_grads_vjp", "cotangents, grads, x, a, b",
+      diff=("cotangents", "grads", "x", "a"), fresh=False)
+
+
+@OPS["einsum_grads"].defjvp("g")
+def _(dg, result, g, subscripts, operands):
+    return runtime.einsum_grads(dg, subscripts, operands)
+
+
+@OPS["einsum_grads"].defjvp("operands")
+def _(doperands, result, g, subscripts, operands):
+    return runtime.einsum_grads_jvp(doperands, g, subscripts, operands)
+
+
+@OPS["einsum_grads"].defvjp
+def _(gg, result, g, subscripts, operands):
+    return runtime.einsum_grads_vjp(gg, g, subscripts, operands)
+
+
+@OPS["solve_grads"].defjvp("g")
+def _(dg, result, g, x, a, b):
+    return runtime.solve_grads(dg, x, a, b)
+
+
+@OPS["solve_grads"].defjvp("x")
+def _(dx, result, g, x, a, b):
+    return runtime.solve_grads_jvp(result, x, a, b, dx, None)
+
+
+@OPS["solve_grads"].defjvp("a")
+def _(da, result, g, x, a, b):
+    return runtime.solve_grads_jvp(result, x, a, b, None, da)
+
+
+@OPS["solve_grads"].defvjp
+def _(gg, result, g, x, a, b):
+    return runtime.solve_grads_vjp(gg, result, x, a, b)
+
+
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
       impl=runtime.inverse_permutation)
 _call("scalar_output_seed", "out, where", nondiff_output=True, floating="always",
       shape=_like("out"))
+
+
+_call("vjp_seed", "seed, out, where", diff=("seed",), shape=_like("out"))
+OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
+
+
+@OPS["vjp_seed"].defvjp
+def _(g, ans, seed, out, where):
+    return g
+
+
+@OPS["vjp_seed"].defjvp
+def _(t, ans, seed, out, where):
+    return t
 
 
 def _as_gradient_of_statement(named) -> str:
@@ -140,6 +419,16 @@ def as_gradient_of(g, x, where=None, float_when_x_is=False): ...
 # Reuses the gradient's name when it can, else starts from the gradient itself.
 as_gradient_of.inplace_copy = "g"
 as_gradient_of.inplace_mutates = False
+
+
+@as_gradient_of.defjvp
+def _(dg, result, g, x, where, float_when_x_is):
+    return runtime.as_gradient_of(dg, x)
+
+
+@as_gradient_of.defvjp
+def _(gg, result, g, x, where, float_when_x_is):
+    return runtime.unbroadcast(gg, g)
 
 # It raises on a non-scalar output: keep it even when nothing reads the seed.
 OPS["scalar_output_seed"].effect = True

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
 
 from autodiff.graph.ir import Const
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop
+from autodiff.ops.registry import Op, defop
 from autodiff.ops.runtime import expand_reduced
+
+
+def _helper_op(fn, **facts) -> Op:
+    """Register the plain NumPy helper ``fn`` as an op of its name that rules can call;
+    generated code calls it by that name."""
+    params = ", ".join(inspect.signature(fn).parameters)
+    op = defop(fn.__name__, f"{fn.__name__}({params})", aliases=(fn,), **facts)(fn)
+    op.runtime = {fn.__name__: fn}
+    return op
 
 
 @defop("matmul", "x1 @ x2", aliases=(np.matmul, operator.matmul), diff=("x1", "x2"))
@@ -21,6 +31,17 @@ def _(g, ans, x1, x2):
     return runtime.matmul_grad_lhs(g, x1, x2), runtime.matmul_grad_rhs(g, x1, x2)
 
 
+# Bilinear products apply themselves to the tangent of one factor at a time.
+@matmul.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t @ x2
+
+
+@matmul.defjvp("x2")
+def _(t, ans, x1, x2):
+    return x1 @ t
+
+
 @defop("dot", "np.dot(a, b)", aliases=(np.dot,), methods=("dot",), diff=("a", "b"))
 def dot(a, b): ...
 
@@ -28,6 +49,16 @@ def dot(a, b): ...
 @dot.defvjp
 def _(g, ans, a, b):
     return runtime.dot_grad_lhs(g, a, b), runtime.dot_grad_rhs(g, a, b)
+
+
+@dot.defjvp("a")
+def _(t, ans, a, b):
+    return np.dot(t, b)
+
+
+@dot.defjvp("b")
+def _(t, ans, a, b):
+    return np.dot(a, t)
 
 
 @defop("inner", "np.inner(a, b)", aliases=(np.inner,), diff=("a", "b"))
@@ -39,6 +70,16 @@ def _(g, ans, a, b):
     return runtime.inner_grad_lhs(g, a, b), runtime.inner_grad_rhs(g, a, b)
 
 
+@inner.defjvp("a")
+def _(t, ans, a, b):
+    return np.inner(t, b)
+
+
+@inner.defjvp("b")
+def _(t, ans, a, b):
+    return np.inner(a, t)
+
+
 @defop("outer", "np.outer(a, b)", aliases=(np.outer,), diff=("a", "b"))
 def outer(a, b): ...
 
@@ -46,6 +87,16 @@ def outer(a, b): ...
 @outer.defvjp
 def _(g, ans, a, b):
     return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
+
+
+@outer.defjvp("a")
+def _(t, ans, a, b):
+    return np.outer(t, b)
+
+
+@outer.defjvp("b")
+def _(t, ans, a, b):
+    return np.outer(a, t)
 
 
 @defop("trace", "np.trace(a, offset=offset)", aliases=(np.trace,), methods=("trace",),
@@ -56,6 +107,11 @@ def trace(a, offset=0): ...
 @trace.defvjp
 def _(g, ans, a, offset):
     return g * np.eye(np.shape(a)[0], np.shape(a)[1], offset)
+
+
+@trace.defjvp
+def _(t, ans, a, offset):
+    return np.trace(t, offset=offset)
 
 
 def _norm_check(named) -> str | None:
@@ -84,6 +140,13 @@ def _(g, ans, x, ord, axis, keepdims):
     return x * (expand_reduced(g, axis, keepdims) / expand_reduced(ans, axis, keepdims))
 
 
+# The vector 2-norm and the Frobenius norm, the forms _norm_check accepts: like the
+# VJP, this rule is wrong for any other ord.
+@norm.defjvp
+def _(t, ans, x, ord, axis, keepdims):
+    return np.sum(x * t, axis=axis, keepdims=keepdims) / ans
+
+
 @defop("einsum", "np.einsum(subscripts, *operands)", aliases=(np.einsum,), diff=("operands",),
        shape="einsum")
 def einsum(subscripts, *operands): ...
@@ -92,6 +155,33 @@ def einsum(subscripts, *operands): ...
 @einsum.defvjp
 def _(g, ans, subscripts, operands):
     return runtime.einsum_grads(g, subscripts, operands)
+
+
+def einsum_tangent(t, ans, subscripts, operands):
+    """Tangent of ``ans = np.einsum(subscripts, *operands)`` given one tangent per operand.
+
+    Einsum is linear in each operand: the sum over k of the einsum with operand
+    k replaced by its tangent. Operands whose tangent is zero (those that do not
+    vary) add nothing and are skipped; ``ans`` gives the shape if all are.
+
+    >>> a, b = 2.0 * np.eye(2), np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> einsum_tangent((np.eye(2), np.zeros((2, 2))), a @ b, "ij,jk->ik", (a, b)).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    total = None
+    for k, tangent in enumerate(t):
+        if np.any(tangent):
+            part = np.einsum(subscripts, *operands[:k], tangent, *operands[k + 1:])
+            total = part if total is None else total + part
+    return np.zeros(np.shape(ans)) if total is None else total
+
+
+_helper_op(einsum_tangent, diff=("t", "operands"), shape="like:ans")
+
+
+@einsum.defjvp
+def _(t, ans, subscripts, operands):
+    return einsum_tangent(t, ans, subscripts, operands)
 
 
 # ----- np.linalg: inverse, determinant, solve (square matrices, stacks of them) -----
@@ -106,6 +196,11 @@ def _(g, ans, a):
     return -(np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2))
 
 
+@inv.defjvp
+def _(t, ans, a):
+    return -(ans @ t @ ans)
+
+
 @defop("det", "np.linalg.det(a)", aliases=(np.linalg.det,), diff=("a",))
 def det(a): ...
 
@@ -115,6 +210,12 @@ def _(g, ans, a):
     return np.expand_dims(np.expand_dims(g * ans, -1), -1) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
+# Jacobi's formula, d det(A) = det(A) trace(A^-1 dA), for one matrix or a stack.
+@det.defjvp
+def _(t, ans, a):
+    return ans * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1))
+
+
 @defop("solve", "np.linalg.solve(a, b)", aliases=(np.linalg.solve,), diff=("a", "b"))
 def solve(a, b): ...
 
@@ -122,3 +223,45 @@ def solve(a, b): ...
 @solve.defvjp
 def _(g, ans, a, b):
     return runtime.solve_grads(g, ans, a, b)
+
+
+def solve_tangent(t, x, a, b):
+    """Part of the tangent of ``x = np.linalg.solve(a, b)`` due to the tangent ``t`` of ``a``:
+    ``solve(a, -t @ x)``, with ``x`` as a column when ``b`` is a vector (1-D in NumPy 2).
+
+    >>> solve_tangent(np.eye(2), np.array([1.0, 2.0]), 2 * np.eye(2), np.array([2.0, 4.0])).tolist()
+    [-0.5, -1.0]
+    """
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, t @ x[..., None])[..., 0]
+    return -np.linalg.solve(a, t @ x)
+
+
+solve_tangent_op = _helper_op(solve_tangent, diff=("t", "x", "a"), shape="like:x")
+
+
+# Its own tangents (forward over forward): linear in t and in x; for a, the
+# derivative of A^-1 is -A^-1 dA A^-1, applied to -t @ x.
+@solve_tangent_op.defjvp("t")
+def _(dt, ans, t, x, a, b):
+    return solve_tangent(dt, x, a, b)
+
+
+@solve_tangent_op.defjvp("x")
+def _(dx, ans, t, x, a, b):
+    return solve_tangent(t, dx, a, b)
+
+
+@solve_tangent_op.defjvp("a")
+def _(da, ans, t, x, a, b):
+    return solve_tangent(da, ans, a, b)
+
+
+@solve.defjvp("a")
+def _(t, ans, a, b):
+    return solve_tangent(t, ans, a, b)
+
+
+@solve.defjvp("b")
+def _(t, ans, a, b):
+    return np.linalg.solve(a, t)

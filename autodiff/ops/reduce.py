@@ -24,6 +24,11 @@ def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
 
 
+@sum_.defjvp
+def _(t, ans, a, axis, keepdims):
+    return np.sum(t, axis=axis, keepdims=keepdims)
+
+
 @defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=(np.mean,),
        methods=("mean",), floating="always", **REDUCE)
 def mean(a, axis=None, keepdims=False): ...
@@ -32,6 +37,11 @@ def mean(a, axis=None, keepdims=False): ...
 @mean.defvjp
 def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
+
+
+@mean.defjvp
+def _(t, ans, a, axis, keepdims):
+    return np.mean(t, axis=axis, keepdims=keepdims)
 
 
 @defop("prod", "np.prod(a, axis=axis, keepdims=keepdims)", aliases=(np.prod,),
@@ -43,6 +53,11 @@ def prod(a, axis=None, keepdims=False): ...
 def _(g, ans, a, axis, keepdims):
     # The product of the other elements, not ans / a, so that zeros are exact.
     return expand_reduced(g, axis, keepdims) * product_of_others(a, axis)
+
+
+@prod.defjvp
+def _(t, ans, a, axis, keepdims):
+    return np.sum(t * product_of_others(a, axis), axis=axis, keepdims=keepdims)
 
 
 @defop("max", "np.max(a, axis=axis, keepdims=keepdims)", aliases=(np.max, np.amax),
@@ -65,6 +80,17 @@ def min_(a, axis=None, keepdims=False): ...
 min_.defvjp(_extremum_vjp)
 
 
+@max_.defjvp
+def _extremum_jvp(t, ans, a, axis, keepdims):
+    # The mean of the tangents of the tied winners: the VJP's even share, transposed.
+    winners = a == expand_reduced(ans, axis, keepdims)
+    return (np.sum(winners * t, axis=axis, keepdims=keepdims)
+            / np.sum(winners, axis=axis, keepdims=keepdims))
+
+
+min_.defjvp(_extremum_jvp)
+
+
 @defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.var,),
        methods=("var",), floating="always", **REDUCE)
 def var(a, axis=None, ddof=0, keepdims=False): ...
@@ -74,6 +100,13 @@ def var(a, axis=None, ddof=0, keepdims=False): ...
 def _(g, ans, a, axis, ddof, keepdims):
     centred = a - np.mean(a, axis=axis, keepdims=True)
     return expand_reduced(g, axis, keepdims) * 2.0 * centred / (reduced_size(a, axis) - ddof)
+
+
+@var.defjvp
+def _(t, ans, a, axis, ddof, keepdims):
+    # The centred values sum to zero, so the mean of t drops out.
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return 2.0 * np.sum(centred * t, axis=axis, keepdims=keepdims) / (reduced_size(a, axis) - ddof)
 
 
 @defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.std,),
@@ -86,3 +119,9 @@ def _(g, ans, a, axis, ddof, keepdims):
     centred = a - np.mean(a, axis=axis, keepdims=True)
     spread = expand_reduced(ans, axis, keepdims) * (reduced_size(a, axis) - ddof)
     return expand_reduced(g, axis, keepdims) * centred / spread
+
+
+@std.defjvp
+def _(t, ans, a, axis, ddof, keepdims):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return np.sum(centred * t, axis=axis, keepdims=keepdims) / (ans * (reduced_size(a, axis) - ddof))

@@ -69,6 +69,9 @@ class Op:
         self.impl = impl
         self.inplace = inplace
         self.vjp: Callable | None = None
+        # JVP rules, one per differentiable parameter: ``rule(t, ans, *params)`` gives
+        # the part of the result's tangent due to that parameter's tangent ``t``.
+        self.jvps: dict[str, Callable] = {}
         # fn(named_args) -> message when the rule cannot handle these arguments.
         self.vjp_check: Callable | None = None
         # The op has an effect beyond its result (it may raise): never removed.
@@ -83,15 +86,41 @@ class Op:
         self.statement = False
         # Each call makes a new mutable object (a list): two calls are never one value.
         self.distinct = False
+        # Python objects the kernel calls by name (a user's function with its own rule).
+        self.runtime: dict[str, Any] = {}
 
     def defvjp(self, rule: Callable) -> Callable:
-        """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator."""
-        expected = ["g", "ans", *self.params]
-        got = list(inspect.signature(rule).parameters)
-        if got != expected:
-            raise TypeError(f"VJP rule for {self.name} must take {expected}, takes {got}")
-        self.vjp = rule
+        """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator.
+
+        The first two names are free (an op whose parameter is itself called
+        ``g`` takes ``(gg, ans, g, ...)``); the others are the op's parameters.
+        """
+        self.vjp = _checked_rule(self, rule, "VJP", "g")
+        changed()
         return rule
+
+    def defjvp(self, param: str | Callable) -> Callable:
+        """Attach a JVP rule ``rule(t, ans, *params)`` for one differentiable parameter.
+
+        ``@op.defjvp`` on an op with one differentiable parameter, else
+        ``@op.defjvp("x2")``. The rule returns the result's tangent due to the
+        tangent ``t`` of that parameter alone, in the result's shape; the
+        forward-mode transform sums the parts of every varied parameter.
+        """
+        if callable(param):
+            if len(self.diff) != 1:
+                raise TypeError(f"{self.name} has several differentiable parameters: "
+                                f"name one, @{self.name}.defjvp('{self.diff[0]}')")
+            return self.defjvp(self.diff[0])(param)
+        if param not in self.diff:
+            raise TypeError(f"'{param}' is not a differentiable parameter of {self.name}")
+
+        def attach(rule: Callable) -> Callable:
+            self.jvps[param] = _checked_rule(self, rule, "JVP", "t")
+            changed()
+            return rule
+
+        return attach
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Canonical argument tuple for a call ``op(*args, **kwargs)``; TypeError if invalid."""
@@ -101,6 +130,14 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
+
+
+def _checked_rule(op: Op, rule: Callable, kind: str, first: str) -> Callable:
+    got = list(inspect.signature(rule).parameters)
+    if got[2:] != op.params or len(got) != len(set(got)):
+        raise TypeError(f"{kind} rule for {op.name} must take ({first}, ans, "
+                        f"{', '.join(op.params)}), takes ({', '.join(got)})")
+    return rule
 
 
 def _as_operand(value: Any) -> Any:
@@ -149,6 +186,22 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:
     """Make the Python callable ``fn`` a name for ``op``."""
     _CALLABLES[id(fn)] = (fn, op, adapter)
+    changed()
+
+
+def unalias(fn: Any) -> None:
+    """Forget ``fn`` as a name of an op (undoes :func:`alias`)."""
+    _CALLABLES.pop(id(fn), None)
+    changed()
+
+
+# Bumped whenever a rule or an alias changes: derivatives built before are stale.
+generation = 0
+
+
+def changed() -> None:
+    global generation
+    generation += 1
 
 
 def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:

@@ -40,6 +40,23 @@ def unbroadcast_to(g, shape):
     return g
 
 
+def broadcast_like(t, ans):
+    """``t`` broadcast to the shape of ``ans`` (a tangent takes its result's shape)."""
+    shape = ans.shape if type(ans) is np.ndarray else np.shape(ans)
+    if (t.shape if type(t) is np.ndarray else np.shape(t)) == shape:
+        return t
+    return np.broadcast_to(t, shape)
+
+
+def zero_tangent(x):
+    """A zero tangent (or adjoint) for ``x``: 0.0, float zeros of its shape, or a list."""
+    if isinstance(x, (list, tuple)):  # a list, or the gradients a helper returns together
+        return [zero_tangent(item) for item in x]
+    if isinstance(x, (float, int)):
+        return 0.0
+    return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
+
+
 def expand_reduced(g, axis, keepdims):
     """Re-insert the axes a reduction removed, so ``g`` broadcasts against its input."""
     if keepdims or axis is None:
@@ -58,18 +75,40 @@ def reduced_size(a, axis):
 
 def product_of_others(a, axis):
     """For each element, the product of the others along ``axis``; exact with zeros."""
-    a = np.asarray(a)
-    if axis is None:
-        return product_of_others(a.reshape(-1), 0).reshape(a.shape)
-    axes = tuple(k % a.ndim for k in (axis if isinstance(axis, tuple) else (axis,)))
-    rest = [k for k in range(a.ndim) if k not in axes]
-    moved = np.transpose(a, rest + list(axes))
-    flat = moved.reshape(moved.shape[: len(rest)] + (-1,))
+    flat, restore = _reduced_axes_last(np.asarray(a), axis)
     ones = np.ones(flat.shape[:-1] + (1,), dtype=flat.dtype)
     before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     after = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = (before * after).reshape(moved.shape)
-    return np.transpose(others, np.argsort(rest + list(axes)))
+    return restore(before * after)
+
+
+def product_of_others_jvp(t, a, axis):
+    """Tangent of ``product_of_others(a, axis)`` along ``t``: for each element ``i``, the
+    sum over the others ``j`` of ``t[j]`` times the product of all but ``i`` and ``j``.
+
+    Exact with zeros, at the price of an ``n x n`` table per reduced group.
+    """
+    a = np.asarray(a)
+    flat, restore = _reduced_axes_last(a, axis)
+    flat_t, _ = _reduced_axes_last(np.broadcast_to(t, a.shape), axis)
+    eye = np.eye(flat.shape[-1], dtype=bool)
+    # Row i is a with a[i] set to 1: its products of others leave out i as well.
+    rows = np.where(eye, 1, flat[..., None, :])
+    pairs = np.where(eye, 0, product_of_others(rows, -1))
+    return restore(np.sum(pairs * flat_t[..., None, :], axis=-1))
+
+
+def _reduced_axes_last(a, axis):
+    """``a`` with the axes ``axis`` reduces moved last and merged into one, and the
+    function that puts an array of that layout back into ``a``'s."""
+    if axis is None:
+        return a.reshape(-1), lambda flat: flat.reshape(a.shape)
+    axes = [k % a.ndim for k in (axis if isinstance(axis, tuple) else (axis,))]
+    rest = [k for k in range(a.ndim) if k not in axes]
+    moved = np.transpose(a, rest + axes)
+    order = np.argsort(rest + axes)
+    return (moved.reshape(moved.shape[: len(rest)] + (-1,)),
+            lambda flat: np.transpose(flat.reshape(moved.shape), order))
 
 
 def matmul_grad_lhs(g, a, b):
@@ -189,6 +228,30 @@ def scalar_output_seed(out, where):
     return np.ones(np.shape(out)) if np.ndim(out) else 1.0
 
 
+def vjp_seed(seed, out, where):
+    """The seed of a vector-Jacobian product: of the output's shape, or omitted
+    (``None``) for a scalar output, which then means 1.0."""
+    if seed is None:
+        if type(out) is float:
+            return 1.0
+        if np.size(out) != 1:
+            filename, _, lineno = where.rpartition(":")
+            raise NonScalarOutputError(
+                f"a vjp without a seed needs a scalar output, but the function returns an "
+                f"array of shape {np.shape(out)}", filename=filename or None,
+                lineno=int(lineno) if lineno.isdigit() else None,
+                hint="pass seed=, an array of the output's shape")
+        return np.ones(np.shape(out)) if np.ndim(out) else 1.0
+    if np.shape(seed) != np.shape(out):
+        filename, _, lineno = where.rpartition(":")
+        raise AutodiffError(
+            f"the seed has shape {np.shape(seed)}, but the output it weighs has shape "
+            f"{np.shape(out)}", filename=filename or None,
+            lineno=int(lineno) if lineno.isdigit() else None,
+            hint="pass a seed of the output's shape (a tuple of them for a tuple output)")
+    return seed
+
+
 def _non_scalar_output(shape, where: str):
     filename, _, lineno = where.rpartition(":")
     raise NonScalarOutputError(
@@ -262,6 +325,39 @@ def einsum_grads(g, subscripts, operands):
     return tuple(grads)
 
 
+def einsum_grads_jvp(tangents, g, subscripts, operands):
+    """Tangent of ``einsum_grads(g, subscripts, operands)`` along the operands' tangents.
+
+    Each adjoint is linear in every other operand: its tangent is the sum, over the
+    others, of the adjoint with that operand replaced by its tangent.
+    """
+    result = [zero_tangent(operand) for operand in operands]
+    for j, tangent in enumerate(tangents):
+        swapped = [*operands[:j], tangent, *operands[j + 1:]]
+        for k, part in enumerate(einsum_grads(g, subscripts, swapped)):
+            if k != j:
+                result[k] = result[k] + part
+    return tuple(result)
+
+
+def einsum_grads_vjp(cotangents, g, subscripts, operands):
+    """Adjoints of ``g`` and of the operands in ``einsum_grads(g, subscripts, operands)``,
+    given one adjoint per result (one per operand).
+
+    ``einsum_grads`` transposes each operand's slot of the einsum, so the adjoint of
+    ``g`` is the einsum with that operand replaced by its result's adjoint, summed.
+    """
+    dg = 0.0
+    doperands = [zero_tangent(operand) for operand in operands]
+    for k, cotangent in enumerate(cotangents):
+        swapped = [*operands[:k], cotangent, *operands[k + 1:]]
+        dg = dg + np.einsum(subscripts, *swapped)
+        for j, part in enumerate(einsum_grads(g, subscripts, swapped)):
+            if j != k:
+                doperands[j] = doperands[j] + part
+    return dg, tuple(doperands)
+
+
 def _parse_einsum(subscripts: str, operands) -> tuple[list[str], str]:
     spec = subscripts.replace(" ", "")
     if "." in spec:
@@ -285,6 +381,41 @@ def solve_grads(g, x, a, b):
     xs = x[..., None] if vector else x
     ga = -gb @ np.swapaxes(xs, -1, -2)
     return ga, gb[..., 0] if vector else gb
+
+
+def solve_grads_jvp(grads, x, a, b, dx=None, da=None):
+    """Tangent of ``solve_grads(g, x, a, b) = (ga, gb)`` along ``dx`` or ``da``.
+
+    ``gb = solve(a.T, g)`` moves with ``a`` (``d gb = -solve(a.T, da.T @ gb)``) and
+    ``ga = -gb @ x.T`` with both ``gb`` and ``x``.
+    """
+    vector = np.ndim(b) == 1
+    gb = grads[1]
+    gbs, xs = (gb[..., None], x[..., None]) if vector else (gb, x)
+    dgb = np.zeros_like(gbs)
+    dga = np.zeros_like(grads[0])
+    if da is not None:
+        dgb = -np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(da, -1, -2) @ gbs)
+        dga = -dgb @ np.swapaxes(xs, -1, -2)
+    if dx is not None:
+        dxs = np.broadcast_to(dx, np.shape(x))
+        dga = dga - gbs @ np.swapaxes(dxs[..., None] if vector else dxs, -1, -2)
+    return dga, dgb[..., 0] if vector else dgb
+
+
+def solve_grads_vjp(cotangents, grads, x, a, b):
+    """Adjoints of ``g``, ``x`` and ``a`` in ``solve_grads(g, x, a, b) = (ga, gb)``,
+    given the adjoints of ``ga`` and ``gb``."""
+    vector = np.ndim(b) == 1
+    gga, ggb = cotangents[0], cotangents[1]
+    gb = grads[1]
+    if vector:
+        gb, x, ggb = gb[..., None], x[..., None], ggb[..., None]
+    # <gga, ga> + <ggb, gb> = <ggb - gga @ x, gb> = <solve(a, ggb - gga @ x), g>
+    u = np.linalg.solve(a, ggb - gga @ x)
+    dx = -(np.swapaxes(gga, -1, -2) @ gb)
+    da = -(gb @ np.swapaxes(u, -1, -2))
+    return (u[..., 0], dx[..., 0], da) if vector else (u, dx, da)
 
 
 # ----- lists and element updates -----

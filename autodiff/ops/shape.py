@@ -38,6 +38,11 @@ def _(g, ans, a, shape, order):
     return np.reshape(g, np.shape(a))
 
 
+@reshape.defjvp
+def _(t, ans, a, shape, order):
+    return np.reshape(t, shape)
+
+
 @defop("ravel", "np.ravel(a)", aliases=(np.ravel,), methods=("ravel", "flatten"), diff=("a",),
        fresh=False)
 def ravel(a): ...
@@ -46,6 +51,11 @@ def ravel(a): ...
 @ravel.defvjp
 def _(g, ans, a):
     return np.reshape(g, np.shape(a))
+
+
+@ravel.defjvp
+def _(t, ans, a):
+    return np.ravel(t)
 
 
 @defop("squeeze", "np.squeeze(a, axis=axis)", aliases=(np.squeeze,), methods=("squeeze",),
@@ -58,6 +68,11 @@ def _(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
 
 
+@squeeze.defjvp
+def _(t, ans, a, axis):
+    return np.squeeze(t, axis=axis)
+
+
 @defop("expand_dims", "np.expand_dims(a, axis)", aliases=(np.expand_dims,), diff=("a",),
        fresh=False)
 def expand_dims(a, axis): ...
@@ -66,6 +81,11 @@ def expand_dims(a, axis): ...
 @expand_dims.defvjp
 def _(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
+
+
+@expand_dims.defjvp
+def _(t, ans, a, axis):
+    return np.expand_dims(t, axis)
 
 
 def _transpose_method(a, *axes):
@@ -85,6 +105,11 @@ def _(g, ans, a, axes):
     return np.transpose(g, runtime.inverse_permutation(axes))
 
 
+@transpose.defjvp
+def _(t, ans, a, axes):
+    return np.transpose(t, axes)
+
+
 @defop("swapaxes", "np.swapaxes(a, axis1, axis2)", aliases=(np.swapaxes,), methods=("swapaxes",),
        diff=("a",), fresh=False)
 def swapaxes(a, axis1, axis2): ...
@@ -93,6 +118,11 @@ def swapaxes(a, axis1, axis2): ...
 @swapaxes.defvjp
 def _(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
+
+
+@swapaxes.defjvp
+def _(t, ans, a, axis1, axis2):
+    return np.swapaxes(t, axis1, axis2)
 
 
 @defop("moveaxis", "np.moveaxis(a, source, destination)", aliases=(np.moveaxis,), diff=("a",),
@@ -105,6 +135,11 @@ def _(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
 
 
+@moveaxis.defjvp
+def _(t, ans, a, source, destination):
+    return np.moveaxis(t, source, destination)
+
+
 @defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
        diff=("array",), fresh=False, shape="of:shape")
 def broadcast_to(array, shape): ...
@@ -113,6 +148,11 @@ def broadcast_to(array, shape): ...
 @broadcast_to.defvjp
 def _(g, ans, array, shape):
     return runtime.unbroadcast(g, array)
+
+
+@broadcast_to.defjvp
+def _(t, ans, array, shape):
+    return np.broadcast_to(t, shape)
 
 
 @defop("concatenate", "np.concatenate(arrays, axis=axis)", aliases=(np.concatenate,),
@@ -125,6 +165,12 @@ def _(g, ans, arrays, axis):
     return runtime.split_like(g, arrays, axis)
 
 
+# One tangent per array, a zero one for an array that does not vary.
+@concatenate.defjvp
+def _(t, ans, arrays, axis):
+    return np.concatenate(t, axis=axis)
+
+
 @defop("stack", "np.stack(arrays, axis=axis)", aliases=(np.stack,), diff=("arrays",))
 def stack(arrays, axis=0): ...
 
@@ -132,6 +178,11 @@ def stack(arrays, axis=0): ...
 @stack.defvjp
 def _(g, ans, arrays, axis):
     return runtime.unstack(g, axis)
+
+
+@stack.defjvp
+def _(t, ans, arrays, axis):
+    return np.stack(t, axis=axis)
 
 
 def _array_call(object, dtype=None):
@@ -152,6 +203,11 @@ def _(g, ans, a, dtype):
     return g
 
 
+@array.defjvp
+def _(t, ans, a, dtype):
+    return t
+
+
 @defop("astype", "a.astype(dtype)", methods=("astype",), diff=("a",), shape="like:a",
        floating=None)
 def astype(a, dtype): ...
@@ -160,6 +216,11 @@ def astype(a, dtype): ...
 @astype.defvjp
 def _(g, ans, a, dtype):
     return g
+
+
+@astype.defjvp
+def _(t, ans, a, dtype):
+    return t
 
 
 @defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
@@ -172,6 +233,11 @@ def _(g, ans, a):
     return g
 
 
+@asarray.defjvp
+def _(t, ans, a):
+    return t
+
+
 @defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape="scalar",
        floating="always", impl=builtins.float)
 def float_(x): ...
@@ -180,6 +246,11 @@ def float_(x): ...
 @float_.defvjp
 def _(g, ans, x):
     return g
+
+
+@float_.defjvp
+def _(t, ans, x):
+    return float(t)
 
 
 # ----- indexing -----
@@ -192,6 +263,11 @@ def getitem(a, index): ...
 @getitem.defvjp
 def _(g, ans, a, index):
     return runtime_index_add(np.zeros_like(a, dtype=np.result_type(g)), index, g)
+
+
+@getitem.defjvp
+def _(t, ans, a, index):
+    return t[index]
 
 
 def _index_add_statement(named) -> str:
@@ -221,6 +297,23 @@ def runtime_index_add(base, index, value):
 
 alias(runtime_index_add, index_add)
 index_add.inplace_copy = "np.array(base)"
+
+
+# The adjoint of getitem: forward mode over a gradient (ad.hvp) needs its tangent.
+@index_add.defjvp("base")
+def _(t, ans, base, index, value):
+    return t
+
+
+@index_add.defjvp("value")
+def _(t, ans, base, index, value):
+    return runtime_index_add(np.zeros_like(ans, dtype=np.result_type(t)), index, t)
+
+
+# Reverse over a gradient (grad of grad): the adjoint of value gathers, as x[index] does.
+@index_add.defvjp
+def _(g, ans, base, index, value):
+    return g, runtime.unbroadcast(g[index], value)
 
 # ----- shape queries (no gradient) -----
 

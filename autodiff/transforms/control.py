@@ -25,6 +25,7 @@ iteration overwrote it. Each such value is, in order of preference,
 from __future__ import annotations
 
 from autodiff.graph.ir import (
+    UNDEFINED,
     Block,
     Const,
     Node,
@@ -35,6 +36,7 @@ from autodiff.graph.ir import (
     map_operand,
     operand_values,
     reads,
+    walk,
 )
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
@@ -65,6 +67,11 @@ def _as_adjoint(value: Operand, primal: Value) -> Operand:
     return value
 
 
+def _block_values(block: Block) -> list[Value]:
+    """Values defined by the nodes of ``block`` itself (not of regions inside it)."""
+    return [out for node in block.nodes for out in node.outs]
+
+
 class ControlFlowReverser:
     """Builds the backward sweep of regions; ``reverse_nodes`` handles a block."""
 
@@ -72,17 +79,36 @@ class ControlFlowReverser:
         self.reverser = reverser  # autodiff.transforms.reverse._Reverser
         self.builder = reverser.builder
         self.rev_block_of: dict[int, Block] = {}  # id(forward block) -> its backward block
+        self._branches: dict[Value, tuple[Value, int]] | None = None
+
+    def _branch_of(self, value: Value, region: Region) -> int | None:
+        """Which branch of ``region`` alone defines ``value``: the value comes from a
+        branch of another ``if`` on the same condition (a derivative's forward branch)."""
+        if self._branches is None:
+            self._branches = {}
+            for node in walk(self.builder.graph.nodes):
+                if isinstance(node, Region) and node.kind == "if":
+                    for index, block in enumerate(node.blocks):
+                        for value_ in _block_values(block):
+                            self._branches[value_] = (node.args[0], index)
+        cond, index = self._branches.get(value, (None, None))
+        return index if cond is region.args[0] and isinstance(cond, Value) else None
 
     # ----- if -----
 
     def reverse_if(self, region: Region, adjoints) -> None:
         incoming = {j: adjoints.total(out) for j, out in enumerate(region.outs)
                     if out in adjoints}
-        if not incoming:
+        # A backward branch reads the values of its forward branch directly (the same
+        # branch runs): differentiating such a derivative again gives those values
+        # adjoints from outside the region, which must flow back through it too.
+        read_across = [[v for v in _block_values(block) if v in adjoints]
+                       for block in region.blocks]
+        if not incoming and not any(read_across):
             return
         builder = self.builder
         sweeps = []
-        for block in region.blocks:
+        for block, across in zip(region.blocks, read_across):
             backward = Block()
             self.rev_block_of[id(block)] = backward
             local = self.reverser.new_adjoints()
@@ -91,6 +117,8 @@ class ControlFlowReverser:
                     result = block.results[j]
                     if isinstance(result, Value) and result in self.reverser.active:
                         local.add(result, g, set())
+                for value in across:
+                    local.add(value, adjoints.total(value), set())
                 self.reverser.reverse_nodes(block.nodes, local)
             inside = defined_values([block])
             sweeps.append((backward, local, inside))
@@ -99,16 +127,19 @@ class ControlFlowReverser:
         if not targets:
             return
         priors = {x: adjoints.total(x) for x in targets if x in adjoints}
-        for backward, local, _ in sweeps:
+        for branch, (backward, local, _) in enumerate(sweeps):
             with builder.inside(backward):
                 for x in targets:
                     if x in local:
                         if x in priors:
                             local.add(x, priors[x], set(), first=True)
                         backward.results.append(local.total(x))
+                    elif x in priors:
+                        backward.results.append(priors[x])
+                    elif self._branch_of(x, region) not in (None, branch):
+                        backward.results.append(UNDEFINED)  # x is only defined in the other
                     else:
-                        backward.results.append(priors[x] if x in priors
-                                                else _zeros_like(builder, x))
+                        backward.results.append(_zeros_like(builder, x))
         outs = []
         for x in targets:
             out = Value(adjoint_of=x)

@@ -21,7 +21,7 @@ from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Value, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
-from autodiff.transforms.activity import active_values
+from autodiff.transforms.activity import active_values, varied_values
 from autodiff.transforms.control import ControlFlowReverser
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -90,29 +90,43 @@ def _scatter_into_zeros(part: Operand) -> tuple | None:
 
 
 def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
-                 optimized: bool = True) -> Graph:
-    """Graph computing the gradients of ``primal``'s scalar output w.r.t. params ``wrt``.
+                 optimized: bool = True, seed: Value | None = None) -> Graph:
+    """Graph computing the gradients of ``primal``'s first output w.r.t. params ``wrt``.
 
     Its outputs are the gradients in ``wrt`` order, preceded by the primal
-    output when ``with_value`` is true.
+    output when ``with_value`` is true, and followed by the primal's other
+    outputs (auxiliary values, not differentiated). Without ``seed`` the first
+    output must be a scalar; with it (a new param of the primal, see
+    :func:`add_param`), the gradients are those of ``sum(seed * output)``, and a
+    tuple output takes a tuple seed.
     """
-    graph, _ = primal.copy()
+    graph, mapping = primal.copy()
     graph.name = primal.name + "_grad"
     if optimized:
         eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
-    output = graph.outputs[0]
+    output, extra = graph.outputs[0], graph.outputs[1:]
     targets = [graph.params[i] for i in wrt]
     active = active_values(graph, targets)
+    _refuse_taped(graph, varied_values(graph, targets))
     builder = GraphBuilder(graph, phase="backward")
     adjoints = _Adjoints(builder)
     forward = list(graph.nodes)
 
     witness = None
     where = _where(graph.return_location)
-    if isinstance(output, Value) and output in active:
-        builder.loc = graph.return_location
-        seed, witness = _seed(builder, output, targets, where)
-        adjoints.add(output, seed, set())
+    builder.loc = graph.return_location
+    if seed is not None:
+        seed = mapping[seed]
+        items = output if isinstance(output, tuple) else (output,)
+        for index, item in enumerate(items):
+            if isinstance(item, Value) and item in active:
+                part = (builder.emit(OPS["getitem"], (seed, Const(index)))
+                        if isinstance(output, tuple) else seed)
+                part = builder.emit(OPS["vjp_seed"], (part, item, Const(where)))
+                adjoints.add(item, part, {part})
+    elif isinstance(output, Value) and output in active:
+        seed_value, witness = _seed(builder, output, targets, where)
+        adjoints.add(output, seed_value, set())
     _Reverser(builder, active).reverse_nodes(forward, adjoints)
 
     builder.loc = None
@@ -123,7 +137,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
         gradient = builder.emit(OPS["as_gradient_of"], (total, param, check))
         gradient.adjoint_of = param
         gradients.append(gradient)
-    graph.outputs = ([output] if with_value else []) + gradients
+    graph.outputs = ([output] if with_value else []) + gradients + extra
     if optimized:
         optimize(graph)
     else:  # the rules exactly as written, minus what nothing reads
@@ -131,6 +145,29 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     _copy_aliased_gradients(graph)
     _mark_float_arithmetic(graph)
     return graph
+
+
+class TapedDerivativeError(NonDifferentiableError):
+    """Reverse mode over a derivative that reads values a loop stored on a tape."""
+
+
+def _refuse_taped(graph: Graph, varied: set[Value]) -> None:
+    """Values that travel through a tape (or a list of adjoints popped from its end)
+    would lose their gradient there: refuse, rather than return a wrong one."""
+    from autodiff.graph.ir import walk
+
+    for node in walk(graph.nodes):
+        if isinstance(node, Region) or node.op.name not in ("tape_push", "list_pop"):
+            continue
+        carried = node.args[1] if node.op.name == "tape_push" else node.args[0]
+        if any(v in varied for v in operand_values(carried)):
+            loc = node.loc
+            raise TapedDerivativeError(
+                "reverse mode cannot differentiate a derivative whose backward sweep reads "
+                "values stored by a loop", filename=loc.filename if loc else graph.filename,
+                lineno=loc.lineno if loc else None, source_line=loc.text if loc else None,
+                hint="use forward mode over it: ad.hessian, ad.hvp, or "
+                     "ad.jacobian(..., mode='fwd')")
 
 
 def _seed(builder: GraphBuilder, output: Value, targets: list[Value], where: str):
@@ -195,7 +232,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     if problem:
         raise NonDifferentiableError(problem, **where)
     start = len(builder.nodes)
-    result = inline_rule(op.vjp, builder, {"g": g, "ans": node.out, **named}, node.loc)
+    result = inline_rule(op.vjp, builder, named, node.loc, leading=(g, node.out))
     created = {out for n in builder.nodes[start:] for out in n.outs}
     if isinstance(result, Const) and isinstance(result.value, tuple):
         result = tuple(Const(item) for item in result.value)  # every gradient folded
@@ -206,6 +243,8 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
     for param in targets:
         operand, contribution = named[param], results[param]
+        if isinstance(contribution, Const) and contribution.value is None:
+            continue  # a custom rule's "no gradient for this one"
         if isinstance(operand, Value):
             adjoints.add(operand, contribution, created)
             continue

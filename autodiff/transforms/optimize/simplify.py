@@ -113,7 +113,7 @@ class _Rewriter:
     def rewrite_power(self, node, a, b):
         if _is(b, 1) and (type(b.value) is int or isinstance(a, Value) and a.floating):
             return a
-        if node.phase == "backward" and _is(b, 2) and type(b.value) is int:
+        if node.phase != "forward" and _is(b, 2) and type(b.value) is int:
             return self.emit("multiply", a, a)  # x * x: cheaper than x ** 2 on Python floats
         return None
 
