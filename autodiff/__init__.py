@@ -1,4 +1,4 @@
-"""autodiff: reverse-mode automatic differentiation of NumPy code by source transformation.
+"""autodiff: automatic differentiation of NumPy code by source transformation.
 
 >>> import numpy as np
 >>> import autodiff as ad
@@ -8,7 +8,8 @@
 >>> print(dloss.source)  # doctest: +SKIP
 """
 
-from autodiff.api import grad, value_and_grad
+from autodiff.api import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from autodiff.custom import custom_grad, no_grad, register_gradient, stop_gradient
 from autodiff.errors import (
     AutodiffError,
     NonDifferentiableError,
@@ -29,6 +30,15 @@ __all__ = [
     "UnknownFunctionError",
     "UnsupportedSyntaxError",
     "WrtError",
+    "custom_grad",
     "grad",
+    "hessian",
+    "hvp",
+    "jacobian",
+    "jvp",
+    "no_grad",
+    "register_gradient",
+    "stop_gradient",
     "value_and_grad",
+    "vjp",
 ]

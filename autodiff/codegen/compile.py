@@ -19,8 +19,11 @@ from autodiff.codegen.python import GeneratedSource
 _counter = itertools.count(1)
 
 
-def compile_generated(generated: GeneratedSource, fn: types.FunctionType) -> types.FunctionType:
-    """A function running ``generated`` with ``fn``'s globals, closure and defaults."""
+def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
+                      defaults: tuple | None | object = ...,
+                      kwdefaults: dict | None = None) -> types.FunctionType:
+    """A function running ``generated`` with ``fn``'s globals, closure and defaults
+    (or the positional ``defaults`` given, for a signature with more parameters)."""
     free = sorted(set(generated.runtime) | generated.closure_names)
     body = "".join("    " + line + "\n" for line in generated.text.splitlines())
     declare = f"    {' = '.join(free)} = None\n" if free else ""
@@ -35,9 +38,10 @@ def compile_generated(generated: GeneratedSource, fn: types.FunctionType) -> typ
         else types.CellType(generated.runtime[name])
         for name in inner.co_freevars
     )
-    function = types.FunctionType(inner, fn.__globals__, generated.name, fn.__defaults__,
+    defaults = fn.__defaults__ if defaults is ... else defaults
+    function = types.FunctionType(inner, fn.__globals__, generated.name, defaults,
                                   closure or None)
-    function.__kwdefaults__ = fn.__kwdefaults__
+    function.__kwdefaults__ = {**(fn.__kwdefaults__ or {}), **(kwdefaults or {})} or None
     function.__module__ = fn.__module__
     prefix = fn.__qualname__.rpartition(".")[0]
     function.__qualname__ = f"{prefix}.{generated.name}" if prefix else generated.name

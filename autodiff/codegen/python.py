@@ -159,7 +159,7 @@ def _comment(node) -> str | None:
     if node.loc is None:
         return "# the gradients, with the shapes and dtypes of the arguments" if (
             node.phase == "backward") else None
-    prefix = "grad of " if node.phase == "backward" else ""
+    prefix = {"backward": "grad of ", "tangent": "tangent of "}.get(node.phase, "")
     where = f" (in {node.loc.function})" if node.loc.function else ""
     return f"# {prefix}line {node.loc.lineno}{where}: {node.loc.text}"
 
@@ -167,8 +167,12 @@ def _comment(node) -> str | None:
 def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedSource:
     """Python source of a function computing ``graph``'s outputs from its params."""
     user_names, closure_names = _user_names(graph)
-    aliases = _helper_aliases(user_names)
-    taken = reserved | set(RUNTIME_NAMES) | set(aliases.values()) | _BUILTINS_USED | user_names
+    helpers = dict(RUNTIME_NAMES)
+    for node in walk(graph.nodes):  # functions with rules of their own, called by name
+        if not isinstance(node, Region):
+            helpers.update(node.op.runtime)
+    aliases = _helper_aliases(user_names, helpers)
+    taken = reserved | set(helpers) | set(aliases.values()) | _BUILTINS_USED | user_names
     layout = Layout(graph)
     in_place = InPlace(graph, layout)
     names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=in_place,
@@ -184,8 +188,8 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
     used = _free_names(text)
     return GeneratedSource(
         text=text, name=graph.name,
-        runtime={alias: RUNTIME_NAMES[name]
-                 for name, alias in ((n, aliases.get(n, n)) for n in RUNTIME_NAMES)
+        runtime={alias: helpers[name]
+                 for name, alias in ((n, aliases.get(n, n)) for n in helpers)
                  if alias in used},
         closure_names={n for n in used if n in closure_names},
     )
@@ -336,12 +340,12 @@ def _user_names(graph: Graph) -> tuple[set[str], set[str]]:
     return variables | path_roots, closure_names
 
 
-def _helper_aliases(user_names: set[str]) -> dict[str, str]:
+def _helper_aliases(user_names: set[str], helpers: dict[str, object]) -> dict[str, str]:
     """New names for the runtime helpers the user's own names would shadow."""
     aliases = {}
-    for name in sorted(set(RUNTIME_NAMES) & user_names):  # the user's name wins
+    for name in sorted(set(helpers) & user_names):  # the user's name wins
         alias = name + "_"
-        while alias in user_names or alias in RUNTIME_NAMES:
+        while alias in user_names or alias in helpers:
             alias += "_"
         aliases[name] = alias
     return aliases

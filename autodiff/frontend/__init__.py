@@ -30,6 +30,8 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     params = [Value(name) for name in names]
     graph = Graph(fn.__name__, params, filename=source.filename)
     graph.arguments = arguments
+    graph.defaults = fn.__defaults__
+    graph.kwdefaults = fn.__kwdefaults__
     closure = {}
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         try:
@@ -50,9 +52,12 @@ def _rule_source(rule) -> FunctionSource:
 
 
 def inline_rule(rule, builder: GraphBuilder, bindings: dict[str, Operand],
-                location: Location | None) -> Operand:
-    """Convert the gradient rule ``rule`` with its parameters bound to ``bindings``."""
+                location: Location | None, leading: tuple[Operand, ...] = ()) -> Operand:
+    """Convert the gradient rule ``rule`` with its parameters bound to ``bindings``;
+    ``leading`` operands bind its first parameters, whatever their names."""
     source = _rule_source(rule)
+    names = [a.arg for a in source.tree.args.args]
+    bindings = {**dict(zip(names, leading)), **bindings}
     converter = Converter(builder, source, rule.__globals__, location=location)
     converter.env.update(bindings)
     return converter.run(source.tree.body)

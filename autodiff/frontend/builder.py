@@ -82,7 +82,7 @@ class GraphBuilder:
             return folded
         # Only derivative code is hash-consed: in the user's code two equal
         # expressions are two arrays (an in-place update of one must not see the other).
-        key = None if op.effect or self.phase != "backward" else node_key(op, args)
+        key = None if op.effect or self.phase == "forward" else node_key(op, args)
         if key is not None and key in self._emitted:
             return self._emitted[key]
         out = Value(hint)

@@ -29,7 +29,7 @@ from autodiff.frontend.statements import (
     assigned_names,
 )
 from autodiff.frontend.updates import UpdatesMixin
-from autodiff.graph.ir import UNDEFINED, Const, Location, Node, Operand, SliceSpec, Value
+from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
 
@@ -104,8 +104,10 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         return kind(message, filename=loc.filename, lineno=loc.lineno, source_line=loc.text,
                     hint=hint)
 
-    def emit(self, node: ast.AST, op_name: str, args: tuple, hint: str = "") -> Operand:
-        op = OPS[op_name]
+    def emit(self, node: ast.AST, op_name: str | registry.Op, args: tuple,
+             hint: str = "") -> Operand:
+        op = op_name if isinstance(op_name, registry.Op) else OPS[op_name]
+        op_name = op.name
         try:
             return self.builder.emit(op, args, hint)
         except AutodiffError:
@@ -359,6 +361,9 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             return self.builtin_sum(node, args, kwargs)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
                 and registry.callable_binding(callee.value) is None):
+            if isinstance(getattr(callee.value, "graph", None), Graph) and getattr(
+                    callee.value, "original", None) is not None:  # a derivative of ours
+                return self.call_derivative(node, callee.value, args, kwargs)
             return self.call_function(node, callee.value, args, kwargs)
         if receiver is not None:
             binding = registry.method_binding(func.attr)
@@ -375,7 +380,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             op, canonical = registry.bind_call(op, adapter, args, kwargs)
         except TypeError as error:
             raise self.error(node, f"unsupported arguments in the call to {text}: {error}") from None
-        return self.emit(node, op.name, canonical)
+        return self.emit(node, op, canonical)
 
     def builtin_sum(self, node: ast.Call, args: tuple, kwargs: dict) -> Operand:
         """Python's ``sum``: over a list of operands, a list built at run time, or an

@@ -10,12 +10,13 @@ is reported.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import types
 
 from autodiff.errors import AutodiffError
 from autodiff.frontend.source import read_function
-from autodiff.graph.ir import Const, Operand, Value
+from autodiff.graph.ir import Const, Operand, Value, walk
 
 
 class LocalFunction:
@@ -78,6 +79,26 @@ class CallsMixin:
             return callee.run(body)
         finally:
             self.builder.loc = saved
+
+    def call_derivative(self, node: ast.Call, fn: types.FunctionType, args: tuple,
+                        kwargs: dict) -> Operand:
+        """The result of calling a derivative autodiff generated: its graph, inlined."""
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as error:
+            raise self.error(node, f"bad call to '{fn.__name__}': {error}") from None
+        bound.apply_defaults()
+        bindings = {}
+        for param in fn.graph.params:
+            value = bound.arguments[param.hint]
+            bindings[param] = value if _is_operand(value) else self.default_operand(
+                node, fn, param.hint, value)
+        graph, _ = fn.graph.copy(bindings, phase="forward")
+        for inner in walk(graph.nodes):
+            if inner.loc is not None:  # comments name the derivative the line comes from
+                inner.loc = dataclasses.replace(inner.loc, function=fn.__name__)
+        self.builder.nodes.extend(graph.nodes)
+        return graph.outputs[0]
 
     def module_function(self, node: ast.Call, fn: types.FunctionType, args: tuple,
                         kwargs: dict):

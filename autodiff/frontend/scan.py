@@ -28,6 +28,8 @@ def always_exits(body: list[ast.stmt]) -> bool:
     last = body[-1]
     if isinstance(last, (ast.Return, ast.Break, ast.Continue)):
         return True
+    if isinstance(last, ast.With):
+        return always_exits(last.body)
     return isinstance(last, ast.If) and always_exits(last.body) and always_exits(last.orelse)
 
 

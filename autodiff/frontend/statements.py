@@ -127,6 +127,30 @@ class StatementsMixin:
     def stmt_Continue(self, stmt: ast.Continue) -> None:
         self.env[CONTINUED] = TRUE
 
+    # ----- with ad.no_grad(): -----
+
+    def stmt_With(self, stmt: ast.With) -> None:
+        from autodiff.custom import no_grad
+
+        item = stmt.items[0]
+        call = item.context_expr
+        manager = (self.expr(call.func) if len(stmt.items) == 1 and isinstance(call, ast.Call)
+                   and not call.args and not call.keywords and item.optional_vars is None
+                   else None)
+        if not (isinstance(manager, Const) and manager.value is no_grad):
+            raise self.error(stmt, "'with' statements are not supported, except "
+                             "'with ad.no_grad():'", hint="move the block out of the function")
+        # Every value entering the block is cut from its gradient, so nothing the block
+        # computes carries one; names the block leaves alone get their values back.
+        cut = {}
+        for name, value in self.env.items():
+            if isinstance(value, Value) and name.isidentifier():
+                cut[name] = self.env[name] = self.emit(stmt, "stop_gradient", (value,))
+        self.body(stmt.body)
+        for name, stopped in cut.items():
+            if self.env.get(name) is stopped:
+                self.env[name] = stopped.node.args[0]
+
     # ----- branches -----
 
     def stmt_If(self, stmt: ast.If) -> None:

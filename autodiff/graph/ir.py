@@ -328,12 +328,18 @@ class Graph:
         self.filename = filename
         self.return_location: Location | None = None
 
-    def copy(self) -> tuple[Graph, dict[Value, Value]]:
-        """A deep copy with fresh values; also returns the map from old values to new."""
-        mapping: dict[Value, Value] = {}
+    def copy(self, bindings: dict[Value, Operand] | None = None,
+             phase: str | None = None) -> tuple[Graph, dict[Value, Operand]]:
+        """A deep copy with fresh values; also returns the map from old values to new.
+
+        ``bindings`` gives params operands to stand for them (inlining the graph
+        into another), and ``phase`` a phase for every copied node.
+        """
+        mapping: dict[Value, Operand] = dict(bindings or {})
 
         def fresh(value: Value) -> Value:
-            new = Value(value.hint, adjoint_of=mapping.get(value.adjoint_of, value.adjoint_of))
+            adjoint_of = mapping.get(value.adjoint_of, value.adjoint_of)
+            new = Value(value.hint, adjoint_of=adjoint_of if isinstance(adjoint_of, Value) else None)
             new.shape, new.floating = value.shape, value.floating
             mapping[value] = new
             return new
@@ -346,7 +352,8 @@ class Graph:
             for node in nodes:
                 args = tuple(operand(a) for a in node.args)
                 if not isinstance(node, Region):
-                    copied.append(Node(node.op, args, fresh(node.out), node.loc, node.phase))
+                    copied.append(Node(node.op, args, fresh(node.out), node.loc,
+                                       phase or node.phase))
                     continue
                 blocks = []
                 for block in node.blocks:
@@ -354,16 +361,18 @@ class Graph:
                     inner = copy_nodes(block.nodes)
                     blocks.append(Block(params, inner, [operand(r) for r in block.results]))
                 region = Region(node.kind, args, [fresh(o) for o in node.outs], blocks,
-                                node.loc, node.phase)
+                                node.loc, phase or node.phase)
                 region.reverse, region.until = node.reverse, node.until
                 copied.append(region)
             return copied
 
-        params = [fresh(p) for p in self.params]
+        params = [mapping[p] if p in mapping else fresh(p) for p in self.params]
         nodes = copy_nodes(self.nodes)
         outputs = [operand(o) for o in self.outputs]
         graph = Graph(self.name, params, nodes, outputs, self.filename)
         graph.arguments = getattr(self, "arguments", None)
+        graph.defaults = getattr(self, "defaults", None)
+        graph.kwdefaults = getattr(self, "kwdefaults", None)
         graph.return_location = self.return_location
         return graph, mapping
 

@@ -53,7 +53,8 @@ def format_graph(graph: Graph) -> str:
 
 def _where(node) -> str:
     where = f"line {node.loc.lineno}" if node.loc else ""
-    return "grad of " + where if node.phase == "backward" and where else where
+    prefix = {"backward": "grad of ", "tangent": "tangent of "}.get(node.phase, "")
+    return prefix + where if where else where
 
 
 def _format_nodes(nodes: list, names: dict, rows: list, indent: str) -> None:

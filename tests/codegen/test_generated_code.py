@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.api import _build
+from autodiff.api import _build_grad, _build_jvp, _build_vjp
 from tests.codegen import corpus
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
@@ -47,8 +47,8 @@ def _unused_assignments(source: str) -> set[str]:
 @pytest.mark.parametrize("fn", corpus.FUNCTIONS, ids=lambda f: f.__name__)
 def test_generated_code_is_clean_and_deterministic(fn, optimize):
     wrt = tuple(range(len(inspect.signature(fn).parameters)))
-    first = _build(fn, wrt, with_value=False, optimize=optimize).source
-    second = _build(fn, wrt, with_value=False, optimize=optimize).source
+    first = _build_grad(fn, wrt, with_value=False, optimize=optimize, has_aux=False).source
+    second = _build_grad(fn, wrt, with_value=False, optimize=optimize, has_aux=False).source
     assert first == second
     compile(first, "<generated>", "exec")
     assert _unused_assignments(first) == set()
@@ -133,3 +133,35 @@ def test_a_variable_named_like_a_needed_builtin_is_rejected(user_module):
     """)
     with pytest.raises(ad.UnsupportedSyntaxError, match="shadows a Python builtin"):
         ad.grad(module.f)
+
+
+TOOLKIT_GOLDEN = {
+    "doubling_vjp": lambda: ad.vjp(corpus.doubling),
+    "two_layer_net_jvp": lambda: ad.jvp(corpus.two_layer_net, wrt=(1, 2)),
+    "rnn_jvp": lambda: ad.jvp(corpus.rnn, wrt=0),
+    "rosenbrock_hvp": lambda: ad.hvp(corpus.rosenbrock),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOOLKIT_GOLDEN))
+def test_golden_source_of_the_other_transforms(name):
+    source = TOOLKIT_GOLDEN[name]().source
+    path = GOLDEN_DIR / f"{name}.py"
+    if os.environ.get("AUTODIFF_UPDATE_GOLDEN"):
+        path.write_text(source)
+    assert source == path.read_text()
+
+
+@pytest.mark.parametrize("transform", ["vjp", "jvp"])
+@pytest.mark.parametrize("fn", corpus.FUNCTIONS, ids=lambda f: f.__name__)
+def test_other_transforms_generate_clean_code(fn, transform):
+    wrt = tuple(range(len(inspect.signature(fn).parameters)))
+    if transform == "vjp":
+        first, second = (_build_vjp(fn, wrt, optimize=True).source for _ in range(2))
+    else:
+        first, second = (_build_jvp(fn, wrt, optimize=True, with_value=True).source
+                         for _ in range(2))
+    assert first == second
+    compile(first, "<generated>", "exec")
+    assert _unused_assignments(first) == set()
+    assert ("# tangent of line" if transform == "jvp" else "# grad of line") in first

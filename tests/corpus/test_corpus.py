@@ -5,7 +5,8 @@ For each entry of ``tests.corpus.programs.CORPUS`` (straight-line code) and of
 gradients against central finite differences, ``value_and_grad`` against the
 function itself, the unoptimised derivative against the optimised one,
 deterministic generated source, inputs left untouched, gradients that alias
-no input, and float32 in giving float32 out. Control-flow programs are checked
+no input, float32 in giving float32 out, and the dot-product test of the forward
+mode (``jvp``) against the reverse mode (``vjp``). Control-flow programs are checked
 on two seeds, which may take different branches and loop counts.
 """
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.api import _build
+from autodiff.api import _build_grad
 from tests.corpus.control_flow import CONTROL_FLOW
 from tests.corpus.programs import CORPUS, Program
 from tests.helpers import check_against_finite_differences
@@ -94,8 +95,8 @@ def test_unoptimized_derivative_gives_the_same_gradients(program, seed):
 @pytest.mark.parametrize("program", CORPUS + CONTROL_FLOW,
                          ids=[p.fn.__name__ for p in CORPUS + CONTROL_FLOW])
 def test_generated_source_is_deterministic(program):
-    first = _build(program.fn, program.wrt, with_value=False, optimize=True).source
-    second = _build(program.fn, program.wrt, with_value=False, optimize=True).source
+    first = _build_grad(program.fn, program.wrt, with_value=False, optimize=True, has_aux=False).source
+    second = _build_grad(program.fn, program.wrt, with_value=False, optimize=True, has_aux=False).source
     assert first == second
 
 
@@ -139,3 +140,27 @@ def test_float32_inputs_give_float32_gradients(program, seed):
         scale = max(1.0, float(np.max(np.abs(g64), initial=0.0)))
         np.testing.assert_allclose(g32, g64, rtol=2e-3, atol=2e-3 * scale,
                                    err_msg=f"gradient w.r.t. argument {position}")
+
+
+@all_cases(6)
+def test_jvp_and_vjp_pass_the_dot_product_test(program, seed):
+    """``<v, J u>`` by forward mode equals ``<J^T v, u>`` by reverse mode, and the
+    forward mode's value is the function's."""
+    args = _args(program, seed)
+    rng = np.random.default_rng(seed + 100)
+    tangents = []
+    for position in _wrt_positions(program):
+        arg = args[position]
+        u = rng.uniform(-1.0, 1.0, size=np.shape(arg))
+        tangents.append(float(u) if isinstance(arg, float) else u)
+    several = isinstance(program.wrt, tuple)
+    push = ad.jvp(program.fn, wrt=program.wrt)
+    value, directional = push(*args, **{push.tangent_name: tuple(tangents) if several
+                                        else tangents[0]})
+    np.testing.assert_allclose(value, program.fn(*args), rtol=1e-13)
+    v = float(rng.uniform(0.5, 1.5))
+    pull = ad.vjp(program.fn, wrt=program.wrt)
+    pulled = _as_tuple(program, pull(*args, **{pull.seed_name: v}))
+    forward = v * directional
+    reverse = sum(float(np.sum(g * u)) for g, u in zip(pulled, tangents))
+    np.testing.assert_allclose(forward, reverse, rtol=1e-10, atol=1e-12)
