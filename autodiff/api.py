@@ -38,8 +38,8 @@ from autodiff.graph.ir import Const, Graph, Location, Node, Value
 from autodiff.ops import OPS, registry
 from autodiff.transforms import reverse_mode
 from autodiff.transforms.forward import forward_mode
-from autodiff.transforms.reverse import TapedDerivativeError
 from autodiff.transforms.optimize import eliminate_dead_code
+from autodiff.transforms.reverse import TapedDerivativeError
 
 Wrt = int | str | Sequence[int | str]
 

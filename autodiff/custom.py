@@ -49,7 +49,7 @@ def stop_gradient(x):
 registry.alias(stop_gradient, OPS["stop_gradient"])
 
 
-class no_grad:  # noqa: N801 - used like a function, as torch.no_grad
+class no_grad:
     """``with ad.no_grad():`` inside a differentiated function: everything computed
     in the block is a constant of the derivative. Outside one, it does nothing.
 
@@ -60,7 +60,7 @@ class no_grad:  # noqa: N801 - used like a function, as torch.no_grad
     ...     return np.sum(x / scale)
     """
 
-    def __enter__(self) -> no_grad:
+    def __enter__(self) -> no_grad:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:
@@ -154,7 +154,7 @@ class Registration:
             self.active = False
             self._undo()
 
-    def __enter__(self) -> Registration:
+    def __enter__(self) -> Registration:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:

@@ -19,11 +19,24 @@ from __future__ import annotations
 from autodiff.errors import NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.graph.ir import Block, Const, Graph, Node, Operand, Region, Value, operand_values, walk
+from autodiff.graph.ir import (
+    Block,
+    Graph,
+    Node,
+    Operand,
+    Region,
+    Value,
+    operand_values,
+    walk,
+)
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS
 from autodiff.transforms.activity import varied_values
-from autodiff.transforms.optimize import eliminate_common_subexpressions, eliminate_dead_code, optimize
+from autodiff.transforms.optimize import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    optimize,
+)
 
 
 def forward_mode(primal: Graph, wrt: list[int], *, optimized: bool = True) -> Graph:
