@@ -34,6 +34,13 @@ class Location:
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno}"
 
+    @staticmethod
+    def error_fields(loc: Location | None) -> dict:
+        """The keyword arguments an AutodiffError takes to point at ``loc`` (none if None)."""
+        if loc is None:
+            return {}
+        return {"filename": loc.filename, "lineno": loc.lineno, "source_line": loc.text}
+
 
 class Value:
     """A value defined once: a parameter or the result of one node.

@@ -22,6 +22,7 @@ from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import (
     Block,
     Graph,
+    Location,
     Node,
     Operand,
     Region,
@@ -152,8 +153,7 @@ class _Tangents:
         if not active:
             return
         missing = [p for p in active if p not in op.jvps]
-        where = {"filename": node.loc.filename, "lineno": node.loc.lineno,
-                 "source_line": node.loc.text} if node.loc else {}
+        where = Location.error_fields(node.loc)
         problem = op.vjp_check(named) if op.vjp_check is not None else None
         if problem:  # arguments the rules do not cover (np.linalg.norm with ord=1)
             raise NonDifferentiableError(problem, **where)

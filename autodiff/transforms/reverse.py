@@ -161,11 +161,9 @@ def _refuse_taped(graph: Graph, varied: set[Value]) -> None:
             continue
         carried = node.args[1] if node.op.name == "tape_push" else node.args[0]
         if any(v in varied for v in operand_values(carried)):
-            loc = node.loc
             raise TapedDerivativeError(
                 "reverse mode cannot differentiate a derivative whose backward sweep reads "
-                "values stored by a loop", filename=loc.filename if loc else graph.filename,
-                lineno=loc.lineno if loc else None, source_line=loc.text if loc else None,
+                "values stored by a loop", **Location.error_fields(node.loc),
                 hint="use forward mode over it: ad.hessian, ad.hvp, or "
                      "ad.jacobian(..., mode='fwd')")
 
@@ -222,8 +220,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     targets = [p for p in op.diff if any(v in active for v in operand_values(named[p]))]
     if not targets:
         return
-    where = {"filename": node.loc.filename, "lineno": node.loc.lineno,
-                 "source_line": node.loc.text} if node.loc else {}
+    where = Location.error_fields(node.loc)
     if op.vjp is None:
         raise NonDifferentiableError(
             f"'{op.name}' has no gradient rule, and the result depends on it", **where,

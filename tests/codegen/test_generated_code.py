@@ -23,13 +23,16 @@ from tests.codegen import corpus
 GOLDEN_DIR = Path(__file__).parent / "golden"
 
 
-@pytest.mark.parametrize("name", sorted(corpus.GOLDEN))
-def test_golden_source(name):
-    source = ad.grad(getattr(corpus, name), wrt=corpus.GOLDEN[name]).source
+def _compare_with_golden(name: str, source: str) -> None:
     path = GOLDEN_DIR / f"{name}.py"
     if os.environ.get("AUTODIFF_UPDATE_GOLDEN"):
         path.write_text(source)
     assert source == path.read_text()
+
+
+@pytest.mark.parametrize("name", sorted(corpus.GOLDEN))
+def test_golden_source(name):
+    _compare_with_golden(name, ad.grad(getattr(corpus, name), wrt=corpus.GOLDEN[name]).source)
 
 
 def _unused_assignments(source: str) -> set[str]:
@@ -145,11 +148,7 @@ TOOLKIT_GOLDEN = {
 
 @pytest.mark.parametrize("name", sorted(TOOLKIT_GOLDEN))
 def test_golden_source_of_the_other_transforms(name):
-    source = TOOLKIT_GOLDEN[name]().source
-    path = GOLDEN_DIR / f"{name}.py"
-    if os.environ.get("AUTODIFF_UPDATE_GOLDEN"):
-        path.write_text(source)
-    assert source == path.read_text()
+    _compare_with_golden(name, TOOLKIT_GOLDEN[name]().source)
 
 
 @pytest.mark.parametrize("transform", ["vjp", "jvp"])
