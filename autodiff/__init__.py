@@ -9,6 +9,8 @@
 """
 
 from autodiff.api import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from autodiff.check import GradientCheckError, GradientCheckWarning, check_grad, numeric_grad
+from autodiff.compare import compare
 from autodiff.custom import custom_grad, no_grad, register_gradient, stop_gradient
 from autodiff.errors import (
     AutodiffError,
@@ -22,14 +24,29 @@ from autodiff.errors import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # SymPy takes longer to import than the rest together: load it when first asked for.
+    if name in ("SymbolicError", "symbolic_grad"):
+        from autodiff import symbolic
+
+        return getattr(symbolic, name)
+    raise AttributeError(f"module 'autodiff' has no attribute {name!r}")
+
+
 __all__ = [
     "AutodiffError",
+    "GradientCheckError",
+    "GradientCheckWarning",
     "NonDifferentiableError",
     "NonScalarOutputError",
     "SourceUnavailableError",
+    "SymbolicError",
     "UnknownFunctionError",
     "UnsupportedSyntaxError",
     "WrtError",
+    "check_grad",
+    "compare",
     "custom_grad",
     "grad",
     "hessian",
@@ -37,8 +54,10 @@ __all__ = [
     "jacobian",
     "jvp",
     "no_grad",
+    "numeric_grad",
     "register_gradient",
     "stop_gradient",
+    "symbolic_grad",
     "value_and_grad",
     "vjp",
 ]

@@ -1,0 +1,188 @@
+"""Figures for the three ways to a derivative (needs matplotlib: ``pip install "autodiff[plot]"``).
+
+Two measurements, each a function returning the numbers and a drawing of them:
+
+- ``step_size_errors``: the error of forward and central differences as the
+  step shrinks. On a log-log scale it is a V: truncation error falls as
+  ``h`` (forward) or ``h**2`` (central) from the right, round-off error
+  ``eps / h`` climbs from the left. Reverse mode has no step: a flat line.
+- ``cost_by_dimension``: the time of one gradient as the input grows.
+  Finite differences call the function ``n`` or ``2n`` times; reverse mode
+  costs a small multiple of one call, whatever ``n`` is.
+
+>>> import numpy as np
+>>> from autodiff.plot import plot_comparison
+>>> def f(x):
+...     return np.sum(np.sin(x) ** 2)
+>>> figure = plot_comparison(f, np.linspace(0, 1, 5), path="three_ways.png")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from autodiff.check import Wrt, default_step, function_name, numeric_grad, resolve_wrt
+from autodiff.compare import _relative_error, median_seconds
+from autodiff.errors import AutodiffError
+
+FLOOR = 1e-17  # errors of exactly zero are drawn here, so that a log scale can show them
+COLORS = {"forward differences": "tab:orange", "central differences": "tab:blue",
+          "reverse mode": "tab:green", "f(x)": "black"}
+
+
+@dataclass
+class StepSizeSweep:
+    """Errors of finite differences against ``reference``, one per step size."""
+
+    steps: np.ndarray
+    errors: dict[str, np.ndarray]  # "forward", "central" -> relative error per step
+    reference: str
+    autodiff_error: float | None  # reverse mode against the same reference
+    default_steps: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class CostSweep:
+    """Seconds per gradient (and per call of the function) against the input size."""
+
+    sizes: list[int]
+    seconds: dict[str, list[float]]
+
+
+def step_size_errors(f: Callable, *args, wrt: Wrt = 0,
+                     steps: Sequence[float] | None = None) -> StepSizeSweep:
+    """Measure the finite-difference error at each step size (absolute steps).
+
+    The reference is the complex step where ``f`` takes complex input, else
+    autodiff's reverse mode (whose own error is then not drawn).
+    """
+    from autodiff.api import grad
+
+    positions, _ = resolve_wrt(f, wrt, len(args))
+    steps = np.logspace(-15, -1, 57) if steps is None else np.asarray(steps, dtype=float)
+    ours = grad(f, wrt=tuple(positions))(*args)
+    try:
+        reference, name = numeric_grad(f, *args, wrt=positions, method="complex"), "complex step"
+        autodiff_error = _relative_error(ours, reference)
+    except (AutodiffError, TypeError, ValueError):
+        reference, name, autodiff_error = ours, "reverse mode", None
+    errors = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for method in ("forward", "central"):
+            errors[method] = np.array([
+                _relative_error(numeric_grad(f, *args, wrt=positions, method=method, step=h),
+                                reference) for h in steps])
+    dtype = np.result_type(*(np.asarray(args[p]).dtype for p in positions), np.float16)
+    defaults = {m: default_step(m, dtype) for m in ("forward", "central")}
+    return StepSizeSweep(steps, errors, name, autodiff_error, defaults)
+
+
+def cost_by_dimension(f: Callable, make_args: Callable[[int], tuple], wrt: Wrt = 0,
+                      sizes: Sequence[int] = (10, 30, 100, 300, 1000)) -> CostSweep:
+    """Time ``f``, its reverse-mode gradient and both finite differences at each size.
+
+    ``make_args(n)`` returns the arguments for an input of size ``n``.
+    """
+    from autodiff.api import grad
+
+    seconds: dict[str, list[float]] = {"f(x)": [], "reverse mode": [],
+                                       "forward differences": [], "central differences": []}
+    for n in sizes:
+        args = make_args(n)
+        positions, _ = resolve_wrt(f, wrt, len(args))
+        derivative = grad(f, wrt=tuple(positions))
+        seconds["f(x)"].append(median_seconds(partial(f, *args)))
+        seconds["reverse mode"].append(median_seconds(partial(derivative, *args)))
+        for method in ("forward", "central"):
+            seconds[f"{method} differences"].append(median_seconds(
+                partial(numeric_grad, f, *args, wrt=positions, method=method), samples=3))
+    return CostSweep(list(sizes), seconds)
+
+
+def resampling(args: tuple, position: int, seed: int = 0) -> Callable[[int], tuple]:
+    """``make_args`` for ``cost_by_dimension``: the 1-D argument at ``position`` grown to
+    ``n`` elements drawn from its own values (so they stay in the function's domain)."""
+    rng = np.random.default_rng(seed)
+    values = np.asarray(args[position], dtype=float)
+
+    def make_args(n: int) -> tuple:
+        grown = rng.choice(values, size=n) * rng.uniform(0.9, 1.1, size=n)
+        return (*args[:position], grown, *args[position + 1:])
+
+    return make_args
+
+
+def plot_comparison(f: Callable, *args, wrt: Wrt = 0, path: str | None = None,
+                    sizes: Sequence[int] = (10, 30, 100, 300, 1000),
+                    make_args: Callable[[int], tuple] | None = None):
+    """Both figures side by side; saved to ``path`` when given. Returns the matplotlib Figure.
+
+    The cost panel needs ``f`` at several input sizes: ``make_args(n)``, or by
+    default the first ``wrt`` argument resampled to ``n`` elements when it is
+    1-D. When ``f`` cannot take that, the panel says so instead.
+    """
+    figure_class = _matplotlib_figure()
+    positions, _ = resolve_wrt(f, wrt, len(args))
+    figure = figure_class(figsize=(12, 4.6), layout="constrained")
+    left, right = figure.subplots(1, 2)
+    draw_step_sizes(left, step_size_errors(f, *args, wrt=wrt))
+    if make_args is None and np.ndim(args[positions[0]]) == 1:
+        make_args = resampling(args, positions[0])
+    try:
+        if make_args is None:
+            raise ValueError("its first differentiated argument is not a vector")
+        f(*make_args(sizes[0]))
+        draw_costs(right, cost_by_dimension(f, make_args, wrt, sizes))
+    except (AutodiffError, ValueError, TypeError, IndexError) as error:
+        right.axis("off")
+        right.text(0.5, 0.5, f"cost against n not drawn:\n{function_name(f)} cannot be "
+                   f"evaluated at other sizes\n({error})", ha="center", va="center", wrap=True)
+    figure.suptitle(f"Three ways to the gradient of {function_name(f)}")
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
+def draw_step_sizes(axes, sweep: StepSizeSweep) -> None:
+    """The V of finite-difference errors, with the reverse-mode error as a flat line."""
+    for method, errors in sweep.errors.items():
+        color = COLORS[f"{method} differences"]
+        axes.loglog(sweep.steps, np.clip(errors, FLOOR, None), "o-", markersize=3, color=color,
+                    label=f"{method} differences")
+        axes.axvline(sweep.default_steps[method], color=color, linestyle=":", linewidth=1)
+    if sweep.autodiff_error is not None:
+        error = sweep.autodiff_error
+        axes.axhline(max(error, FLOOR), color=COLORS["reverse mode"], linestyle="--",
+                     label=f"reverse mode (autodiff): {error:.0e}" if error else
+                     "reverse mode (autodiff): equal to the last bit")
+    axes.set_xlabel("step h")
+    axes.set_ylabel(f"relative error against the {sweep.reference}")
+    axes.set_title("Finite-difference error against step size\n(dotted: default steps)")
+    axes.grid(True, which="major", alpha=0.3)
+    axes.legend()
+
+
+def draw_costs(axes, sweep: CostSweep) -> None:
+    """Seconds per gradient against the input size, on log-log axes."""
+    for name, seconds in sweep.seconds.items():
+        label = "one call of f" if name == "f(x)" else name
+        axes.loglog(sweep.sizes, seconds, ":" if name == "f(x)" else "-", color=COLORS[name],
+                    marker="o", markersize=4, label=label)
+    axes.set_xlabel("input size n")
+    axes.set_ylabel("seconds per gradient")
+    axes.set_title("Cost of one gradient (measured)")
+    axes.grid(True, which="major", alpha=0.3)
+    axes.legend()
+
+
+def _matplotlib_figure():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise AutodiffError("the figures need matplotlib, which is not installed",
+                            hint='pip install "autodiff[plot]"') from None
+    return Figure
