@@ -337,6 +337,7 @@ def _build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool):
     indices, several = _resolve_wrt(graph, wrt, where)
     seed = _add_param(graph, "seed", optional=True)
     derivative = reverse_mode(graph, indices, optimized=optimize, seed=seed)
+    graph.params = [param for param in graph.params if param is not seed]  # fn's own graph
     derivative.name = fn.__name__ + "_vjp"
     result = tuple(derivative.outputs) if several else derivative.outputs[0]
     derivative.outputs = [result]

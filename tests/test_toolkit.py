@@ -187,6 +187,8 @@ def test_vjp_of_the_doubling_loop_gives_seed_times_two_to_the_k(mod):
         k += 1
     np.testing.assert_allclose(ad.vjp(mod.doubling)(x, seed), seed * 2.0 ** k, rtol=1e-15)
     assert "vjp_seed(seed, y" in ad.vjp(mod.doubling).source
+    # the seed is the derivative's parameter, not the function's
+    assert str(ad.vjp(mod.doubling).original_graph).startswith("graph doubling(x):")
 
 
 def test_vjp_with_a_tuple_output_takes_a_tuple_seed(mod):
