@@ -63,7 +63,8 @@ def workdir(tmp_path):
 
 def run(cwd: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # The installed autodiff, as a user runs it (the README's test command installs it):
+    # examples/ is importable as autodiff.examples only there.
     env.pop("NO_COLOR", None)
     if path is not None:
         env["PATH"] = path
