@@ -107,7 +107,9 @@ def _numeric_gradient(f: Callable, args: list, position: int, method: str,
     scalar = np.ndim(original) == 0 and not isinstance(original, np.ndarray)
 
     def at(point) -> float | complex:
-        args[position] = point[()] if scalar else point
+        # A fresh copy each time: a function that updates its argument in place
+        # (x *= 2) must not move the point the next evaluation starts from.
+        args[position] = point[()] if scalar else point.copy()
         return _scalar_output(f(*args), f)
 
     base = at(work) if method == "forward" else None

@@ -37,6 +37,11 @@ def magnitude(x):
     return np.sum(np.abs(x))
 
 
+def doubles_in_place(x):
+    x *= 2.0  # the caller's array too, as NumPy does
+    return np.sum(x ** 2)
+
+
 def sigmoid(t):
     return 1.0 / (1.0 + np.exp(-t))
 
@@ -74,6 +79,11 @@ def test_numeric_grad_structure_dtype_and_inputs_left_alone():
     integers = ad.numeric_grad(cubic_sum, np.arange(3))
     np.testing.assert_allclose(integers, 3 * np.arange(3) ** 2 - 2.0, atol=1e-7)
     assert ad.numeric_grad(cubic_sum, np.zeros((0, 2))).shape == (0, 2)
+    start = np.array([0.5, -1.0, 2.0])
+    for method in ("central", "forward", "complex"):
+        np.testing.assert_allclose(ad.numeric_grad(doubles_in_place, start, method=method),
+                                   8.0 * start, rtol=1e-6)
+    np.testing.assert_array_equal(start, [0.5, -1.0, 2.0])
 
 
 def test_default_steps_balance_truncation_and_round_off():
