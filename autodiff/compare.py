@@ -112,7 +112,7 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
                                                          REVERSE))
     for row in rows:
         if row.available:
-            row.error = _relative_error(row.gradient, reference.gradient)
+            row.error = relative_error(row.gradient, reference.gradient)
     result = Comparison(function_name(f), rows, reference.method, median_seconds(lambda: f(*args)))
     if verbose:
         print(result)
@@ -161,7 +161,7 @@ def _reverse_row(f: Callable, args: tuple, positions: list[int]) -> MethodResult
                         "1 (+ backward sweep)", f"{lines} generated lines", build)
 
 
-def _relative_error(gradient: tuple, reference: tuple) -> float:
+def relative_error(gradient: tuple, reference: tuple) -> float:
     difference = max((np.max(np.abs(np.asarray(g, float) - np.asarray(r, float)), initial=0.0)
                       for g, r in zip(gradient, reference)), default=0.0)
     scale = max((np.max(np.abs(np.asarray(r, float)), initial=0.0) for r in reference),

@@ -26,7 +26,7 @@ from functools import partial
 import numpy as np
 
 from autodiff.check import Wrt, default_step, function_name, numeric_grad, resolve_wrt
-from autodiff.compare import _relative_error, median_seconds
+from autodiff.compare import median_seconds, relative_error
 from autodiff.errors import AutodiffError
 
 FLOOR = 1e-17  # errors of exactly zero are drawn here, so that a log scale can show them
@@ -67,14 +67,14 @@ def step_size_errors(f: Callable, *args, wrt: Wrt = 0,
     ours = grad(f, wrt=tuple(positions))(*args)
     try:
         reference, name = numeric_grad(f, *args, wrt=positions, method="complex"), "complex step"
-        autodiff_error = _relative_error(ours, reference)
+        autodiff_error = relative_error(ours, reference)
     except (AutodiffError, TypeError, ValueError):
         reference, name, autodiff_error = ours, "reverse mode", None
     errors = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for method in ("forward", "central"):
             errors[method] = np.array([
-                _relative_error(numeric_grad(f, *args, wrt=positions, method=method, step=h),
+                relative_error(numeric_grad(f, *args, wrt=positions, method=method, step=h),
                                 reference) for h in steps])
     dtype = np.result_type(*(np.asarray(args[p]).dtype for p in positions), np.float16)
     defaults = {m: default_step(m, dtype) for m in ("forward", "central")}
