@@ -35,6 +35,7 @@ from autodiff.custom import CustomGradient
 from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError
 from autodiff.frontend import function_to_graph
 from autodiff.graph.ir import Const, Graph, Location, Node, Value
+from autodiff.jit import backend_of, specialized_derivative
 from autodiff.ops import OPS, registry
 from autodiff.transforms import reverse_mode
 from autodiff.transforms.forward import forward_mode
@@ -51,13 +52,17 @@ _lock = threading.RLock()
 
 
 def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
-         has_aux: bool = False):
+         has_aux: bool = False, jit: bool | str = False):
     """The gradient of the scalar function ``fn``, as generated Python source.
 
     ``wrt`` picks the arguments: an index, a name, or a tuple of them (the
     derivative then returns a tuple of gradients in that order). With
     ``has_aux``, ``fn`` returns ``(loss, aux)`` and the derivative returns
     ``(gradient, aux)``; ``aux`` is passed through, not differentiated.
+
+    ``jit=True`` specialises the derivative to each new signature of argument
+    kinds, shapes and dtypes on first call (``.source_for(*args)`` shows that
+    code); ``jit="numba"`` compiles the specialised code with numba.
 
     >>> import numpy as np, autodiff as ad
     >>> @ad.grad
@@ -67,14 +72,14 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     array([1., 1.])
     """
     if fn is None:
-        return lambda f: grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux)
+        return lambda f: grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux, jit=jit)
     return _derivative(fn, ("grad", _wrt_key(wrt), optimize, has_aux),
                        lambda: _build_grad(fn, wrt, with_value=False, optimize=optimize,
-                                           has_aux=has_aux))
+                                           has_aux=has_aux), jit, optimize)
 
 
 def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
-                   has_aux: bool = False):
+                   has_aux: bool = False, jit: bool | str = False):
     """Like :func:`grad`, but the derivative returns ``(fn(...), gradient)``; with
     ``has_aux``, ``((loss, aux), gradient)``.
 
@@ -83,13 +88,14 @@ def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool =
     (9.0, 6.0)
     """
     if fn is None:
-        return lambda f: value_and_grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux)
+        return lambda f: value_and_grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux,
+                                        jit=jit)
     return _derivative(fn, ("value_and_grad", _wrt_key(wrt), optimize, has_aux),
                        lambda: _build_grad(fn, wrt, with_value=True, optimize=optimize,
-                                           has_aux=has_aux))
+                                           has_aux=has_aux), jit, optimize)
 
 
-def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
+def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
     """The vector-Jacobian product of ``fn``: a function ``(*args, seed)`` returning
     the gradients of ``sum(seed * fn(*args))`` (like ``out.backward(seed)``).
 
@@ -103,10 +109,10 @@ def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
     array([ 2., 40.])
     """
     return _derivative(fn, ("vjp", _wrt_key(wrt), optimize),
-                       lambda: _build_vjp(fn, wrt, optimize=optimize))
+                       lambda: _build_vjp(fn, wrt, optimize=optimize), jit, optimize)
 
 
-def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
+def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
     """The Jacobian-vector product of ``fn`` by forward mode: a function
     ``(*args, tangent)`` returning ``(fn(*args), tangent of the output)``.
 
@@ -118,7 +124,8 @@ def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
     >>> push = ad.jvp(np.sin)  # doctest: +SKIP
     """
     return _derivative(fn, ("jvp", _wrt_key(wrt), optimize),
-                       lambda: _build_jvp(fn, wrt, optimize=optimize, with_value=True))
+                       lambda: _build_jvp(fn, wrt, optimize=optimize, with_value=True),
+                       jit, optimize)
 
 
 def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
@@ -174,7 +181,13 @@ def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
 # ----- building -----
 
 
-def _derivative(fn: Callable, key: tuple, build: Callable[[], Callable]):
+def _derivative(fn: Callable, key: tuple, build: Callable[[], Callable],
+                jit: bool | str = False, optimize: bool = True):
+    backend = backend_of(jit)
+    if backend is not None:  # the general derivative, specialised per signature on call
+        return _derivative(fn, (*key, "jit", backend),
+                           lambda: specialized_derivative(_derivative(fn, key, build), backend,
+                                                          optimize))
     key = (*key, registry.generation)  # a rule registered since: build again
     with _lock:
         cached = _cache.get(fn, {}).get(key) if _weakrefable(fn) else None

@@ -24,6 +24,7 @@ from autodiff.graph.ir import (
     Block,
     Const,
     Graph,
+    Location,
     Node,
     Operand,
     Region,
@@ -94,6 +95,8 @@ class _Renderer:
         value = const.value
         if isinstance(value, tuple):
             return ast.Tuple([self.constant(Const(v)) for v in value], ast.Load())
+        if isinstance(value, np.dtype) and getattr(np, value.name, None) is value.type:
+            return _parse_template(f"np.{value.name}")
         if isinstance(value, np.generic):
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
@@ -164,8 +167,13 @@ def _comment(node) -> str | None:
     return f"# {prefix}line {node.loc.lineno}{where}: {node.loc.text}"
 
 
-def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedSource:
-    """Python source of a function computing ``graph``'s outputs from its params."""
+def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
+             numba: bool = False) -> GeneratedSource:
+    """Python source of a function computing ``graph``'s outputs from its params.
+
+    ``numba=True`` writes the forms ``numba.njit`` takes: no ``del`` (numba
+    frees values itself) and reversed ranges as ``range(stop - 1, start - 1, -1)``.
+    """
     user_names, closure_names = _user_names(graph)
     helpers = dict(RUNTIME_NAMES)
     for node in walk(graph.nodes):  # functions with rules of their own, called by name
@@ -179,6 +187,8 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset()) -> GeneratedS
                             layout=layout)
     render = _Renderer(names, aliases)
     writer = _Writer(graph, names, layout, in_place, render)
+    if numba:
+        writer.releases, writer.numba = {}, True
     lines = writer.block(graph.nodes, top=True)
     outputs = [render.operand(o) for o in graph.outputs]
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
@@ -207,6 +217,7 @@ class _Writer:
         self.render = render
         self.previous_comment: str | None = None
         self.releases = releases(graph, names, in_place, layout)
+        self.numba = False
 
     def block(self, nodes: list, top: bool = False) -> list[str]:
         lines: list[str] = []
@@ -274,10 +285,23 @@ class _Writer:
         parts = [start, stop, step]
         if _is_literal(region.args[2], 1):
             parts = [start, stop] if not _is_literal(region.args[0], 0) else [stop]
+        if self.numba and region.reverse:
+            return self.numba_reversed(region, start, stop)
         text = f"range({', '.join(ast.unparse(p) for p in parts)})"
         if not (isinstance(region.args[3], Const) and region.args[3].value is None):
             text += f"[:{ast.unparse(count)}]"
         return f"reversed({text})" if region.reverse else text
+
+    def numba_reversed(self, region: Region, start: ast.expr, stop: ast.expr) -> str:
+        if not (_is_literal(region.args[2], 1) and isinstance(region.args[3], Const)
+                and region.args[3].value is None):
+            raise UnsupportedSyntaxError(
+                "jit='numba' takes reversed loops over range(start, stop) only",
+                **Location.error_fields(region.loc))
+        first = ast.unparse(ast.BinOp(stop, ast.Sub(), ast.Constant(1)))
+        end = "-1" if _is_literal(region.args[0], 0) else ast.unparse(
+            ast.BinOp(start, ast.Sub(), ast.Constant(1)))
+        return f"range({first}, {end}, -1)"
 
     def branch(self, region: Region) -> list[str]:
         then, orelse = region.blocks

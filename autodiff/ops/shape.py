@@ -238,6 +238,21 @@ def _(t, ans, a):
     return t
 
 
+@defop("copy", "np.copy(a)", aliases=(np.copy,), methods=("copy",), diff=("a",),
+       shape="like:a")
+def copy(a): ...
+
+
+@copy.defvjp
+def _(g, ans, a):
+    return g
+
+
+@copy.defjvp
+def _(t, ans, a):
+    return t
+
+
 @defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape="scalar",
        floating="always", impl=builtins.float)
 def float_(x): ...

@@ -1,0 +1,122 @@
+"""``jit="numba"``: the specialised derivative compiled by ``numba.njit``.
+
+The specialised graph (see :mod:`autodiff.transforms.specialize`) is written in
+the forms numba takes (sums over one axis at a time, no ``del``, reversed
+ranges counted down) and handed to ``numba.njit``. What numba cannot compile is
+refused with the construct and the user's line, never run some other way:
+
+- a helper the compiler keeps when shapes are not known statically
+  (``unbroadcast`` of a value whose shape depends on the data);
+- anything numba's own type inference rejects (its message, the generated
+  line and the user's line it comes from).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Callable
+
+from autodiff.codegen.compile import compile_generated
+from autodiff.codegen.python import RUNTIME_NAMES, generate
+from autodiff.errors import AutodiffError
+from autodiff.graph.ir import Graph, Location, Region, walk
+
+_HINT = 'install it with: pip install "autodiff[jit]"'
+
+
+def require_numba(derivative: Callable) -> None:
+    """Raise a clear error when numba is not installed."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        raise AutodiffError(f"jit='numba' needs the numba package to compile "
+                            f"{derivative.__name__}", hint=_HINT) from None
+
+
+def _helpers_called(kernel_text: str) -> list[str]:
+    tree = ast.parse(kernel_text)
+    return sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+                   and node.id in RUNTIME_NAMES and node.id != "np"})
+
+
+def check_graph(graph: Graph) -> None:
+    """Refuse, naming the construct and the user's line, what numba cannot compile."""
+    for node in walk(graph.nodes):
+        if isinstance(node, Region):
+            continue
+        kernel = node.op.kernel
+        if node.op.inplace is not None and kernel is None:
+            text = node.op.inplace(node.named_args)
+        else:
+            text = kernel(node.named_args) if callable(kernel) else kernel or ""
+        helpers = _helpers_called(text) if text else []
+        if helpers or node.op.runtime or "__class__" in text:
+            what = helpers[0] if helpers else node.op.name
+            raise AutodiffError(
+                f"jit='numba' cannot compile {what!r}, which stays in the derivative when "
+                "shapes or kinds of values are not known before the call", **Location.error_fields(node.loc),
+                hint="use jit=True (NumPy) for this function, or keep the shapes "
+                "independent of the data")
+
+
+def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) -> Callable:
+    """The specialised graph as a numba-compiled function, compiled for ``args`` now."""
+    import numba
+
+    check_graph(graph)
+    generated = generate(graph, numba=True)
+    python = compile_generated(generated, _anchor(general),
+                               defaults=getattr(graph, "defaults", None),
+                               kwdefaults=getattr(graph, "kwdefaults", None))
+    compiled = numba.njit(python)
+    try:
+        with warnings.catch_warnings():  # "np.dot is faster on contiguous arrays"
+            warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+            compiled(*args, **kwargs)
+    except (numba.core.errors.TypingError, numba.core.errors.UnsupportedError,
+            numba.core.errors.CompilerError, NotImplementedError) as error:
+        raise _explain(error, generated.text, general) from None
+    compiled.source = generated.text
+    compiled.graph = graph
+    return compiled
+
+
+def _anchor(general: Callable):
+    from autodiff.api import _anchor as anchor
+
+    return anchor(general)
+
+
+def _explain(error: Exception, text: str, general: Callable) -> AutodiffError:
+    """numba's complaint, with the generated line and the user's line it comes from."""
+    message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    first = next((line.strip() for line in message.splitlines()
+                  if line.strip() and not line.startswith("Failed in")), message.strip())
+    lines = text.splitlines()
+    user = None
+    for number in (int(n) for n in re.findall(r"<autodiff [^>]*>\", line (\d+)", message)):
+        index = number - 2  # the factory's def line comes first
+        if 0 <= index < len(lines):
+            user = _user_line(lines, index)
+            first += f"\n  generated line: {lines[index].strip()}"
+            break
+    fields = {}
+    if user is not None:
+        where = getattr(general, "where", None)
+        fields = {"filename": getattr(where, "filename", None), "lineno": user[1],
+                  "source_line": user[2]}
+    return AutodiffError(f"numba cannot compile the derivative of {general.__name__}: {first}",
+                         hint="jit=True runs the same specialised code with NumPy; "
+                         ".source_for(*args) shows it", **fields)
+
+
+def _user_line(lines: list[str], index: int) -> tuple | None:
+    """(file, line, text) of the user's line the generated line ``index`` comes from."""
+    for line in reversed(lines[:index + 1]):
+        match = re.match(r"\s*# (?:grad of |tangent of )?line (\d+)(?: \(in [^)]*\))?: (.*)",
+                         line)
+        if match:
+            return None, int(match.group(1)), match.group(2)
+    return None

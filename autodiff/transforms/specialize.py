@@ -1,0 +1,246 @@
+"""Specialising a derivative graph to one call signature (``ad.grad(f, jit=True)``).
+
+With the shapes and dtypes of the arguments known (see :mod:`autodiff.transforms.infer`),
+the general code's run-time decisions become compile-time ones:
+
+- shape queries become constants (``np.size(t4)`` is ``32``), which constant
+  folding then merges (``1.0 / 32 * 2`` is ``0.0625``);
+- ``unbroadcast`` between equal shapes disappears, and between different ones
+  becomes the exact ``np.sum`` over the broadcast axes;
+- the matmul adjoints become the one formula their operands' ranks call for
+  (``g @ b.T`` for matrices, ``np.outer(g, b)`` for a matrix times a vector);
+- the seed of a scalar output is the constant ``1.0``;
+- a branch on a condition known from the signature (a flag argument) keeps
+  only the side it takes.
+
+Anything not known statically is left as it is: the specialised code is the
+general code with the decided parts taken out, never a guess.
+"""
+
+from __future__ import annotations
+
+from autodiff.frontend.builder import GraphBuilder
+from autodiff.graph.ir import (
+    Block,
+    Const,
+    Graph,
+    Operand,
+    Region,
+    Value,
+    map_operand,
+    walk,
+)
+from autodiff.ops import OPS
+from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
+
+_NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
+
+
+def _shape(abstract: Abstract) -> tuple | None:
+    if isinstance(abstract, Spec):
+        return abstract.shape
+    if isinstance(abstract, Known) and isinstance(abstract.value, (int, float, bool)):
+        return ()
+    return None
+
+
+def _array(abstract: Abstract) -> bool:
+    return isinstance(abstract, Spec) and abstract.kind.__name__ == "ndarray"
+
+
+class _Specializer:
+    def __init__(self, graph: Graph, env: dict, numba: bool) -> None:
+        self.builder = GraphBuilder(graph, phase="backward")
+        self.env = env
+        self.numba = numba
+        self.uses = graph.uses()
+
+    def of(self, operand: Operand) -> Abstract:
+        if isinstance(operand, Value):
+            return self.env.get(operand)
+        if isinstance(operand, Const):
+            return Known(operand.value)
+        return None
+
+    def emit(self, name: str, *args: Operand) -> Operand:
+        return self.builder.emit(OPS[name], args)
+
+    def rewrite(self, node) -> Operand | None:
+        result = self.env.get(node.out)
+        if (is_small(result) and not node.op.effect and node.op.name not in _NEVER_CONSTANT):
+            return Const(result.value)
+        method = getattr(self, "rewrite_" + node.op.name, None)
+        return method(*node.args) if method is not None else None
+
+    def rewrite_unbroadcast(self, g, x):
+        return self.sum_to(g, _shape(self.of(x)))
+
+    def rewrite_unbroadcast_to(self, g, shape):
+        target = self.of(shape)
+        return self.sum_to(g, target.value if isinstance(target, Known) else None)
+
+    def sum_to(self, g, shape: tuple | None) -> Operand | None:
+        """``g`` summed over the axes along which an array of ``shape`` was broadcast."""
+        have = _shape(self.of(g))
+        if have is None or shape is None or len(have) < len(shape):
+            return None
+        if have == shape:
+            return g
+        extra = len(have) - len(shape)
+        kept = tuple(i for i, n in enumerate(shape) if n == 1 and have[extra + i] != 1)
+        if any(n != 1 and have[extra + i] != n for i, n in enumerate(shape)):
+            return None  # g is smaller than the argument: the general helper broadcasts
+        if self.numba:  # numba sums over one axis at a time, without keepdims
+            for _ in range(extra):
+                g = self.emit("sum", g, Const(0), Const(False))
+            for axis in reversed(kept):
+                g = self.emit("sum", g, Const(axis), Const(False))
+            return self.emit("reshape", g, Const(shape), Const("C")) if kept else g
+        if extra:
+            axis = 0 if extra == 1 else tuple(range(extra))
+            g = self.emit("sum", g, Const(axis), Const(False))
+        if kept:
+            axis = kept[0] if len(kept) == 1 else kept
+            g = self.emit("sum", g, Const(axis), Const(True))
+        return g
+
+    def ranks(self, a, b) -> tuple[int, int] | None:
+        shapes = _shape(self.of(a)), _shape(self.of(b))
+        if not all(_array(self.of(v)) for v in (a, b)) or None in shapes:
+            return None
+        return len(shapes[0]), len(shapes[1])
+
+    def rewrite_matmul_grad_lhs(self, g, a, b):
+        ranks = self.ranks(a, b)
+        if ranks == (2, 2):
+            return self.emit("matmul", g, self.transposed(b))
+        if ranks == (2, 1):
+            return self.emit("outer", g, b)
+        if ranks == (1, 2):
+            return self.emit("matmul", b, g)
+        if ranks == (1, 1):
+            return self.emit("multiply", g, b)
+        return None
+
+    def rewrite_matmul_grad_rhs(self, g, a, b):
+        ranks = self.ranks(a, b)
+        if ranks == (2, 2):
+            return self.emit("matmul", self.transposed(a), g)
+        if ranks == (1, 2):
+            return self.emit("outer", a, g)
+        if ranks == (2, 1):
+            return self.emit("matmul", g, a)
+        if ranks == (1, 1):
+            return self.emit("multiply", g, a)
+        return None
+
+    def transposed(self, a) -> Operand:
+        return self.emit("transpose", a, Const(None))
+
+    def rewrite_as_gradient_of(self, g, x, where, float_when_x_is):
+        """The gradient as it is, when it already is what ``as_gradient_of`` would
+        return: a new array of the argument's shape and floating dtype, returned once."""
+        of_g, of_x = self.of(g), self.of(x)
+        if not (isinstance(of_g, Spec) and isinstance(of_x, Spec)):
+            return None
+        if of_x.kind is float and of_g.shape == () and not _array(of_g):
+            return g if of_g.kind is float else self.emit("float", g)
+        if not (_array(of_g) and _array(of_x) and of_x.dtype.kind in "fc"
+                and (of_g.shape, of_g.dtype) == (of_x.shape, of_x.dtype)):
+            return None
+        if isinstance(where, Const) and where.value is not None and of_x.shape != ():
+            return None  # the general helper raises: the output is not a scalar
+        if _fresh(g, set()) and self.uses.get(g, 0) == 1:  # read by nothing else: no one shares it
+            return g
+        return self.emit("copy", g) if self.numba else None
+
+    def rewrite_zeros_like(self, a, dtype):
+        """The zero adjoint of a scalar is ``0.0``, not a 0-d array (a float on both
+        sides of a branch, as numba needs)."""
+        of_a = self.of(a)
+        if (isinstance(of_a, Spec) and of_a.shape == () and not _array(of_a)
+                and of_a.dtype.kind == "f" and isinstance(dtype, Const) and dtype.value is None):
+            return Const(0.0)
+        return None
+
+    def rewrite_scalar_output_seed(self, out, where):
+        return Const(1.0) if _shape(self.of(out)) == () else None
+
+
+def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python") -> Graph:
+    """Rewrite ``graph`` in place for arguments like ``arguments`` (see the module doc);
+    ``backend="numba"`` also writes the forms numba compiles."""
+    env = infer(graph, arguments)
+    specializer = _Specializer(graph, env, numba=backend == "numba")
+    replace: dict[Value, Operand] = {}
+
+    def substitute(value: Value) -> Operand:
+        return replace.get(value, value)
+
+    def visit(nodes: list) -> list:
+        kept: list = []
+        target = Block(nodes=kept)
+        for node in nodes:
+            node.args = tuple(map_operand(arg, substitute) for arg in node.args)
+            if isinstance(node, Region):
+                taken = _taken_branch(node, specializer)
+                if taken is not None:  # the branch the signature decides, inline
+                    kept.extend(visit(taken.nodes))
+                    for out, result in zip(node.outs, taken.results):
+                        replace[out] = map_operand(result, substitute)
+                    continue
+                for block in node.blocks:
+                    block.nodes = visit(block.nodes)
+                    block.results = [map_operand(r, substitute) for r in block.results]
+                kept.append(node)
+                continue
+            specializer.builder.loc = node.loc
+            specializer.builder.phase = node.phase
+            with specializer.builder.inside(target):
+                replacement = specializer.rewrite(node)
+            if replacement is not None and replacement is not node.out:
+                _keep_name(node.out, replacement)
+                replace[node.out] = replacement
+                if isinstance(replacement, Value) and replacement not in env:
+                    env[replacement] = env.get(node.out)  # what is known carries over
+                    specializer.uses[replacement] = specializer.uses.get(node.out, 0)
+                continue
+            kept.append(node)
+        return kept
+
+    graph.nodes = visit(graph.nodes)
+    for node in walk(graph.nodes):  # adjoints keep pointing at their (surviving) primal
+        for out in node.outs:
+            if out.adjoint_of in replace and isinstance(replace[out.adjoint_of], Value):
+                out.adjoint_of = replace[out.adjoint_of]
+    graph.outputs = [map_operand(o, substitute) for o in graph.outputs]
+    return graph
+
+
+def _fresh(value: Operand, assumed: set) -> bool:
+    """Whether ``value`` is always an array made by this code, sharing memory with
+    nothing else: the result of a fresh op, or a loop or branch merging only such."""
+    if not isinstance(value, Value) or value.node is None:
+        return value in assumed
+    node = value.node
+    if not isinstance(node, Region):
+        return node.op.fresh
+    j = node.outs.index(value)
+    if node.kind == "if":
+        return all(_fresh(block.results[j], assumed) for block in node.blocks)
+    carried = node.carried()[j]  # fresh on entry and after each pass: fresh throughout
+    return _fresh(node.init[j], assumed) and _fresh(node.body.results[j], assumed | {carried})
+
+
+def _taken_branch(region: Region, specializer: _Specializer) -> Block | None:
+    if region.kind != "if":
+        return None
+    condition = specializer.of(region.args[0])
+    if not isinstance(condition, Known):
+        return None
+    return region.blocks[0] if condition.value else region.blocks[1]
+
+
+def _keep_name(old: Value, new: Operand) -> None:
+    if isinstance(new, Value) and not new.hint and new.adjoint_of is None:
+        new.hint, new.adjoint_of = old.hint, old.adjoint_of
