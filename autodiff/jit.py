@@ -97,6 +97,10 @@ _ndarray = np.ndarray
 
 def call_key(args: tuple, kwargs: dict) -> tuple:
     """The signature of a call: kinds, shapes and dtypes (and the value of flags)."""
+    if len(args) == 1 and not kwargs:  # the common case, without building a list
+        a = args[0]
+        return ((a.shape, a.dtype) if a.__class__ is _ndarray
+                else float if a.__class__ is float else signature_key(a),)
     key = tuple([(a.shape, a.dtype) if a.__class__ is _ndarray
                  else float if a.__class__ is float else signature_key(a) for a in args])
     if kwargs:

@@ -38,7 +38,7 @@ from autodiff.graph.names import Layout, assign_names
 from autodiff.ops import runtime
 
 # What generated code may call besides the user's own names: bound as closure cells.
-RUNTIME_NAMES: dict[str, object] = {"np": np} | {
+RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
     name: getattr(runtime, name) for name in dir(runtime)
     if callable(getattr(runtime, name)) and not name.startswith("_")
     and getattr(getattr(runtime, name), "__module__", "") == runtime.__name__

@@ -143,11 +143,12 @@ def _fill(dtype: np.dtype) -> Any:
     return {"b": True, "i": 0, "u": 0}.get(dtype.kind, 0.5)
 
 
-def _risky(spec: Spec) -> bool:
-    """Whether the value of such a value may decide a shape: 0-d integers, boolean arrays."""
-    if spec.dtype.kind == "b":
-        return True
-    return spec.dtype.kind in "iu" and spec.shape == ()
+def _risky(spec: Spec) -> str | None:
+    """How the value of such a value may decide a shape: as a number (a 0-d integer
+    or boolean: ``x[:n]``, ``np.zeros(n)``) or as a mask (``x[mask]``)."""
+    if spec.shape == () and spec.dtype.kind in "iub":
+        return "number"
+    return "mask" if spec.dtype.kind == "b" else None
 
 
 # ----- evaluating ops -----
@@ -183,8 +184,9 @@ class _Operands:
     def __init__(self, env: dict) -> None:
         self.env = env
         self.exact = True
-        self.risky = False  # a non-constant integer or mask among the operands
-        self.in_slice = False  # ... inside a slice
+        self.number = False  # a non-constant integer among the operands
+        self.mask = False  # a non-constant boolean array among them
+        self.in_slice = False  # a non-constant integer inside a slice
         self.unknown = False
         self.vague = False  # an operand of unknown kind: so is a 0-d result
 
@@ -198,9 +200,10 @@ class _Operands:
                 return abstract.value
             self.exact = False
             self.vague |= abstract.kind is object
-            if _risky(abstract):
-                self.risky = True
-                self.in_slice |= in_slice
+            risk = _risky(abstract)
+            self.number |= risk == "number"
+            self.mask |= risk == "mask"
+            self.in_slice |= in_slice and risk == "number"
             return stand_in(abstract)
         if isinstance(operand, Const):
             return operand.value
@@ -214,12 +217,15 @@ class _Operands:
 
 
 def _trusted(node, operands: _Operands) -> bool:
-    if operands.exact or not operands.risky:
+    """Whether the result's shape is the same for any values of the operands."""
+    if not (operands.number or operands.mask):
         return True
-    if node.op.name == "getitem":
+    if node.op.name == "getitem":  # x[t] is fine, x[:t] and x[mask] are not
         return not operands.in_slice and not _has_mask(node, operands.env)
-    shape = node.op.shape
-    return isinstance(shape, str) and shape.startswith(_SAFE_SHAPES)
+    shape = node.op.shape if isinstance(node.op.shape, str) else ""
+    if shape.startswith(_SAFE_SHAPES):
+        return True
+    return shape.startswith("reduce") and not operands.number  # summing a mask
 
 
 def _has_mask(node, env: dict) -> bool:

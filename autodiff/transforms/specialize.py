@@ -19,6 +19,8 @@ general code with the decided parts taken out, never a guess.
 
 from __future__ import annotations
 
+import numpy as np
+
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import (
     Block,
@@ -30,7 +32,9 @@ from autodiff.graph.ir import (
     map_operand,
     walk,
 )
+from autodiff.graph.shapes import SCALAR
 from autodiff.ops import OPS
+from autodiff.ops.scalar import MATH_NAMES
 from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
 
 _NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
@@ -42,6 +46,13 @@ def _shape(abstract: Abstract) -> tuple | None:
     if isinstance(abstract, Known) and isinstance(abstract.value, (int, float, bool)):
         return ()
     return None
+
+
+def _double(abstract: Abstract) -> bool:
+    """A Python number or a float64 scalar: ``math`` computes on it in double precision."""
+    return (isinstance(abstract, Spec) and abstract.shape == ()
+            and (abstract.kind in (float, int) or abstract.kind is not np.ndarray
+                 and abstract.dtype == np.float64))
 
 
 def _array(abstract: Abstract) -> bool:
@@ -69,6 +80,8 @@ class _Specializer:
         result = self.env.get(node.out)
         if (is_small(result) and not node.op.effect and node.op.name not in _NEVER_CONSTANT):
             return Const(result.value)
+        if node.op.name in MATH_NAMES and _double(self.of(node.args[0])):
+            return self.emit("math", Const(MATH_NAMES[node.op.name]), node.args[0])
         method = getattr(self, "rewrite_" + node.op.name, None)
         return method(*node.args) if method is not None else None
 
@@ -171,6 +184,11 @@ def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python")
     """Rewrite ``graph`` in place for arguments like ``arguments`` (see the module doc);
     ``backend="numba"`` also writes the forms numba compiles."""
     env = infer(graph, arguments)
+    for value, abstract in env.items():  # what the general passes may now rely on
+        if isinstance(value, Value) and isinstance(abstract, Spec):
+            value.floating |= abstract.dtype.kind in "fc"
+            if abstract.shape == ():
+                value.shape = SCALAR
     specializer = _Specializer(graph, env, numba=backend == "numba")
     replace: dict[Value, Operand] = {}
 
