@@ -390,6 +390,7 @@ _call("scalar_output_seed", "out, where", nondiff_output=True, floating="always"
 
 _call("vjp_seed", "seed, out, where", diff=("seed",), shape=_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
+OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
 
 
 @OPS["vjp_seed"].defvjp

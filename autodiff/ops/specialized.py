@@ -1,0 +1,53 @@
+"""Ops only specialised derivatives use (see :mod:`autodiff.transforms.specialize`).
+
+Once shapes, dtypes and kinds are known, two things a general kernel must not
+assume become safe:
+
+- **Python floats**: ``math.sin(x)`` instead of ``np.sin(x)``. A NumPy ufunc on
+  a float costs about a microsecond, the ``math`` function tens of
+  nanoseconds. Like any arithmetic on Python floats, they raise
+  (``ValueError: math domain error``, ``OverflowError``) where NumPy would
+  return ``nan`` or ``inf`` with a warning.
+- **Updates in place**: ``y *= 2`` and ``np.tanh(t, out=t)`` where the result has
+  its operand's shape and dtype. Codegen writes the in-place form only when
+  the operand is an array the derivative owns and nothing reads it afterwards
+  (:mod:`autodiff.codegen.memory`); otherwise ``y * 2`` as usual.
+"""
+
+from __future__ import annotations
+
+from autodiff.ops.registry import defop
+
+# NumPy's name of each function -> its name in ``math``.
+MATH_NAMES = {
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
+    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
+    "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
+    "sqrt": "sqrt", "abs": "fabs",
+}
+
+
+@defop("math", lambda named: f"math.{named['function'].value}(x)", shape="scalar",
+       floating="always")
+def math_function(function, x): ...
+
+
+# Binary ops with an in-place form, and their Python operator.
+UPDATES = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+
+
+@defop("update", lambda named: f"x1 {named['operator'].value} x2", shape="like:x1",
+       inplace=lambda named: f"x1 {named['operator'].value}= x2")
+def update(x1, x2, operator): ...
+
+
+# Unary ufuncs written with ``out=`` when updating in place.
+UFUNC_UPDATES = frozenset({
+    "sin", "cos", "tan", "arctan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log1p",
+    "log2", "log10", "sqrt", "negative", "abs", "square", "sign",
+})
+
+
+@defop("ufunc_update", lambda named: f"np.{named['function'].value}(x)", shape="like:x",
+       inplace=lambda named: f"np.{named['function'].value}(x, out=x)")
+def ufunc_update(x, function): ...
