@@ -69,7 +69,6 @@ class Specialized:
 
     def _compile(self, args: tuple, kwargs: dict) -> Callable:
         from autodiff.api import _finish
-        from autodiff.transforms.optimize import eliminate_dead_code, optimize
         from autodiff.transforms.specialize import specialize
 
         graph = getattr(self.general, "graph", None)
@@ -82,8 +81,7 @@ class Specialized:
         bound.apply_defaults()
         graph, _ = graph.copy()
         arguments = [of_argument(bound.arguments.get(p.hint)) for p in graph.params]
-        specialize(graph, arguments, backend=self.backend)
-        (optimize if self.optimize else eliminate_dead_code)(graph)
+        specialize(graph, arguments, backend=self.backend, optimize=self.optimize)
         if self.backend == "numba":
             from autodiff.codegen.numba_backend import compile_numba
 

@@ -34,7 +34,7 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import OPS
-from autodiff.ops.scalar import MATH_NAMES
+from autodiff.ops.specialized import MATH_NAMES, UPDATES, UFUNC_UPDATES
 from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
 
 _NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
@@ -180,10 +180,40 @@ class _Specializer:
         return Const(1.0) if _shape(self.of(out)) == () else None
 
 
-def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python") -> Graph:
-    """Rewrite ``graph`` in place for arguments like ``arguments`` (see the module doc);
-    ``backend="numba"`` also writes the forms numba compiles."""
-    env = infer(graph, arguments)
+def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
+               optimize: bool = True) -> Graph:
+    """Rewrite ``graph`` in place for arguments like ``arguments`` (see the module doc),
+    then optimise it; ``backend="numba"`` writes the forms numba compiles."""
+    from autodiff.transforms.optimize import eliminate_dead_code
+    from autodiff.transforms.optimize import optimize as run_passes
+
+    _decide(graph, infer(graph, arguments), backend)
+    (run_passes if optimize else eliminate_dead_code)(graph)
+    if backend == "python":
+        _updates_in_place(graph, infer(graph, arguments))
+    return graph
+
+
+def _updates_in_place(graph: Graph, env: dict) -> None:
+    """Elementwise ops whose operand has the result's shape and dtype become their
+    updating forms (codegen writes them in place when the operand is free to be
+    overwritten)."""
+    for node in walk(graph.nodes):
+        if isinstance(node, Region) or not _array(env.get(node.out)):
+            continue
+        result, name = env[node.out], node.op.name
+        if name in UPDATES:
+            a, b = node.args
+            if env.get(b) == result and env.get(a) != result and name in ("add", "multiply"):
+                a, b = b, a
+            if env.get(a) == result:
+                node.op, node.args = OPS["update"], (a, b, Const(UPDATES[name]))
+        elif name in UFUNC_UPDATES and env.get(node.args[0]) == result:
+            node.op, node.args = OPS["ufunc_update"], (node.args[0], Const(name))
+
+
+def _decide(graph: Graph, env: dict, backend: str) -> Graph:
+    """Replace what the signature decides: constants, exact sums, direct formulas."""
     for value, abstract in env.items():  # what the general passes may now rely on
         if isinstance(value, Value) and isinstance(abstract, Spec):
             value.floating |= abstract.dtype.kind in "fc"
