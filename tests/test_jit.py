@@ -243,3 +243,17 @@ def test_numba_refuses_shapes_it_cannot_know_with_the_users_line():
     message = str(error.value)
     assert "jit='numba' cannot compile" in message
     assert "test_jit.py" in message and "np.sum(y * np.sum(y))" in message  # the line
+
+
+def test_numba_type_errors_point_at_the_users_line():
+    def f(x):
+        m = np.mean(x, axis=0)  # numba has no mean over an axis
+        return np.sum(m * m)
+
+    with pytest.raises(ad.AutodiffError) as error:
+        ad.grad(f, jit="numba")(np.ones((3, 2)))
+    message = str(error.value)
+    assert "numba cannot compile the derivative of f_grad" in message
+    assert "generated line: m = np.mean(x, axis=0)" in message
+    assert "m = np.mean(x, axis=0)  # numba has no mean over an axis" in message
+    assert ad.grad(f, jit=True)(np.ones((3, 2))).shape == (3, 2)  # NumPy takes it

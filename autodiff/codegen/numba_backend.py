@@ -14,6 +14,7 @@ refused with the construct and the user's line, never run some other way:
 from __future__ import annotations
 
 import ast
+import linecache
 import re
 import warnings
 from collections.abc import Callable
@@ -75,9 +76,8 @@ def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) ->
         with warnings.catch_warnings():  # "np.dot is faster on contiguous arrays"
             warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
             compiled(*args, **kwargs)
-    except (numba.core.errors.TypingError, numba.core.errors.UnsupportedError,
-            numba.core.errors.CompilerError, NotImplementedError) as error:
-        raise _explain(error, generated.text, general) from None
+    except (numba.core.errors.NumbaError, NotImplementedError) as error:
+        raise _explain(error, general) from None
     compiled.source = generated.text
     compiled.graph = graph
     return compiled
@@ -89,34 +89,33 @@ def _anchor(general: Callable):
     return anchor(general)
 
 
-def _explain(error: Exception, text: str, general: Callable) -> AutodiffError:
+def _explain(error: Exception, general: Callable) -> AutodiffError:
     """numba's complaint, with the generated line and the user's line it comes from."""
     message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
     first = next((line.strip() for line in message.splitlines()
                   if line.strip() and not line.startswith("Failed in")), message.strip())
-    lines = text.splitlines()
-    user = None
-    for number in (int(n) for n in re.findall(r"<autodiff [^>]*>\", line (\d+)", message)):
-        index = number - 2  # the factory's def line comes first
-        if 0 <= index < len(lines):
-            user = _user_line(lines, index)
-            first += f"\n  generated line: {lines[index].strip()}"
-            break
     fields = {}
-    if user is not None:
-        where = getattr(general, "where", None)
-        fields = {"filename": getattr(where, "filename", None), "lineno": user[1],
-                  "source_line": user[2]}
+    found = re.search(r"File \"(<autodiff [^>]*>)\", line (\d+)", message)
+    if found:
+        lines = linecache.getlines(found.group(1))
+        index = int(found.group(2)) - 1
+        if 0 <= index < len(lines):
+            first += f"\n  generated line: {lines[index].strip()}"
+            user = _user_line(lines, index)
+            if user is not None:
+                where = getattr(general, "where", None)
+                fields = {"filename": getattr(where, "filename", None), "lineno": user[0],
+                          "source_line": user[1]}
     return AutodiffError(f"numba cannot compile the derivative of {general.__name__}: {first}",
                          hint="jit=True runs the same specialised code with NumPy; "
                          ".source_for(*args) shows it", **fields)
 
 
-def _user_line(lines: list[str], index: int) -> tuple | None:
-    """(file, line, text) of the user's line the generated line ``index`` comes from."""
+def _user_line(lines: list[str], index: int) -> tuple[int, str] | None:
+    """(line, text) of the user's line the generated line ``index`` comes from."""
     for line in reversed(lines[:index + 1]):
         match = re.match(r"\s*# (?:grad of |tangent of )?line (\d+)(?: \(in [^)]*\))?: (.*)",
                          line)
         if match:
-            return None, int(match.group(1)), match.group(2)
+            return int(match.group(1)), match.group(2).strip()
     return None
