@@ -95,7 +95,7 @@ def _explain(error: Exception, general: Callable) -> AutodiffError:
     first = next((line.strip() for line in message.splitlines()
                   if line.strip() and not line.startswith("Failed in")), message.strip())
     fields = {}
-    found = re.search(r"File \"(<autodiff [^>]*>)\", line (\d+)", message)
+    found = re.search(r"File \"(<autodiff .*?>)\", line (\d+)", message)
     if found:
         lines = linecache.getlines(found.group(1))
         index = int(found.group(2)) - 1
