@@ -53,6 +53,9 @@ class _Adjoints:
     def total(self, value: Value) -> Operand:
         parts = self.parts[value]
         parts = [self._times(part, parts.count(part)) for part in dict.fromkeys(parts)]
+        # Constants last: the running total is then an array that can take the rest
+        # in place (``dx += 2.0``, not ``dx = 2.0 + dx``).
+        parts.sort(key=lambda part: isinstance(part, Const))
         total = parts[0]
         for part in parts[1:]:
             scattered = _scatter_into_zeros(part)
@@ -70,6 +73,15 @@ class _Adjoints:
         self.parts[value] = [total]
         return total
 
+    def settle(self, value: Value) -> None:
+        """Sum what ``value`` has received so far, where the last part arrived.
+
+        Summing each node's contributions as soon as they are made, rather than all
+        at once where the adjoint is read, keeps one running total alive instead of
+        every contribution: ``dx += t`` right after ``t`` is computed.
+        """
+        if len(self.parts.get(value, ())) > 1:
+            self.total(value)
 
     def _times(self, part: Operand, count: int) -> Operand:
         """``count`` equal contributions (``s * s`` gives ``s`` twice) as one product."""
@@ -238,18 +250,23 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
                        for i in range(len(op.diff)))
         created.update(part for part in result if isinstance(part, Value))
     results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
+    received = []
     for param in targets:
         operand, contribution = named[param], results[param]
         if isinstance(contribution, Const) and contribution.value is None:
             continue  # a custom rule's "no gradient for this one"
         if isinstance(operand, Value):
             adjoints.add(operand, contribution, created)
+            received.append(operand)
             continue
         for index, item in enumerate(operand):  # a sequence such as np.stack([a, b])
             if isinstance(item, Value) and item in active:
                 part = (contribution[index] if isinstance(contribution, tuple)
                         else builder.emit(OPS["getitem"], (contribution, Const(index))))
                 adjoints.add(item, part, created | {part})
+                received.append(item)
+    for value in dict.fromkeys(received):
+        adjoints.settle(value)
 
 
 _PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}

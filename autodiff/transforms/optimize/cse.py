@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from autodiff.frontend.builder import node_key
-from autodiff.graph.ir import Graph, Region, Value, map_operand, walk
+from autodiff.graph.ir import Graph, Region, Value
+from autodiff.transforms.optimize.substitution import Substitution
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
@@ -13,25 +14,22 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     value; ops with effects are left alone. A value computed inside a branch or
     loop body is only reused inside it.
     """
-    replace: dict[Value, Value] = {}
-
-    def substitute(value: Value) -> Value:
-        return replace.get(value, value)
+    replaced = Substitution()
 
     def visit(nodes: list, seen: dict[tuple, Value]) -> list:
         kept = []
         for node in nodes:
-            node.args = tuple(map_operand(arg, substitute) for arg in node.args)
+            replaced.args(node)
             if isinstance(node, Region):
                 for block in node.blocks:
                     block.nodes = visit(block.nodes, dict(seen))
-                    block.results = [map_operand(r, substitute) for r in block.results]
+                    block.results = [replaced.read(r) for r in block.results]
                 kept.append(node)
                 continue
             key = None if node.op.effect else node_key(node.op, node.args)
             if key is not None and key in seen:
                 first = seen[key]
-                replace[node.out] = first
+                replaced[node.out] = first
                 if not first.hint and node.out.hint:
                     first.hint = node.out.hint  # keep the user's name on the survivor
                 continue
@@ -41,10 +39,4 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
         return kept
 
     graph.nodes = visit(graph.nodes, {})
-    for node in walk(graph.nodes):  # adjoints keep pointing at their (surviving) primal
-        for out in node.outs:
-            primal = out.adjoint_of
-            if primal in replace and isinstance(replace[primal], Value):
-                out.adjoint_of = replace[primal]
-    graph.outputs = [map_operand(o, substitute) for o in graph.outputs]
-    return graph
+    return replaced.finish(graph)

@@ -101,6 +101,12 @@ def _prune(nodes: list, live: set, needed: set) -> list:
 def _drop_dead_slots(region: Region, live: set) -> None:
     dead = [j for j, out, params, _ in _slots(region)
             if out not in live and not any(p in live for p in params) and j != region.until]
+    drop_slots(region, dead)
+
+
+def drop_slots(region: Region, dead: list[int]) -> None:
+    """Remove the values ``dead`` (indices into ``region.outs``) from ``region``: the
+    outs, and for a loop the initial values, block params and results that carry them."""
     if not dead:
         return
     keep = [j for j in range(len(region.outs)) if j not in dead]
@@ -119,4 +125,4 @@ def _drop_dead_slots(region: Region, live: set) -> None:
         region.until = keep.index(region.until)
 
 
-__all__ = ["eliminate_dead_code"]
+__all__ = ["drop_slots", "eliminate_dead_code"]

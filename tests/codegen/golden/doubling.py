@@ -8,9 +8,10 @@ def doubling_grad(x):
         y = 2.0 * y
         # line 67: while np.linalg.norm(y) < 1000.0:
         count = count + 1
-    # grad of line 67: while np.linalg.norm(y) < 1000.0:
+    # grad of line 69: return np.sum(y * y)
     dy = y * 2
     del y
+    # grad of line 67: while np.linalg.norm(y) < 1000.0:
     for _ in range(count):
         # grad of line 68: y = 2.0 * y
         dy = dy * 2.0

@@ -16,8 +16,8 @@ def doubling_vjp(x, seed=None):
     dt4 = vjp_seed(seed, t4, 'corpus.py:69')
     dy = dt4 * y
     del y
-    # grad of line 67: while np.linalg.norm(y) < 1000.0:
     dy = dy * 2
+    # grad of line 67: while np.linalg.norm(y) < 1000.0:
     for _ in range(count):
         # grad of line 68: y = 2.0 * y
         dy = dy * 2.0

@@ -40,9 +40,9 @@ def huber_grad(r, delta=1.0):
     t9 = np.sign(r)
     dr_1 = dt1 * t9
     del dt1
-    # the gradients, with the shapes and dtypes of the arguments
     dr += dr_1
     del dr_1
+    # the gradients, with the shapes and dtypes of the arguments
     if dr.__class__ is not float or r.__class__ is not float:
         dr = as_gradient_of(dr, r)
     return dr

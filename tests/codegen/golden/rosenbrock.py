@@ -20,9 +20,9 @@ def rosenbrock_grad(x):
     dx = np.zeros_like(x, dtype=t7)
     dx[:-1] += dt2
     del dt2
-    # the gradients, with the shapes and dtypes of the arguments
     dx[1:] += dt4
     del dt4
+    # the gradients, with the shapes and dtypes of the arguments
     if dx.__class__ is not float or x.__class__ is not float:
         dx = as_gradient_of(dx, x)
     return dx

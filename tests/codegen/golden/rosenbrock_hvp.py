@@ -63,10 +63,10 @@ def rosenbrock_grad_hvp(x, v):
     t22 = np.zeros_like(dx, dtype=t21)
     t22[:-1] += t19
     del t19
-    # the gradients, with the shapes and dtypes of the arguments
+    # grad of line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     dx[1:] += dt8
     del dt8
-    # tangent of line 310: return runtime_index_add(np.zeros_like(ans, dtype=np.result_type(t)), index, t)
+    # tangent of line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     t23 = np.result_type(t13)
     t24 = np.zeros_like(dx, dtype=t23)
     del dx
@@ -74,7 +74,7 @@ def rosenbrock_grad_hvp(x, v):
     del t13
     t25 = t22 + t24
     del t22, t24
-    # tangent of line 426: return runtime.as_gradient_of(dg, x)
+    # tangent of line 427: return runtime.as_gradient_of(dg, x)
     if t25.__class__ is not float or x.__class__ is not float:
         t25 = as_gradient_of(t25, x)
     return t25

@@ -43,9 +43,9 @@ def softmax_cross_entropy_grad(W, x, labels):
     del dt3
     dlogits_1_1 = dt2 * t2
     del dt2, t2
-    # grad of line 26: logits = logits - np.max(logits, axis=1, keepdims=True)
     dlogits_1 = dlogits_1 + dlogits_1_1
     del dlogits_1_1
+    # grad of line 26: logits = logits - np.max(logits, axis=1, keepdims=True)
     dlogits = unbroadcast(dlogits_1, logits)
     t15 = -dlogits_1
     del dlogits_1
@@ -58,9 +58,9 @@ def softmax_cross_entropy_grad(W, x, labels):
     del dt1, t16
     dlogits_1 = winners * t17
     del t17
-    # grad of line 25: logits = x @ W
     dlogits = dlogits + dlogits_1
     del dlogits_1
+    # grad of line 25: logits = x @ W
     dW = matmul_grad_rhs(dlogits, x, W)
     del dlogits
     # the gradients, with the shapes and dtypes of the arguments

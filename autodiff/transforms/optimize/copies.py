@@ -1,0 +1,151 @@
+"""Copy propagation: a value that only renames another is replaced by the other.
+
+Straight-line renames (``y = x`` in the user's code) never reach the graph: the
+frontend binds the name to the same value. What does reach it:
+
+- a loop-carried value the body hands back unchanged (a list of adjoints the
+  backward loop pops from, a variable the loop never assigns): the loop's
+  result, and its value inside every iteration, is the initial value;
+- a value after an ``if`` that every branch gives the same (a value from
+  before the branch, or one constant);
+- a value popped off a tape that every iteration pushed the same value onto
+  (once the loop above turned out to pass it through unchanged): the pop is
+  that value, and the push, read by nobody, is left to dead-code elimination;
+- ``np.asarray`` of an array that is already an ndarray (``np.asarray`` or
+  ``np.array`` of something), and ``+x`` of a floating value.
+
+Nothing here copies an array, so nothing changes which arrays are updated in
+place: codegen decides that from the reads of each value, and a replaced value's
+readers become readers of its source, which then stays alive as long as they need
+it. ``stop_gradient`` is not a copy: it must stay for derivatives of derivatives.
+
+>>> from autodiff.graph.ir import Graph, Node, Value
+>>> from autodiff.ops import OPS
+>>> x, y, z = Value("x"), Value("y"), Value("z")
+>>> g = Graph("f", [x], [Node(OPS["asarray"], (x,), y, None, "forward"),
+...                      Node(OPS["asarray"], (y,), z, None, "forward")], [z])
+>>> propagate_copies(g).outputs == [y]
+True
+"""
+
+from __future__ import annotations
+
+from autodiff.graph.ir import Const, Graph, Node, Operand, Region, Value, walk
+from autodiff.transforms.optimize.dce import drop_slots
+from autodiff.transforms.optimize.substitution import Substitution
+
+# Ops whose result is always an ndarray: ``np.asarray`` of it is the same object.
+_NDARRAY_OPS = frozenset({"asarray", "array"})
+
+
+def propagate_copies(graph: Graph) -> Graph:
+    """Remove, in place, nodes and region values that rename another value."""
+    replaced = Substitution()
+    tapes = _Tapes(graph)
+
+    def visit(nodes: list) -> list:
+        kept = []
+        for node in nodes:
+            replaced.args(node)
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    block.nodes = visit(block.nodes)
+                    block.results = [replaced.read(r) for r in block.results]
+                _forward_unchanged_slots(node, replaced)
+            else:
+                source = _renamed(node, tapes)
+                if source is not None:
+                    replaced[node.out] = source
+                    continue
+            kept.append(node)
+        return kept
+
+    graph.nodes = visit(graph.nodes)
+    return replaced.finish(graph)
+
+
+class _Tapes:
+    """The one push onto each tape, and the values visible wherever a tape is popped."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.pushes: dict[Value, list[Node]] = {}
+        self.pops: dict[Value, int] = {}
+        for node in walk(graph.nodes):
+            if isinstance(node, Node) and node.op.name == "tape_push":
+                self.pushes.setdefault(node.args[0], []).append(node)
+            elif isinstance(node, Node) and node.op.name == "tape_pop":
+                self.pops[node.args[0]] = self.pops.get(node.args[0], 0) + 1
+        # Values of the function's top level: defined before any loop that pushes them.
+        self.top = set(graph.params) | {out for node in graph.nodes for out in node.outs}
+
+    def invariant(self, tape: Operand) -> Operand | None:
+        """What every pop of ``tape`` gives, when every push pushes the same value
+        from outside the loop (a loop-carried value the loop turned out not to change)."""
+        pushes = self.pushes.get(tape, [])
+        if len(pushes) != 1 or self.pops.get(tape) != 1:
+            return None
+        pushed = pushes[0].args[1]
+        if isinstance(pushed, Const) or isinstance(pushed, Value) and pushed in self.top:
+            return pushed
+        return None
+
+
+def _renamed(node: Node, tapes: _Tapes) -> Operand | None:
+    """The value ``node``'s result is another name for, if any."""
+    name, args = node.op.name, node.args
+    if name == "tape_pop":
+        return tapes.invariant(args[0])
+    if name == "asarray" and _produced_by(args[0], _NDARRAY_OPS):
+        return args[0]
+    if name == "positive" and isinstance(args[0], Value) and args[0].floating:
+        return args[0]
+    return None
+
+
+def _produced_by(operand: Operand, names: frozenset) -> bool:
+    node = operand.node if isinstance(operand, Value) else None
+    return isinstance(node, Node) and node.op.name in names
+
+
+def _forward_unchanged_slots(region: Region, replaced: Substitution) -> None:
+    """Drop the values ``region`` passes through unchanged; their readers read the source."""
+    sources = _unchanged_slots(region)
+    if not sources:
+        return
+    for j, source in sources.items():
+        replaced[region.outs[j]] = source
+        if region.kind != "if":
+            for block in region.blocks:
+                replaced[_carried_params(region, block)[j]] = source
+    for block in region.blocks:
+        replaced.block(block)
+    drop_slots(region, sorted(sources))
+
+
+def _unchanged_slots(region: Region) -> dict[int, Operand]:
+    """``{j: source}`` for each value of ``region`` that is ``source`` whatever runs."""
+    if region.kind == "if":
+        found = {}
+        for j in range(len(region.outs)):
+            results = [block.results[j] for block in region.blocks]
+            if _same_everywhere(results):
+                found[j] = results[0]
+        return found
+    carried = _carried_params(region, region.body)
+    return {j: region.init[j] for j, param in enumerate(carried)
+            if region.body.results[j] is param and j != region.until}
+
+
+def _carried_params(region: Region, block) -> list[Value]:
+    return block.params[1:] if region.kind == "for" and block is region.body else block.params
+
+
+def _same_everywhere(results: list[Operand]) -> bool:
+    first = results[0]
+    if isinstance(first, Value):
+        return all(result is first for result in results)
+    return isinstance(first, Const) and all(
+        isinstance(result, Const) and result == first for result in results)
+
+
+__all__ = ["propagate_copies"]

@@ -1,0 +1,72 @@
+"""What every pass does after removing a node: make its readers read the replacement.
+
+A pass walks the graph in order, records ``replaced[value] = operand`` for each
+result it removes, and rewrites the operands of every later node through
+:meth:`Substitution.read`. :meth:`Substitution.finish` then rewrites the
+graph's outputs and keeps each adjoint pointing at a surviving primal (codegen
+names an adjoint ``d<name of its primal>``).
+
+>>> from autodiff.graph.ir import Const, Value
+>>> replaced = Substitution()
+>>> x = Value("x")
+>>> replaced[x] = Const(2.0)
+>>> replaced.read((x, Const(1)))
+(Const(value=2.0, path=None), Const(value=1, path=None))
+"""
+
+from __future__ import annotations
+
+from autodiff.graph.ir import Block, Graph, Operand, Region, Value, map_operand, walk
+
+
+class Substitution:
+    """Values a pass removed, each with the operand that now stands for it."""
+
+    def __init__(self) -> None:
+        self.replaced: dict[Value, Operand] = {}
+
+    def __setitem__(self, value: Value, operand: Operand) -> None:
+        self.replaced[value] = operand
+
+    def __contains__(self, value: Value) -> bool:
+        return value in self.replaced
+
+    def __bool__(self) -> bool:
+        return bool(self.replaced)
+
+    def value(self, value: Value) -> Operand:
+        """The operand standing for ``value``, following chains of replacements."""
+        while isinstance(value, Value) and value in self.replaced:
+            value = self.replaced[value]
+        return value
+
+    def read(self, operand: Operand) -> Operand:
+        return map_operand(operand, self.value)
+
+    def args(self, node) -> None:
+        """Rewrite ``node``'s operands (a region's own arguments, not its blocks)."""
+        node.args = tuple(self.read(arg) for arg in node.args)
+
+    def block(self, block: Block) -> None:
+        """Rewrite every read inside ``block``, nested regions included."""
+        for node in block.nodes:
+            self.args(node)
+            if isinstance(node, Region):
+                for inner in node.blocks:
+                    self.block(inner)
+        block.results = [self.read(result) for result in block.results]
+
+    def finish(self, graph: Graph) -> Graph:
+        """Rewrite the outputs; point adjoints of removed primals at their replacements."""
+        graph.outputs = [self.read(output) for output in graph.outputs]
+        if not self.replaced:
+            return graph
+        for node in walk(graph.nodes):
+            for out in node.outs:
+                primal = out.adjoint_of
+                if primal in self.replaced and isinstance(self.value(primal), Value):
+                    out.adjoint_of = self.value(primal)
+        return graph
+
+
+__all__ = ["Substitution"]
