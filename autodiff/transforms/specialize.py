@@ -34,7 +34,7 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import OPS
-from autodiff.ops.specialized import MATH_NAMES, UPDATES, UFUNC_UPDATES
+from autodiff.ops.specialized import MATH_NAMES, UFUNC_UPDATES, UPDATES
 from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
 
 _NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
