@@ -56,6 +56,15 @@ def broadcast_scalar(operand: Operand) -> tuple | None:
     return None
 
 
+def broadcast_array(operand: Operand) -> tuple | None:
+    """``(array, shape)`` when ``operand`` is ``np.broadcast_to(array, shape)`` in
+    derivative code (where a broadcast adjoint is never written into)."""
+    node = produced_by(operand, "broadcast_to")
+    if node is not None and node.phase != "forward" and isinstance(node.args[0], Value):
+        return node.args
+    return None
+
+
 class Rewriter:
     """Emits replacement nodes through a builder placed by the caller."""
 
@@ -77,17 +86,21 @@ class Rewriter:
             replacement = node.op.simplify(node.named_args, self.builder)
         return replacement
 
-    # ----- broadcast scalars stay scalars -----
+    # ----- broadcasts stay small -----
 
     def spread_scalar(self, node: Node, name: str | None = None) -> Operand | None:
         """``op(np.broadcast_to(s, shape), y)``: ``op(s, y)`` when ``y`` has that shape,
         ``np.broadcast_to(op(s, y), shape)`` when ``y`` is a scalar (either side).
 
+        ``s`` may be an array too (the adjoint of a sum over an axis): an elementwise
+        op commutes with broadcasting, so the op runs on the small array, or the
+        broadcast is left to the op against an array of the full shape.
+
         ``name`` is the op to emit instead of the node's own, for the cases where
         the node's in-place kernel would no longer fit (see ``rewrite_accumulate``).
         """
         for side in (0, 1):
-            spread = broadcast_scalar(node.args[side])
+            spread = broadcast_scalar(node.args[side]) or broadcast_array(node.args[side])
             if spread is None:
                 continue
             other = node.args[1 - side]

@@ -31,33 +31,30 @@ def softmax_cross_entropy_grad(W, x, labels):
     del log_probs, t12
     # grad of line 27: log_probs = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
     dlogits_1 = unbroadcast(dlog_probs, logits_1)
+    del logits_1
     t13 = -dlog_probs
     del dlog_probs
     dt4 = unbroadcast(t13, t3)
     del t13
     dt3 = dt4 / t3
     del dt4, t3
-    t14 = np.shape(logits_1)
-    del logits_1
-    dt2 = np.broadcast_to(dt3, t14)
-    del dt3
-    dlogits_1_1 = dt2 * t2
-    del dt2, t2
+    dlogits_1_1 = dt3 * t2
+    del dt3, t2
     dlogits_1 = dlogits_1 + dlogits_1_1
     del dlogits_1_1
     # grad of line 26: logits = logits - np.max(logits, axis=1, keepdims=True)
     dlogits = unbroadcast(dlogits_1, logits)
-    t15 = -dlogits_1
+    t14 = -dlogits_1
     del dlogits_1
-    dt1 = unbroadcast(t15, t1)
-    del t15
+    dt1 = unbroadcast(t14, t1)
+    del t14
     winners = logits == t1
     del logits, t1
-    t16 = np.sum(winners, axis=1, keepdims=True)
-    t17 = dt1 / t16
-    del dt1, t16
-    dlogits_1 = winners * t17
-    del t17
+    t15 = np.sum(winners, axis=1, keepdims=True)
+    t16 = dt1 / t15
+    del dt1, t15
+    dlogits_1 = winners * t16
+    del t16
     dlogits = dlogits + dlogits_1
     del dlogits_1
     # grad of line 25: logits = x @ W
