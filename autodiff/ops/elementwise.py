@@ -353,8 +353,14 @@ def _(t, ans, x):
     return t * (ans + 1)
 
 
-@defop("log", "np.log(x)", aliases=(np.log,), diff=("x",), shape=UNARY, floating="always",
-       impl=np.log)
+def _math_log(x, base=None):
+    if base is not None:
+        raise TypeError("math.log(x, base) takes no base here: write math.log(x) / math.log(base)")
+    return {"x": x}
+
+
+@defop("log", "np.log(x)", aliases=(np.log, (math.log, _math_log)), diff=("x",), shape=UNARY,
+       floating="always", impl=np.log)
 def log(x): ...
 
 

@@ -238,8 +238,7 @@ def _(t, ans, a):
     return t
 
 
-@defop("copy", "np.copy(a)", aliases=(np.copy,), methods=("copy",), diff=("a",),
-       shape="like:a")
+@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a")
 def copy(a): ...
 
 

@@ -175,6 +175,11 @@ def test_errors_inside_a_helper_name_the_helper_line(user_module):
 def test_unsupported_call_arguments(user_module):
     error = _compile_error(user_module, "s = np.sum(x, dtype=float)\nreturn s * y\n")
     _check(error, ad.UnsupportedSyntaxError, "mod.py:5:", "np.sum", "dtype")
+    module = user_module("import math\n\ndef f(x):\n    return math.log(x, 2.0)\n", name="mod")
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(module.f)
+    _check(info.value, ad.UnsupportedSyntaxError, "mod.py:4:", "math.log",
+           "write math.log(x) / math.log(base)")
 
 
 # ----- functions whose source cannot be read -----

@@ -32,7 +32,8 @@ MATH_TWINS = [
     ("math.asin(x)", "unit"), ("math.acos(x)", "unit"), ("math.atan(x)", "real"),
     ("math.sinh(x)", "real"), ("math.cosh(x)", "real"), ("math.tanh(x)", "real"),
     ("math.exp(x)", "real"), ("math.expm1(x)", "real"), ("math.log1p(x)", "positive"),
-    ("math.log2(x)", "positive"), ("math.log10(x)", "positive"), ("math.sqrt(x)", "positive"),
+    ("math.log(x)", "positive"), ("math.log2(x)", "positive"), ("math.log10(x)", "positive"),
+    ("math.sqrt(x)", "positive"),
     ("math.fabs(x)", "real"), ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
     ("math.hypot(x, 1.5)", "real"), ("max(x, 0.3) * min(x, 0.7)", "real"),
 ]
