@@ -20,12 +20,12 @@ from autodiff.errors import AutodiffError, NonScalarOutputError
 
 def unbroadcast(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast, giving ``x``'s shape."""
-    return unbroadcast_to(g, x.shape if type(x) is np.ndarray else np.shape(x))
+    return unbroadcast_to(g, _shape(x))
 
 
 def unbroadcast_to(g, shape):
     """Sum ``g`` over the axes along which an array of ``shape`` was broadcast."""
-    if (g.shape if type(g) is np.ndarray else np.shape(g)) == shape:
+    if _shape(g) == shape:
         return g
     g = np.asarray(g)
     extra = g.ndim - len(shape)
@@ -40,10 +40,23 @@ def unbroadcast_to(g, shape):
     return g
 
 
+_NUMBERS = (float, int, bool, complex)
+
+
+def _shape(a) -> tuple:
+    """``np.shape(a)``, without its cost for arrays, Python numbers and NumPy scalars."""
+    kind = a.__class__
+    if kind is np.ndarray:
+        return a.shape
+    if kind in _NUMBERS or isinstance(a, np.generic):
+        return ()
+    return np.shape(a)
+
+
 def broadcast_like(t, ans):
     """``t`` broadcast to the shape of ``ans`` (a tangent takes its result's shape)."""
-    shape = ans.shape if type(ans) is np.ndarray else np.shape(ans)
-    if (t.shape if type(t) is np.ndarray else np.shape(t)) == shape:
+    shape = _shape(ans)
+    if _shape(t) == shape:
         return t
     return np.broadcast_to(t, shape)
 
