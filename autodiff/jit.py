@@ -16,6 +16,7 @@ compiled by ``numba.njit`` as well (:mod:`autodiff.codegen.numba_backend`).
 from __future__ import annotations
 
 import inspect
+import linecache
 import threading
 from collections.abc import Callable
 
@@ -54,56 +55,104 @@ class Specialized:
 
             require_numba(general)
 
-    def specialized(self, args: tuple, kwargs: dict, key: tuple | None = None) -> Callable:
+    def specialized(self, args: tuple, kwargs: dict) -> Callable:
         """The derivative specialised to arguments like these (compiled on first use)."""
-        if key is None:
-            key = call_key(args, kwargs)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{self.general.__name__}(): {error}") from None
+        bound.apply_defaults()
+        values = bound.arguments
+        return self.for_values(values, tuple(value_key(v) for v in values.values()))
+
+    def for_values(self, values: dict, key: tuple) -> Callable:
+        """The specialisation for arguments named ``values`` (compiled on first use)."""
         with self._lock:  # one compilation per signature, however many threads ask
             function = self.compiled.get(key)
             if function is None:
-                function = self._compile(args, kwargs)
+                function = self._compile(values)
                 if len(self.compiled) >= MAX_SIGNATURES:  # drop the oldest
                     del self.compiled[next(iter(self.compiled))]
                 self.compiled[key] = function
             return function
 
-    def _compile(self, args: tuple, kwargs: dict) -> Callable:
+    def _compile(self, values: dict) -> Callable:
         from autodiff.api import _finish
         from autodiff.transforms.specialize import specialize
 
         graph = getattr(self.general, "graph", None)
         if graph is None:  # assembled from several products (forward over a loop): as is
             return self.general
-        try:
-            bound = self.signature.bind(*args, **kwargs)
-        except TypeError as error:
-            raise TypeError(f"{self.general.__name__}(): {error}") from None
-        bound.apply_defaults()
         graph, _ = graph.copy()
-        arguments = [of_argument(bound.arguments.get(p.hint)) for p in graph.params]
+        arguments = [of_argument(values.get(p.hint)) for p in graph.params]
         specialize(graph, arguments, backend=self.backend, optimize=self.optimize)
         if self.backend == "numba":
             from autodiff.codegen.numba_backend import compile_numba
 
+            args, kwargs = self._split(values)
             return compile_numba(graph, self.general, args, kwargs)
         return _finish(graph, self.general.original, self.general.original_graph,
                        self.general.where)
+
+    def _split(self, values: dict) -> tuple[tuple, dict]:
+        args, kwargs = [], {}
+        for name, param in self.signature.parameters.items():
+            if param.kind is inspect.Parameter.KEYWORD_ONLY:
+                kwargs[name] = values[name]
+            else:
+                args.append(values[name])
+        return tuple(args), kwargs
 
 
 _ndarray = np.ndarray
 
 
-def call_key(args: tuple, kwargs: dict) -> tuple:
-    """The signature of a call: kinds, shapes and dtypes (and the value of flags)."""
-    if len(args) == 1 and not kwargs:  # the common case, without building a list
-        a = args[0]
-        return ((a.shape, a.dtype) if a.__class__ is _ndarray
-                else float if a.__class__ is float else signature_key(a),)
-    key = tuple([(a.shape, a.dtype) if a.__class__ is _ndarray
-                 else float if a.__class__ is float else signature_key(a) for a in args])
-    if kwargs:
-        key += tuple((name, signature_key(v)) for name, v in sorted(kwargs.items()))
-    return key
+def value_key(a) -> object:
+    """What a specialisation assumes of one argument: its kind, shape and dtype."""
+    return ((a.shape, a.dtype) if a.__class__ is _ndarray
+            else float if a.__class__ is float else signature_key(a))
+
+
+# The dispatcher has the derivative's own parameters, so a call costs one
+# dictionary lookup more than calling the specialised code directly.
+_DISPATCHER = """\
+def {name}({parameters}):
+    _jit_function_ = _jit_lookup_(({keys}))
+    if _jit_function_ is None:
+        _jit_function_ = _jit_compile_({{{values}}})
+    return _jit_function_({call})
+"""
+
+
+def _dispatcher(state: Specialized) -> Callable:
+    general = state.general
+    params = list(state.signature.parameters.values())
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        def derivative(*args, **kwargs):
+            return state.specialized(args, kwargs)(*args, **kwargs)
+
+        return derivative
+    names = [p.name for p in params]
+    key = ("(({0}.shape, {0}.dtype) if {0}.__class__ is _jit_ndarray_ else float "
+           "if {0}.__class__ is float else _jit_key_({0}))")
+    text = _DISPATCHER.format(
+        name=general.__name__,
+        parameters=str(state.signature)[1:-1],
+        keys="".join(key.format(name) + ", " for name in names),
+        values=", ".join(f"{name!r}: {name}" for name in names),
+        call=", ".join(name if p.kind is not p.KEYWORD_ONLY else f"{name}={name}"
+                       for name, p in zip(names, params)))
+    namespace = {"_jit_lookup_": state.compiled.get, "_jit_ndarray_": _ndarray,
+                 "_jit_key_": value_key,
+                 "_jit_compile_": lambda values: state.for_values(
+                     values, tuple(value_key(v) for v in values.values()))}
+    filename = f"<autodiff dispatcher of {general.__name__}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+    derivative = namespace[general.__name__]
+    derivative.__defaults__ = general.__defaults__
+    derivative.__kwdefaults__ = general.__kwdefaults__
+    return derivative
 
 
 def specialized_derivative(general: Callable, backend: str, optimize: bool) -> Callable:
@@ -113,23 +162,13 @@ def specialized_derivative(general: Callable, backend: str, optimize: bool) -> C
     and ``.source_for(*args)``, the text specialised to arguments like ``args``.
     """
     state = Specialized(general, backend, optimize)
-    lookup = state.compiled.get
-
-    def derivative(*args, **kwargs):
-        key = call_key(args, kwargs)
-        function = lookup(key)
-        if function is None:
-            function = state.specialized(args, kwargs, key)
-        return function(*args, **kwargs)
-
+    derivative = _dispatcher(state)
     for name in ("source", "graph", "original_graph", "original", "where", "seed_name",
                  "tangent_name", "__doc__"):
         if hasattr(general, name):
             setattr(derivative, name, getattr(general, name))
-    derivative.__name__ = general.__name__
     derivative.__qualname__ = getattr(general, "__qualname__", general.__name__)
     derivative.__module__ = getattr(general, "__module__", None)
-    derivative.__signature__ = state.signature
     derivative.general = general
     derivative.jit = True if backend == "python" else backend
     derivative.specializations = state

@@ -125,7 +125,21 @@ def test_flags_pick_their_branch():
     assert "np.sign" not in g.source_for(x, True)
     assert "np.sign" in g.source_for(x, False)
     _same(g(x, False), ad.grad(f)(x, False))
+    _same(g(x, squared=False), ad.grad(f)(x, False))
     _same(g(x), ad.grad(f)(x))
+    assert len(g.specializations.compiled) == 2  # however the flag is passed
+
+
+def test_keyword_only_arguments_and_defaults():
+    def f(x, *, scale=2.0, power=2):
+        return np.sum(scale * x ** power)
+
+    g = ad.grad(f, jit=True)
+    x = np.array([1.0, 2.0])
+    _same(g(x), ad.grad(f)(x))
+    _same(g(x, scale=3.0, power=3), ad.grad(f)(x, scale=3.0, power=3))
+    with pytest.raises(TypeError):
+        g(x, 3.0)
 
 
 def test_inference_is_exact_on_shapes_and_unknown_on_data():
