@@ -137,7 +137,7 @@ def _dispatcher(state: Specialized) -> Callable:
            "if {0}.__class__ is float else _jit_key_({0}))")
     text = _DISPATCHER.format(
         name=general.__name__,
-        parameters=str(state.signature)[1:-1],
+        parameters=_without_defaults(state.signature),
         keys="".join(key.format(name) + ", " for name in names),
         values=", ".join(f"{name!r}: {name}" for name in names),
         call=", ".join(name if p.kind is not p.KEYWORD_ONLY else f"{name}={name}"
@@ -148,11 +148,21 @@ def _dispatcher(state: Specialized) -> Callable:
                      values, tuple(value_key(v) for v in values.values()))}
     filename = f"<autodiff dispatcher of {general.__name__}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
     derivative = namespace[general.__name__]
     derivative.__defaults__ = general.__defaults__
     derivative.__kwdefaults__ = general.__kwdefaults__
     return derivative
+
+
+def _without_defaults(signature: inspect.Signature) -> str:
+    """The parameter list as text, defaults left to ``__defaults__`` (a default's
+    repr need not be valid source)."""
+    empty = inspect.Parameter.empty
+    bare = signature.replace(parameters=[p.replace(default=empty, annotation=empty)
+                                         for p in signature.parameters.values()],
+                             return_annotation=empty)
+    return str(bare)[1:-1]
 
 
 def specialized_derivative(general: Callable, backend: str, optimize: bool) -> Callable:

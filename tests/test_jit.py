@@ -271,3 +271,15 @@ def test_numba_type_errors_point_at_the_users_line():
     assert "generated line: m = np.mean(x, axis=0)" in message
     assert "m = np.mean(x, axis=0)  # numba has no mean over an axis" in message
     assert ad.grad(f, jit=True)(np.ones((3, 2))).shape == (3, 2)  # NumPy takes it
+
+
+def test_array_defaults_and_annotations():
+    WEIGHTS = np.array([1.0, 3.0])
+
+    def f(x: np.ndarray, w: np.ndarray = WEIGHTS) -> float:
+        return np.sum(w * np.sin(x))
+
+    g = ad.grad(f, jit=True)
+    x = np.array([0.1, 0.2])
+    _same(g(x), ad.grad(f)(x))
+    _same(g(x, 2 * WEIGHTS), ad.grad(f)(x, 2 * WEIGHTS))
