@@ -771,3 +771,25 @@ def test_each_pass_alone_keeps_every_corpus_gradient(program):
         graph = run(_plain(program.fn, program.wrt))
         ours = _gradients(_compiled(graph, program.fn)(*args), program.wrt)
         _assert_same(ours, expected, rtol=1e-11)
+
+
+def row_energy(x, w):
+    return np.sum(np.sum(x * x, axis=1) * w)
+
+
+def test_simplify_runs_elementwise_ops_on_the_small_side_of_a_broadcast():
+    """The adjoint of a sum over an axis is a broadcast view: multiplying it by an
+    array of the full shape needs no broadcast, and by a scalar scales the small array."""
+    plain = ad.grad(row_energy, wrt=(0, 1), optimize=False)
+    graph = ad.grad(row_energy, wrt=(0, 1)).graph
+    broadcasts = [n for n in walk(graph.nodes) if isinstance(n, Node)
+                  and n.op.name == "broadcast_to" and isinstance(n.args[0], Value)]
+    assert "broadcast_to" in plain.source and not broadcasts, format_graph(graph)
+    rng = np.random.default_rng(4)
+    for shapes in [((4, 3), (4,)), ((2, 4, 3), (3,)), ((5, 1), (5,))]:
+        x, w = (rng.normal(size=s) for s in shapes)
+        got = ad.grad(row_energy, wrt=(0, 1))(x, w)
+        numeric = ad.numeric_grad(row_energy, x, w, wrt=(0, 1))
+        for a, b, c in zip(got, plain(x, w), numeric):
+            np.testing.assert_allclose(a, b, rtol=1e-13)
+            np.testing.assert_allclose(a, c, rtol=1e-7, atol=1e-9)

@@ -141,7 +141,8 @@ class Rewriter:
     def rewrite_accumulate(self, node, a, b):
         """As ``add``: ``total += s`` stays in place, while a broadcast total, which
         cannot be written into, becomes a plain sum."""
-        return self.rewrite_add(node, a, b, "add" if broadcast_scalar(a) else None)
+        spread = broadcast_scalar(a) or broadcast_array(a)
+        return self.rewrite_add(node, a, b, "add" if spread else None)
 
     def rewrite_subtract(self, node, a, b):
         if is_number(b, 0) and keeps_dtype(a, b):
