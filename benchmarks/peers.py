@@ -3,15 +3,16 @@
 Each entry of `PEERS` maps a column name to a builder. A builder takes a `Case`
 and returns a gradient function with the same calling convention as the case's
 hand-written gradient (same positional arguments; one gradient, or a tuple of
-them when `case.wrt` is a tuple). It raises ImportError when its package is not
-installed, and the harness then leaves the column out without a word.
+them when `case.wrt` is a tuple). A peer whose package does not import has no
+column; `available_peers` says which and why.
 
 Peers are timed the way a user holding NumPy arrays would call them, so any
 conversion to and from the peer's array type is part of the time.
 
-The case functions are written against the global name `np`; the array-library
-peers run the very same code object with `np` rebound to their own NumPy-like
-module (`autograd.numpy`, `jax.numpy`, `torch`).
+The case functions are written against the global names `np` and `math`; the
+array-library peers run the very same code object with both rebound to their
+own NumPy-like module (`autograd.numpy`, `jax.numpy`, `torch`), since their
+tapes and tracers cannot pass through the `math` module.
 """
 
 from __future__ import annotations
@@ -22,9 +23,55 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from cases import Case
+from cases import SCALAR_LOOP, Case
 
 GradientFunction = Callable[..., Any]
+
+JAX_JIT = "jax jit"
+JAX_EAGER = "jax eager"
+TORCH = "torch"
+AUTOGRAD = "autograd"
+TANGENT = "tangent"
+
+# The package each column needs, for the availability check and the versions.
+PEER_PACKAGES = {JAX_JIT: "jax", JAX_EAGER: "jax", TORCH: "torch", AUTOGRAD: "autograd",
+                 TANGENT: "tangent"}
+
+
+def available_peers(wanted: list[str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The peer columns whose package imports, and why each other one is missing.
+
+    Any exception counts as missing: tangent, for one, fails with an
+    AttributeError on recent versions of its dependency gast.
+    """
+    found, missing = [], {}
+    for name, package in PEER_PACKAGES.items():
+        if wanted is not None and name not in wanted:
+            continue
+        try:
+            importlib.import_module(package)
+        except Exception as error:  # noqa: BLE001  reported in the results instead
+            missing[name] = f"{package} does not import: {type(error).__name__}: {error}"
+        else:
+            found.append(name)
+    return found, missing
+
+
+def skip_reason(column: str, case: Case) -> str | None:
+    """Why `column` is not run on `case`, if it is not: a scalar loop costs JAX minutes.
+
+    `jax.jit` unrolls a Python loop over an array's elements, one copy of the
+    body per element: at 1000 elements XLA had not finished compiling after
+    several minutes. Without jit, each `x[i]` with a new `i` compiles a kernel
+    of its own: at 500 elements the first call took 38 s, every later one 3 s.
+    (JAX users write such loops with `lax.scan`: a different program from the
+    one benchmarked here.)
+    """
+    if column == JAX_JIT and SCALAR_LOOP in case.tags:
+        return "jax.jit unrolls the Python loop over the elements; XLA compiles it for minutes"
+    if column == JAX_EAGER and SCALAR_LOOP in case.tags:
+        return "each x[i] compiles a kernel of its own: 38 s for the first call, 3 s per call"
+    return None
 
 
 def wrt_indices(func: Callable[..., Any], wrt: Any) -> tuple[int, ...]:
@@ -38,9 +85,9 @@ def wrt_indices(func: Callable[..., Any], wrt: Any) -> tuple[int, ...]:
     return tuple(item if isinstance(item, int) else names.index(item) for item in items)
 
 
-def with_numpy_module(func: Callable[..., Any], module: types.ModuleType) -> Callable[..., Any]:
-    """A copy of `func` whose global `np` is `module` instead of NumPy."""
-    namespace = dict(func.__globals__, np=module)
+def with_numpy_module(func: Callable[..., Any], module: Any) -> Callable[..., Any]:
+    """A copy of `func` whose globals `np` and `math` are both `module`."""
+    namespace = dict(func.__globals__, np=module, math=module)
     return types.FunctionType(
         func.__code__, namespace, func.__name__, func.__defaults__, func.__closure__
     )
@@ -74,44 +121,61 @@ def autograd_gradient(case: Case) -> GradientFunction:
     return gradient
 
 
-# ----- JAX: tracing, jit-compiled with XLA -----
+# ----- JAX: tracing, jit-compiled with XLA, or op by op -----
 
 
-def jax_gradient(case: Case) -> GradientFunction:
-    """`jax.jit(jax.grad(...))` in float64, blocking until the result is ready.
-
-    A function whose Python control flow reads array values (a `while` on a
-    norm) cannot be traced by `jax.jit`; it gets `jax.grad` alone, which runs
-    that control flow eagerly.
-    """
+def _jax_grad(case: Case) -> tuple[Any, Callable[..., Any]]:
+    """`jax.grad` of the case in float64, and the jax module."""
     jax = importlib.import_module("jax")
     jax.config.update("jax_enable_x64", True)
     func = with_numpy_module(case.func, importlib.import_module("jax.numpy"))
     indices = wrt_indices(case.func, case.wrt)
     argnums = indices if isinstance(case.wrt, tuple) else indices[0]
-    compiled = jax.jit(jax.grad(func, argnums=argnums))
-    try:
-        compiled(*case.make_args())
-    except jax.errors.ConcretizationTypeError:
-        compiled = jax.grad(func, argnums=argnums)
+    return jax, jax.grad(func, argnums=argnums)
 
-    def gradient(*args: Any) -> Any:
-        return jax.block_until_ready(compiled(*args))
 
-    return gradient
+def jax_jit_gradient(case: Case) -> GradientFunction:
+    """`jax.jit(jax.grad(...))`, blocking until the result is ready.
+
+    The first call traces and compiles. A function whose Python control flow
+    reads array values (a `while` on a norm) cannot be traced: that first call
+    raises a ConcretizationTypeError, and the harness leaves the cell empty.
+    """
+    jax, gradient = _jax_grad(case)
+    compiled = jax.jit(gradient)
+    return lambda *args: jax.block_until_ready(compiled(*args))
+
+
+def jax_eager_gradient(case: Case) -> GradientFunction:
+    """`jax.grad(...)` without jit: every operation dispatched one by one."""
+    jax, gradient = _jax_grad(case)
+    return lambda *args: jax.block_until_ready(gradient(*args))
 
 
 # ----- PyTorch: eager tape -----
 
 
+def _torch_as_numpy(torch: Any) -> types.ModuleType:
+    """torch, except `max`/`min` reduce like NumPy's instead of returning (values, indices)."""
+    shim = types.ModuleType("torch_as_numpy")
+    shim.__getattr__ = lambda name: getattr(torch, name)  # PEP 562 module fallback
+    shim.max, shim.min = torch.amax, torch.amin
+    return shim
+
+
 def torch_gradient(case: Case) -> GradientFunction:
-    """`torch.autograd.grad` on float64 tensors that share memory with the inputs."""
+    """`torch.autograd.grad`, on tensors that share memory with the NumPy inputs."""
     torch = importlib.import_module("torch")
-    func = with_numpy_module(case.func, torch)
+    func = with_numpy_module(case.func, _torch_as_numpy(torch))
     indices = wrt_indices(case.func, case.wrt)
 
+    def tensor(arg: Any) -> Any:
+        if isinstance(arg, float):  # a Python float would become float32
+            return torch.tensor(arg, dtype=torch.float64)
+        return torch.as_tensor(arg)  # integer label arrays stay integers
+
     def gradient(*args: Any) -> Any:
-        tensors = [torch.as_tensor(arg, dtype=torch.float64) for arg in args]
+        tensors = [tensor(arg) for arg in args]
         inputs = [tensors[index].requires_grad_(True) for index in indices]
         gradients = torch.autograd.grad(func(*tensors), inputs)
         return _single_or_tuple(case, tuple(g.numpy() for g in gradients))
@@ -130,8 +194,9 @@ def tangent_gradient(case: Case) -> GradientFunction:
 
 
 PEERS: dict[str, Callable[[Case], GradientFunction]] = {
-    "autograd": autograd_gradient,
-    "jax": jax_gradient,
-    "torch": torch_gradient,
-    "tangent": tangent_gradient,
+    JAX_JIT: jax_jit_gradient,
+    JAX_EAGER: jax_eager_gradient,
+    TORCH: torch_gradient,
+    AUTOGRAD: autograd_gradient,
+    TANGENT: tangent_gradient,
 }

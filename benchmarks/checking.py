@@ -1,0 +1,46 @@
+"""Whether a gradient is right: compared with the hand-written one before any timing.
+
+A wrong gradient is never timed, and neither is one that changes its inputs,
+since every sample calls it again on the same arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+RTOL = 1e-9
+# Entries near zero are compared to the largest one, not to themselves: their
+# rounding differs between equally good orders of summation.
+ATOL_SCALE = 1e-12
+
+
+def same_gradient(expected: Any, actual: Any) -> bool:
+    """Whether two gradients (single, or tuples of them) agree to RTOL.
+
+    >>> same_gradient((1.0, np.ones(2)), (1.0, np.ones(2) + 1e-13))
+    True
+    >>> same_gradient(np.ones(2), np.ones(3))
+    False
+    """
+    if isinstance(expected, tuple):
+        return (
+            isinstance(actual, (tuple, list))
+            and len(actual) == len(expected)
+            and all(same_gradient(e, a) for e, a in zip(expected, actual, strict=True))
+        )
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    if expected.shape != actual.shape:
+        return False
+    atol = ATOL_SCALE * float(np.max(np.abs(expected), initial=0.0))
+    return bool(np.allclose(actual, expected, rtol=RTOL, atol=atol))
+
+
+def same_inputs(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
+    """Whether arguments are unchanged, compared with a fresh copy of them.
+
+    >>> same_inputs((np.zeros(2), 1.0), (np.zeros(2), 1.0))
+    True
+    """
+    return all(map(np.array_equal, before, after))
