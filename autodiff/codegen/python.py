@@ -231,8 +231,9 @@ class _Writer:
             if isinstance(node, Region):
                 lines.extend(self.region(node))
             else:
-                lines.extend(_statements(node, self.names[node.out],
-                                         self.in_place(node) is not None, self.render))
+                base = self.in_place(node)
+                lines.extend(_statements(node, self.names[node.out], base is not None,
+                                         self.render, self.names.get(base)))
             if self.releases.get(node):
                 lines.append(f"del {', '.join(self.releases[node])}")
         return lines
@@ -384,13 +385,16 @@ def _function_text(graph: Graph, lines: list[str]) -> str:
     return header + "\n" + "\n".join("    " + line for line in body) + "\n"
 
 
-def _statements(node: Node, name: str, in_place: bool, render: _Renderer) -> list[str]:
+def _statements(node: Node, name: str, in_place: bool, render: _Renderer,
+                base: str | None = None) -> list[str]:
     if node.op.statement:
         return [_source(ast.Expr(render.node_expr(node)))]
     target = ast.Name(name, ast.Store())
     if node.op.inplace is None or not in_place and node.op.inplace_copy is None:
         return [_source(ast.Assign([target], render.node_expr(node), lineno=0))]
     lines = []
+    if in_place and base is not None and base != name:  # the storage gets a new name
+        lines.append(f"{name} = {base}")
     if not in_place:  # the input is still needed: start from a copy
         start = render.template(node.named_args, {}, node.op.inplace_copy)
         lines.append(_source(ast.Assign([target], start, lineno=0)))

@@ -173,6 +173,10 @@ class _Namer:
         else:
             base = self.base_name(value)
             name = self.fresh(base, position) if base else self.temporary()
+            if self.renamed(node):  # written ``name = base`` first: not a name it reads
+                reads = {self.names.get(v) for v in node.inputs()}
+                while name in reads:
+                    name = self.fresh(name + "_", position)
         self.claim(value, name)
 
     def region(self, region: Region) -> None:
@@ -251,11 +255,14 @@ def assign_names(
     node's result must take over (for updates emitted in place).
     """
     layout = layout or Layout(graph)
-    namer = _Namer(graph, layout, reserved, reuse_dead, shares_name_with)
+    namer = _Namer(graph, layout, reserved, reuse_dead,
+                   lambda node: _shared(shares_name_with, node))
+    namer.renamed = lambda node: (shares_name_with(node) is not None
+                                  and _shared(shares_name_with, node) is None)
     # A chain of in-place updates is one variable: name it after its most
     # meaningful member (``dx`` for the final gradient rather than ``t13``).
     for node in _all_nodes(graph.nodes):
-        base = shares_name_with(node)
+        base = _shared(shares_name_with, node)
         if base is not None:
             root = namer.root.get(base, base)
             namer.root[node.out] = root
@@ -264,6 +271,15 @@ def assign_names(
     namer.block(graph.nodes)
     param_names = {p: namer.names[p] for p in graph.params}
     return namer.names, param_names
+
+
+def _shared(shares_name_with: Callable[[Node], Value | None], node: Node) -> Value | None:
+    """The input whose name ``node``'s result takes over: not across the start of the
+    backward sweep, where a user's ``z`` updated in place becomes ``dz = z``."""
+    base = shares_name_with(node)
+    if base is None or base.node is None:
+        return base
+    return base if base.node.phase == node.phase or not base.hint else None
 
 
 def _all_nodes(nodes: list):
