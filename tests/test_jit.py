@@ -283,3 +283,28 @@ def test_array_defaults_and_annotations():
     x = np.array([0.1, 0.2])
     _same(g(x), ad.grad(f)(x))
     _same(g(x, 2 * WEIGHTS), ad.grad(f)(x, 2 * WEIGHTS))
+
+
+def test_numba_reshapes_a_transposed_array():
+    def f(x, w):
+        return np.sum(np.tanh(x.T.reshape(-1)) * w)
+
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=(3, 4)), rng.normal(size=12)
+    _same(ad.grad(f, wrt=(0, 1), jit="numba")(x, w), ad.grad(f, wrt=(0, 1))(x, w))
+    assert "np.ascontiguousarray" in ad.grad(f, wrt=(0, 1), jit="numba").source_for(x, w)
+
+
+def test_no_op_reshapes_and_broadcasts_disappear():
+    def f(x, y):
+        z = np.reshape(x * y, x.shape) + np.broadcast_to(y, x.shape)
+        return np.sum(z * z)
+
+    g = ad.grad(f, wrt=(0, 1), jit=True)
+    x, y = np.ones((2, 3)), np.full((2, 3), 0.5)
+    source = g.source_for(x, y)
+    code = [line for line in source.splitlines() if not line.strip().startswith("#")]
+    assert not any("reshape" in line or "broadcast_to" in line for line in code), source
+    _same(g(x, y), ad.grad(f, wrt=(0, 1))(x, y))
+    y_row = np.array([0.5, 1.0, 1.5])  # here the broadcast is real
+    _same(g(x, y_row), ad.grad(f, wrt=(0, 1))(x, y_row))

@@ -51,3 +51,8 @@ UFUNC_UPDATES = frozenset({
 @defop("ufunc_update", lambda named: f"np.{named['function'].value}(x)", shape="like:x",
        inplace=lambda named: f"np.{named['function'].value}(x, out=x)")
 def ufunc_update(x, function): ...
+
+
+# numba reshapes only contiguous arrays.
+@defop("contiguous", "np.ascontiguousarray(a)", shape="like:a", fresh=False)
+def contiguous(a): ...

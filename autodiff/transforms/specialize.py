@@ -77,7 +77,7 @@ class _Specializer:
         return self.builder.emit(OPS[name], args)
 
     def rewrite(self, node) -> Operand | None:
-        result = self.env.get(node.out)
+        result = self.result = self.env.get(node.out)
         if (is_small(result) and not node.op.effect and node.op.name not in _NEVER_CONSTANT):
             return Const(result.value)
         if node.op.name in MATH_NAMES and _double(self.of(node.args[0])):
@@ -175,6 +175,23 @@ class _Specializer:
                 and of_a.dtype.kind == "f" and isinstance(dtype, Const) and dtype.value is None):
             return Const(0.0)
         return None
+
+    def same_array(self, a, result: Abstract) -> bool:
+        """``a`` is an array already of the result's shape and dtype."""
+        return _array(self.of(a)) and _array(result) and self.of(a) == result
+
+    def rewrite_reshape(self, a, shape, order):
+        if self.same_array(a, self.result):
+            return a  # a view of the same shape: the array itself reads the same
+        if self.numba and _array(self.of(a)) and not _fresh(a, set()):
+            return self.emit("reshape", self.emit("contiguous", a), shape, order)
+        return None
+
+    def rewrite_broadcast_to(self, array, shape):
+        return array if self.same_array(array, self.result) else None
+
+    def rewrite_broadcast_like(self, t, ans):
+        return t if self.same_array(t, self.result) else None
 
     def rewrite_scalar_output_seed(self, out, where):
         return Const(1.0) if _shape(self.of(out)) == () else None
