@@ -42,6 +42,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# The harness modules sit beside this file; with PYTHONSAFEPATH (as in CI) Python
+# does not put a script's own directory on sys.path.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from threads import pin_threads
 
 SET_BY_RUN = pin_threads()  # before NumPy, or any peer, is imported
