@@ -50,6 +50,7 @@ class Specialized:
         self.signature = inspect.signature(general)
         self.compiled: dict[tuple, Callable] = {}
         self._lock = threading.Lock()
+        self.variables = _variables_read(general)
         if backend == "numba":
             from autodiff.codegen.numba_backend import require_numba
 
@@ -63,7 +64,8 @@ class Specialized:
             raise TypeError(f"{self.general.__name__}(): {error}") from None
         bound.apply_defaults()
         values = bound.arguments
-        return self.for_values(values, tuple(value_key(v) for v in values.values()))
+        return self.for_values(values, tuple(value_key(v) for v in values.values())
+                               + self.variables.keys())
 
     def for_values(self, values: dict, key: tuple) -> Callable:
         """The specialisation for arguments named ``values`` (compiled on first use)."""
@@ -85,7 +87,8 @@ class Specialized:
             return self.general
         graph, _ = graph.copy()
         arguments = [of_argument(values.get(p.hint)) for p in graph.params]
-        specialize(graph, arguments, backend=self.backend, optimize=self.optimize)
+        specialize(graph, arguments, backend=self.backend, optimize=self.optimize,
+                   variables=self.variables.abstract())
         if self.backend == "numba":
             from autodiff.codegen.numba_backend import compile_numba
 
@@ -105,6 +108,43 @@ class Specialized:
 
 
 _ndarray = np.ndarray
+_MISSING = object()
+
+
+class _Variables:
+    """The user's global and closure variables a derivative reads at call time: their
+    kinds and shapes are part of the signature, read at each call."""
+
+    def __init__(self, names: list[tuple[str, str]], fn) -> None:
+        self.names = names
+        self.globals = getattr(fn, "__globals__", {})
+        code = getattr(fn, "__code__", None)
+        self.cells = dict(zip(code.co_freevars, fn.__closure__ or ())) if code else {}
+
+    def value(self, name: str, scope: str):
+        if scope == "closure":
+            try:
+                return self.cells[name].cell_contents
+            except (KeyError, ValueError):
+                return _MISSING
+        return self.globals.get(name, _MISSING)
+
+    def keys(self) -> tuple:
+        return tuple(value_key(self.value(name, scope)) for name, scope in self.names)
+
+    def abstract(self) -> dict:
+        return {name: of_argument(self.value(name, scope)) for name, scope in self.names}
+
+
+def _variables_read(general: Callable) -> _Variables:
+    from autodiff.api import _anchor
+    from autodiff.graph.ir import Region, walk
+
+    graph = getattr(general, "graph", None)
+    found = dict.fromkeys(
+        (node.args[0].value, node.args[1].value) for node in walk(graph.nodes if graph else [])
+        if not isinstance(node, Region) and node.op.name == "variable")
+    return _Variables(list(found), _anchor(general))
 
 
 def value_key(a) -> object:
@@ -117,7 +157,7 @@ def value_key(a) -> object:
 # dictionary lookup more than calling the specialised code directly.
 _DISPATCHER = """\
 def {name}({parameters}):
-    _jit_function_ = _jit_lookup_(({keys}))
+    _jit_function_ = _jit_lookup_(({keys}){variables})
     if _jit_function_ is None:
         _jit_function_ = _jit_compile_({{{values}}})
     return _jit_function_({call})
@@ -139,13 +179,16 @@ def _dispatcher(state: Specialized) -> Callable:
         name=general.__name__,
         parameters=_without_defaults(state.signature),
         keys="".join(key.format(name) + ", " for name in names),
+        variables=" + _jit_variables_()" if state.variables.names else "",
         values=", ".join(f"{name!r}: {name}" for name in names),
         call=", ".join(name if p.kind is not p.KEYWORD_ONLY else f"{name}={name}"
                        for name, p in zip(names, params)))
     namespace = {"_jit_lookup_": state.compiled.get, "_jit_ndarray_": _ndarray,
                  "_jit_key_": value_key,
+                 "_jit_variables_": state.variables.keys,
                  "_jit_compile_": lambda values: state.for_values(
-                     values, tuple(value_key(v) for v in values.values()))}
+                     values, tuple(value_key(v) for v in values.values())
+                     + state.variables.keys())}
     filename = f"<autodiff dispatcher of {general.__name__}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values

@@ -308,3 +308,27 @@ def test_no_op_reshapes_and_broadcasts_disappear():
     _same(g(x, y), ad.grad(f, wrt=(0, 1))(x, y))
     y_row = np.array([0.5, 1.0, 1.5])  # here the broadcast is real
     _same(g(x, y_row), ad.grad(f, wrt=(0, 1))(x, y_row))
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return np.sum(np.sin(x) * SCALE)
+
+
+def test_globals_are_part_of_the_signature():
+    global SCALE
+    g = ad.grad(scaled, jit=True)
+    x = np.array([0.1, 0.2, 0.3])
+    _same(g(x), ad.grad(scaled)(x))
+    assert "SCALE" in g.source_for(x) and "unbroadcast" not in g.source_for(x)
+    try:
+        SCALE = np.array([[1.0], [2.0]])  # now the result broadcasts to (2, 3)
+        _same(g(x), ad.grad(scaled)(x))
+        assert len(g.specializations.compiled) == 2
+        SCALE = 3.0  # another float: the first specialisation again, reading the new value
+        _same(g(x), ad.grad(scaled)(x))
+        assert len(g.specializations.compiled) == 2
+    finally:
+        SCALE = 2.0

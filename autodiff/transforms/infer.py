@@ -275,11 +275,18 @@ class _Tape:
         self.empty = False
 
 
-def infer(graph: Graph, arguments: list[Abstract]) -> dict[Value, Abstract]:
-    """The abstract value of every value of ``graph`` for arguments like ``arguments``."""
+def infer(graph: Graph, arguments: list[Abstract],
+          variables: dict[str, Abstract] | None = None) -> dict[Value, Abstract]:
+    """The abstract value of every value of ``graph`` for arguments like ``arguments``
+    (and global or closure variables like ``variables``, by name)."""
     env: dict = dict(zip(graph.params, arguments))
+    env[_VARIABLES] = variables or {}
     _block(graph.nodes, env)
+    del env[_VARIABLES]
     return env
+
+
+_VARIABLES = object()  # where in the environment the variables' values are kept
 
 
 def _block(nodes: list, env: dict) -> None:
@@ -295,6 +302,8 @@ def _block(nodes: list, env: dict) -> None:
         elif node.op.name == "tape_pop":
             tape = env.get(node.args[0])
             env[node.out] = tape.pushed if isinstance(tape, _Tape) else None
+        elif node.op.name == "variable":
+            env[node.out] = env[_VARIABLES].get(node.args[0].value)
         else:
             env[node.out] = _evaluate(node, env)
 

@@ -198,16 +198,16 @@ class _Specializer:
 
 
 def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
-               optimize: bool = True) -> Graph:
+               optimize: bool = True, variables: dict | None = None) -> Graph:
     """Rewrite ``graph`` in place for arguments like ``arguments`` (see the module doc),
     then optimise it; ``backend="numba"`` writes the forms numba compiles."""
     from autodiff.transforms.optimize import eliminate_dead_code
     from autodiff.transforms.optimize import optimize as run_passes
 
-    _decide(graph, infer(graph, arguments), backend)
+    _decide(graph, infer(graph, arguments, variables), backend)
     (run_passes if optimize else eliminate_dead_code)(graph)
     if backend == "python":
-        _updates_in_place(graph, infer(graph, arguments))
+        _updates_in_place(graph, infer(graph, arguments, variables))
     return graph
 
 

@@ -164,3 +164,25 @@ def test_other_transforms_generate_clean_code(fn, transform):
     compile(first, "<generated>", "exec")
     assert _unused_assignments(first) == set()
     assert ("# tangent of line" if transform == "jvp" else "# grad of line") in first
+
+
+def _specialised_cases() -> dict:
+    rng = np.random.default_rng(0)
+    net_args = [rng.normal(size=s) for s in [(32, 3), (3, 8), (8,), (8, 1), (1,), (32, 1)]]
+    rnn_args = [rng.normal(size=s) for s in [(4, 4), (4, 2), (5, 2), (4,)]]
+    return {
+        "two_layer_net_jit": (corpus.two_layer_net, (1, 2, 3, 4), net_args),
+        "rnn_jit": (corpus.rnn, (0, 1, 3), rnn_args),
+        "scalar_chain_jit": (corpus.scalar_chain, (0, 1), [0.3, 1.2]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_specialised_cases()))
+def test_golden_specialised_source(name):
+    """What jit=True writes for one signature: constants for shapes, no run-time helpers,
+    updates in place; clean like any generated code."""
+    fn, wrt, args = _specialised_cases()[name]
+    source = ad.grad(fn, wrt=wrt, jit=True).source_for(*args)
+    compile(source, "<generated>", "exec")
+    assert _unused_assignments(source) == set()
+    _compare_with_golden(name, source)
