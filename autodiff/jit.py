@@ -165,6 +165,8 @@ def {name}({parameters}):
 
 
 def _dispatcher(state: Specialized) -> Callable:
+    from autodiff.codegen.python import function_name
+
     general = state.general
     params = list(state.signature.parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
@@ -175,8 +177,9 @@ def _dispatcher(state: Specialized) -> Callable:
     names = [p.name for p in params]
     key = ("(({0}.shape, {0}.dtype) if {0}.__class__ is _jit_ndarray_ else float "
            "if {0}.__class__ is float else _jit_key_({0}))")
+    name = function_name(general.__name__)
     text = _DISPATCHER.format(
-        name=general.__name__,
+        name=name,
         parameters=_without_defaults(state.signature),
         keys="".join(key.format(name) + ", " for name in names),
         variables=" + _jit_variables_()" if state.variables.names else "",
@@ -192,7 +195,7 @@ def _dispatcher(state: Specialized) -> Callable:
     filename = f"<autodiff dispatcher of {general.__name__}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
-    derivative = namespace[general.__name__]
+    derivative = namespace[name]
     derivative.__defaults__ = general.__defaults__
     derivative.__kwdefaults__ = general.__kwdefaults__
     return derivative

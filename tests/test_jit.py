@@ -4,6 +4,8 @@ source, and clear errors for what cannot be specialised."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 
 import numpy as np
@@ -207,7 +209,14 @@ def test_value_and_grad_vjp_and_jvp_take_jit():
 
 # ----- numba -----
 
-numba = pytest.importorskip("numba", reason="jit='numba' needs the optional jit extra")
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="jit='numba' needs the optional jit extra")
+
+
+def test_numba_missing_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # as if it were not installed
+    with pytest.raises(ad.AutodiffError, match=r'pip install "autodiff\[jit\]"'):
+        ad.grad(lambda x: x * x, jit="numba")
 
 
 def huber(x):
@@ -228,6 +237,7 @@ def recurrence(x, decay):
     return s
 
 
+@needs_numba
 @pytest.mark.parametrize("fn, wrt, make", [
     (huber, 0, lambda rng: [rng.normal(scale=2.0, size=40)]),
     (recurrence, (0, 1), lambda rng: [rng.normal(size=30), 0.9]),
@@ -246,6 +256,7 @@ def test_numba_matches_numpy_and_finite_differences(fn, wrt, make):
     assert "del " not in fast.source_for(*args)
 
 
+@needs_numba
 def test_numba_refuses_shapes_it_cannot_know_with_the_users_line():
     def f(x):
         y = x[x > 0]
@@ -259,6 +270,7 @@ def test_numba_refuses_shapes_it_cannot_know_with_the_users_line():
     assert "test_jit.py" in message and "np.sum(y * np.sum(y))" in message  # the line
 
 
+@needs_numba
 def test_numba_type_errors_point_at_the_users_line():
     def f(x):
         m = np.mean(x, axis=0)  # numba has no mean over an axis
@@ -285,6 +297,7 @@ def test_array_defaults_and_annotations():
     _same(g(x, 2 * WEIGHTS), ad.grad(f)(x, 2 * WEIGHTS))
 
 
+@needs_numba
 def test_numba_reshapes_a_transposed_array():
     def f(x, w):
         return np.sum(np.tanh(x.T.reshape(-1)) * w)
@@ -332,3 +345,10 @@ def test_globals_are_part_of_the_signature():
         assert len(g.specializations.compiled) == 2
     finally:
         SCALE = 2.0
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_lambdas_get_valid_names(jit):
+    g = ad.grad(lambda x: x * x, jit=jit)
+    assert g(3.0) == 6.0 and g.__name__ == "lambda_grad"
+    assert "def lambda_grad(x):" in g.source

@@ -13,6 +13,7 @@ import ast
 import copy
 import functools
 import math
+import re
 from dataclasses import dataclass, field
 
 import astor
@@ -194,10 +195,11 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
     lines.append(_source(ast.Return(result)))
 
-    text = _function_text(graph, lines)
+    name = function_name(graph.name)
+    text = _function_text(graph, lines, name)
     used = _free_names(text)
     return GeneratedSource(
-        text=text, name=graph.name,
+        text=text, name=name,
         runtime={alias: helpers[name]
                  for name, alias in ((n, aliases.get(n, n)) for n in helpers)
                  if alias in used},
@@ -376,11 +378,17 @@ def _helper_aliases(user_names: set[str], helpers: dict[str, object]) -> dict[st
     return aliases
 
 
-def _function_text(graph: Graph, lines: list[str]) -> str:
+def function_name(name: str) -> str:
+    """A valid Python name for a derivative: ``<lambda>_grad`` is ``lambda_grad``."""
+    name = re.sub(r"\W", "_", name.replace("<lambda>", "lambda"))
+    return name if name.isidentifier() else "_" + name
+
+
+def _function_text(graph: Graph, lines: list[str], name: str) -> str:
     arguments = copy.deepcopy(graph.arguments)
     for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
         arg.annotation = None  # annotations would be evaluated where they mean nothing
-    header = f"def {graph.name}({ast.unparse(arguments)}):"
+    header = f"def {name}({ast.unparse(arguments)}):"
     body = [line for chunk in lines for line in chunk.splitlines()]
     return header + "\n" + "\n".join("    " + line for line in body) + "\n"
 
