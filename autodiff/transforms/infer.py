@@ -341,16 +341,23 @@ def _region(region: Region, env: dict) -> None:
     if region.kind == "for":
         env[region.body.params[0]] = _INDEX
     for attempt in range(_ROUNDS + 1):
-        for block in region.blocks:
-            params = block.params[1:] if region.kind == "for" and block is region.body \
-                else block.params
-            env.update(zip(params, carried))
-            _block(block.nodes, env)
-        after = [join(before, _operand(r, env))
-                 for before, r in zip(carried, region.body.results)]
+        after = _pass(region, carried, env)
         if after == carried:
             break
         carried = after if attempt < _ROUNDS - 1 else [
             a if a == c else None for a, c in zip(after, carried)]
+    else:  # no fixed point: nothing is known of the carried values
+        carried = [None] * len(carried)
+        _pass(region, carried, env)
     env.update(zip(region.outs, carried))
+
+
+def _pass(region: Region, carried: list, env: dict) -> list:
+    """Evaluate the loop's blocks once with ``carried``; what is known after a pass."""
+    for block in region.blocks:
+        params = block.params[1:] if region.kind == "for" and block is region.body \
+            else block.params
+        env.update(zip(params, carried))
+        _block(block.nodes, env)
+    return [join(before, _operand(r, env)) for before, r in zip(carried, region.body.results)]
 
