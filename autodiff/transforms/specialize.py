@@ -29,13 +29,13 @@ from autodiff.graph.ir import (
     Operand,
     Region,
     Value,
-    map_operand,
     walk,
 )
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import OPS
 from autodiff.ops.specialized import MATH_NAMES, UFUNC_UPDATES, UPDATES
 from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
+from autodiff.transforms.optimize.substitution import Substitution, inherit
 
 _NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
 
@@ -237,49 +237,44 @@ def _decide(graph: Graph, env: dict, backend: str) -> Graph:
             if abstract.shape == ():
                 value.shape = SCALAR
     specializer = _Specializer(graph, env, numba=backend == "numba")
-    replace: dict[Value, Operand] = {}
-
-    def substitute(value: Value) -> Operand:
-        return replace.get(value, value)
+    replaced = Substitution()
 
     def visit(nodes: list) -> list:
         kept: list = []
         target = Block(nodes=kept)
         for node in nodes:
-            node.args = tuple(map_operand(arg, substitute) for arg in node.args)
+            replaced.args(node)
             if isinstance(node, Region):
                 taken = _taken_branch(node, specializer)
                 if taken is not None:  # the branch the signature decides, inline
                     kept.extend(visit(taken.nodes))
                     for out, result in zip(node.outs, taken.results):
-                        replace[out] = map_operand(result, substitute)
+                        replaced[out] = replaced.read(result)
                     continue
                 for block in node.blocks:
                     block.nodes = visit(block.nodes)
-                    block.results = [map_operand(r, substitute) for r in block.results]
+                    block.results = [replaced.read(r) for r in block.results]
                 kept.append(node)
                 continue
             specializer.builder.loc = node.loc
             specializer.builder.phase = node.phase
+            start = len(kept)
             with specializer.builder.inside(target):
                 replacement = specializer.rewrite(node)
             if replacement is not None and replacement is not node.out:
-                _keep_name(node.out, replacement)
-                replace[node.out] = replacement
-                if isinstance(replacement, Value) and replacement not in env:
-                    env[replacement] = env.get(node.out)  # what is known carries over
-                    specializer.uses[replacement] = specializer.uses.get(node.out, 0)
+                replaced[node.out] = replacement
+                if isinstance(replacement, Value):
+                    inherit(replacement, node.out,
+                            new=any(replacement in n.outs for n in kept[start:]))
+                    if replacement not in env:  # what is known carries over
+                        env[replacement] = env.get(node.out)
+                        specializer.uses[replacement] = specializer.uses.get(node.out, 0)
                 continue
             kept.append(node)
         return kept
 
     graph.nodes = visit(graph.nodes)
-    for node in walk(graph.nodes):  # adjoints keep pointing at their (surviving) primal
-        for out in node.outs:
-            if out.adjoint_of in replace and isinstance(replace[out.adjoint_of], Value):
-                out.adjoint_of = replace[out.adjoint_of]
-    graph.outputs = [map_operand(o, substitute) for o in graph.outputs]
-    return graph
+    return replaced.finish(graph)
 
 
 def _fresh(value: Operand, assumed: set) -> bool:
@@ -304,8 +299,3 @@ def _taken_branch(region: Region, specializer: _Specializer) -> Block | None:
     if not isinstance(condition, Known):
         return None
     return region.blocks[0] if condition.value else region.blocks[1]
-
-
-def _keep_name(old: Value, new: Operand) -> None:
-    if isinstance(new, Value) and not new.hint and new.adjoint_of is None:
-        new.hint, new.adjoint_of = old.hint, old.adjoint_of

@@ -26,7 +26,7 @@ from __future__ import annotations
 from autodiff.graph.ir import Block, Graph, Region, Value
 from autodiff.graph.shapes import LIST
 from autodiff.transforms.optimize.rewrites import Rewriter
-from autodiff.transforms.optimize.substitution import Substitution
+from autodiff.transforms.optimize.substitution import Substitution, inherit
 
 _SHAPE_QUERIES = ("shape", "size", "ndim", "len", "reduced_size", "unbroadcast")
 
@@ -61,7 +61,7 @@ def simplify(graph: Graph) -> Graph:
                 replacement = rewriter.rewrite(node)
             if replacement is not None and replacement is not node.out:
                 if isinstance(replacement, Value):
-                    _inherit(replacement, node.out,
+                    inherit(replacement, node.out,
                              new=any(replacement in n.outs for n in kept[start:]))
                 replaced[node.out] = replacement
                 continue
@@ -74,21 +74,6 @@ def simplify(graph: Graph) -> Graph:
         top.setdefault(id(param.shape), param)
     graph.nodes = visit(graph.nodes, top)
     return replaced.finish(graph)
-
-
-def _inherit(replacement: Value, old: Value, new: bool) -> None:
-    """Give the replacement the user's name (or the adjoint) of the value it stands for.
-
-    A value the rewrite just made is equal to the old one, so it also takes what
-    was known of it: floating, and its shape token when the new op has no shape
-    rule of its own (``unbroadcast_to(g, ())`` stays known to be a scalar).
-    """
-    if not replacement.hint and replacement.adjoint_of is None:
-        replacement.hint, replacement.adjoint_of = old.hint, old.adjoint_of
-    if new:
-        replacement.floating = replacement.floating or old.floating
-        if replacement.node.op.shape is None:
-            replacement.shape = old.shape
 
 
 def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:

@@ -69,4 +69,19 @@ class Substitution:
         return graph
 
 
-__all__ = ["Substitution"]
+def inherit(replacement: Value, old: Value, new: bool) -> None:
+    """Give the replacement the user's name (or the adjoint) of the value it stands for.
+
+    A value the rewrite just made is equal to the old one, so it also takes what
+    was known of it: floating, and its shape token when the new op has no shape
+    rule of its own (``unbroadcast_to(g, ())`` stays known to be a scalar).
+    """
+    if not replacement.hint and replacement.adjoint_of is None:
+        replacement.hint, replacement.adjoint_of = old.hint, old.adjoint_of
+    if new:
+        replacement.floating = replacement.floating or old.floating
+        if replacement.node.op.shape is None:
+            replacement.shape = old.shape
+
+
+__all__ = ["Substitution", "inherit"]
