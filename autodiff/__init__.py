@@ -13,8 +13,11 @@ from autodiff.check import GradientCheckError, GradientCheckWarning, check_grad,
 from autodiff.compare import compare
 from autodiff.custom import custom_grad, no_grad, register_gradient, stop_gradient
 from autodiff.errors import (
+    ArgumentKindError,
     AutodiffError,
+    DerivativeError,
     NonDifferentiableError,
+    NonFiniteError,
     NonScalarOutputError,
     SourceUnavailableError,
     UnknownFunctionError,
@@ -35,10 +38,13 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "ArgumentKindError",
     "AutodiffError",
+    "DerivativeError",
     "GradientCheckError",
     "GradientCheckWarning",
     "NonDifferentiableError",
+    "NonFiniteError",
     "NonScalarOutputError",
     "SourceUnavailableError",
     "SymbolicError",

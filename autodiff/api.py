@@ -24,7 +24,6 @@ import ast
 import copy
 import threading
 import types
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -44,15 +43,20 @@ from autodiff.transforms.reverse import TapedDerivativeError
 
 Wrt = int | str | Sequence[int | str]
 
-_cache: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
+# Derivatives built are kept on the user's function itself, keyed by the
+# transform and its options, at most MAX_PER_FUNCTION each. A derivative refers
+# back to its function (``.original``), so a table outside it would keep every
+# function alive; on the function, the two go together when it is collected.
+_CACHE = "__autodiff_derivatives__"
 _lock = threading.RLock()
+MAX_PER_FUNCTION = 32
 
 
 # ----- the transforms -----
 
 
 def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
-         has_aux: bool = False, jit: bool | str = False):
+         has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
     """The gradient of the scalar function ``fn``, as generated Python source.
 
     ``wrt`` picks the arguments: an index, a name, or a tuple of them (the
@@ -64,6 +68,11 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     kinds, shapes and dtypes on first call (``.source_for(*args)`` shows that
     code); ``jit="numba"`` compiles the specialised code with numba.
 
+    ``check_finite=True`` checks the arguments and the result of every
+    generated statement, and raises :class:`~autodiff.errors.NonFiniteError` at
+    the first NaN or infinity, naming the statement and the user's line it
+    comes from (slower: a debugging mode, like anomaly detection).
+
     >>> import numpy as np, autodiff as ad
     >>> @ad.grad
     ... def f(x):
@@ -72,14 +81,16 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     array([1., 1.])
     """
     if fn is None:
-        return lambda f: grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux, jit=jit)
-    return _derivative(fn, ("grad", _wrt_key(wrt), optimize, has_aux),
+        return lambda f: grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux, jit=jit,
+                              check_finite=check_finite)
+    return _derivative(fn, ("grad", _wrt_key(wrt), optimize, has_aux, check_finite),
                        lambda: _build_grad(fn, wrt, with_value=False, optimize=optimize,
-                                           has_aux=has_aux), jit, optimize)
+                                           has_aux=has_aux, check_finite=check_finite),
+                       jit, optimize, check_finite)
 
 
 def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
-                   has_aux: bool = False, jit: bool | str = False):
+                   has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
     """Like :func:`grad`, but the derivative returns ``(fn(...), gradient)``; with
     ``has_aux``, ``((loss, aux), gradient)``.
 
@@ -89,13 +100,15 @@ def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool =
     """
     if fn is None:
         return lambda f: value_and_grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux,
-                                        jit=jit)
-    return _derivative(fn, ("value_and_grad", _wrt_key(wrt), optimize, has_aux),
+                                        jit=jit, check_finite=check_finite)
+    return _derivative(fn, ("value_and_grad", _wrt_key(wrt), optimize, has_aux, check_finite),
                        lambda: _build_grad(fn, wrt, with_value=True, optimize=optimize,
-                                           has_aux=has_aux), jit, optimize)
+                                           has_aux=has_aux, check_finite=check_finite),
+                       jit, optimize, check_finite)
 
 
-def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
+def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False,
+        check_finite: bool = False):
     """The vector-Jacobian product of ``fn``: a function ``(*args, seed)`` returning
     the gradients of ``sum(seed * fn(*args))`` (like ``out.backward(seed)``).
 
@@ -108,11 +121,13 @@ def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
     >>> pull(np.array([1.0, 2.0]), np.array([1.0, 10.0]))  # doctest: +SKIP
     array([ 2., 40.])
     """
-    return _derivative(fn, ("vjp", _wrt_key(wrt), optimize),
-                       lambda: _build_vjp(fn, wrt, optimize=optimize), jit, optimize)
+    return _derivative(fn, ("vjp", _wrt_key(wrt), optimize, check_finite),
+                       lambda: _build_vjp(fn, wrt, optimize=optimize, check_finite=check_finite),
+                       jit, optimize, check_finite)
 
 
-def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
+def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False,
+        check_finite: bool = False):
     """The Jacobian-vector product of ``fn`` by forward mode: a function
     ``(*args, tangent)`` returning ``(fn(*args), tangent of the output)``.
 
@@ -123,9 +138,10 @@ def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
     >>> import numpy as np, autodiff as ad
     >>> push = ad.jvp(np.sin)  # doctest: +SKIP
     """
-    return _derivative(fn, ("jvp", _wrt_key(wrt), optimize),
-                       lambda: _build_jvp(fn, wrt, optimize=optimize, with_value=True),
-                       jit, optimize)
+    return _derivative(fn, ("jvp", _wrt_key(wrt), optimize, check_finite),
+                       lambda: _build_jvp(fn, wrt, optimize=optimize, with_value=True,
+                                          check_finite=check_finite),
+                       jit, optimize, check_finite)
 
 
 def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
@@ -182,21 +198,41 @@ def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
 
 
 def _derivative(fn: Callable, key: tuple, build: Callable[[], Callable],
-                jit: bool | str = False, optimize: bool = True):
+                jit: bool | str = False, optimize: bool = True, check_finite: bool = False):
     backend = backend_of(jit)
+    if check_finite and backend == "numba":
+        raise ValueError("check_finite=True runs in Python: use it with jit=True or "
+                         "jit=False, not jit='numba'")
     if backend is not None:  # the general derivative, specialised per signature on call
         return _derivative(fn, (*key, "jit", backend),
                            lambda: specialized_derivative(_derivative(fn, key, build), backend,
                                                           optimize))
     key = (*key, registry.generation)  # a rule registered since: build again
     with _lock:
-        cached = _cache.get(fn, {}).get(key) if _weakrefable(fn) else None
+        built = _derivatives_of(fn)
+        cached = built.get(key) if built is not None else None
         if cached is not None:
             return cached
         derivative = build()
-        if _weakrefable(fn):
-            _cache.setdefault(fn, {})[key] = derivative
+        if built is not None:
+            if len(built) >= MAX_PER_FUNCTION:  # drop the oldest
+                del built[next(iter(built))]
+            built[key] = derivative
         return derivative
+
+
+def _derivatives_of(fn: Callable) -> dict | None:
+    """The derivatives built of ``fn`` (None if it cannot hold them).
+
+    ``functools.wraps`` copies a function's ``__dict__`` to its wrapper: the
+    table names its owner, so a wrapper never takes its wrapped function's."""
+    if not isinstance(fn, (types.FunctionType, CustomGradient, Jacobian, ForwardGradient)):
+        return None
+    owner, built = fn.__dict__.get(_CACHE, (None, None))
+    if owner is not fn:
+        built = {}
+        fn.__dict__[_CACHE] = (fn, built)
+    return built
 
 
 @dataclass
@@ -264,11 +300,14 @@ def _anchor(fn: Callable) -> types.FunctionType:
 def _blank(): ...
 
 
-def _finish(graph: Graph, fn: Callable, original_graph: Graph, where: _Where) -> Callable:
-    generated = generate(graph)
+def _finish(graph: Graph, fn: Callable, original_graph: Graph, where: _Where,
+            check_finite: bool = False) -> Callable:
+    generated = generate(graph, check_finite=check_finite)
     function = compile_generated(generated, _anchor(fn), defaults=getattr(graph, "defaults", None),
-                                 kwdefaults=getattr(graph, "kwdefaults", None))
+                                 kwdefaults=getattr(graph, "kwdefaults", None),
+                                 where=(where.filename, where.lineno, where.source_line))
     function.source = generated.text
+    function.check_finite = check_finite
     function.graph = graph
     function.original_graph = original_graph
     function.original = fn
@@ -304,7 +343,8 @@ def _add_param(graph: Graph, name: str, param: Value | None = None,
     return param
 
 
-def _build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool):
+def _build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool,
+                check_finite: bool = False):
     graph, where = _primal(fn)
     indices, several = _resolve_wrt(graph, wrt, where)
     output = graph.outputs[0]
@@ -329,6 +369,11 @@ def _build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has
     except TapedDerivativeError:
         if has_aux:
             raise
+        if check_finite:
+            raise AutodiffError(
+                "check_finite=True is not available for the gradient of a derivative "
+                "whose reverse sweep reads a loop's tape (it runs by forward mode)", **where(),
+                hint="check the inner derivative: ad.grad(f, check_finite=True)") from None
         # A derivative with a loop (grad of grad): its gradient by forward mode over it.
         return ForwardGradient(fn, wrt, with_value, optimize)
     derivative.name = fn.__name__ + ("_value_and_grad" if with_value else "_grad")
@@ -342,10 +387,10 @@ def _build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has
         derivative.outputs = ([(value, aux[0]), result] if with_value else [(result, aux[0])])
     else:
         derivative.outputs = [value, result] if with_value else [result]
-    return _finish(derivative, fn, graph, where)
+    return _finish(derivative, fn, graph, where, check_finite)
 
 
-def _build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool):
+def _build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False):
     graph, where = _primal(fn)
     indices, several = _resolve_wrt(graph, wrt, where)
     seed = _add_param(graph, "seed", optional=True)
@@ -354,13 +399,13 @@ def _build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool):
     derivative.name = fn.__name__ + "_vjp"
     result = tuple(derivative.outputs) if several else derivative.outputs[0]
     derivative.outputs = [result]
-    function = _finish(derivative, fn, graph, where)
+    function = _finish(derivative, fn, graph, where, check_finite)
     function.seed_name = seed.hint
     return function
 
 
 def _build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
-               name: str = "jvp", tangent: str = "tangent"):
+               name: str = "jvp", tangent: str = "tangent", check_finite: bool = False):
     graph, where = _primal(fn)
     indices, several = _resolve_wrt(graph, wrt, where)
     derivative = forward_mode(graph, indices, optimized=False)
@@ -382,7 +427,7 @@ def _build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
         run_passes(derivative)
     else:
         eliminate_dead_code(derivative)
-    function = _finish(derivative, fn, graph, where)
+    function = _finish(derivative, fn, graph, where, check_finite)
     function.tangent_name = param.hint
     return function
 
@@ -560,6 +605,3 @@ def _resolve_wrt(graph: Graph, wrt: Wrt, where: _Where) -> tuple[list[int], bool
         raise WrtError("wrt is empty: name at least one argument", **where())
     return indices, several
 
-
-def _weakrefable(fn: Callable) -> bool:
-    return isinstance(fn, (types.FunctionType, CustomGradient, Jacobian, ForwardGradient))

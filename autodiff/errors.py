@@ -70,3 +70,20 @@ class WrtError(AutodiffError):
 
 class NonScalarOutputError(AutodiffError):
     """``grad`` was asked for the gradient of a function whose result is not a scalar."""
+
+
+class ArgumentKindError(AutodiffError, TypeError):
+    """A derivative was called with a value it cannot differentiate with respect to
+    (a string, a bool, None, an object array)."""
+
+
+class DerivativeError(AutodiffError):
+    """An error raised while a derivative runs (a shape mismatch, a bad index),
+    pointed at the user's line. It is also an instance of the original error's
+    built-in class, so ``except ValueError`` catches a shape error as before; the
+    original is its ``__cause__``."""
+
+
+class NonFiniteError(AutodiffError, FloatingPointError):
+    """A derivative built with ``check_finite=True`` met NaN or infinity: the error
+    names the first statement that produced one and the user's line it comes from."""

@@ -16,12 +16,13 @@ compiled by ``numba.njit`` as well (:mod:`autodiff.codegen.numba_backend`).
 from __future__ import annotations
 
 import inspect
-import linecache
 import threading
 from collections.abc import Callable
 
 import numpy as np
 
+from autodiff.codegen import origins
+from autodiff.codegen.compile import remember_source
 from autodiff.transforms.infer import of_argument, signature_key
 
 BACKENDS = ("python", "numba")
@@ -95,7 +96,7 @@ class Specialized:
             args, kwargs = self._split(values)
             return compile_numba(graph, self.general, args, kwargs)
         return _finish(graph, self.general.original, self.general.original_graph,
-                       self.general.where)
+                       self.general.where, getattr(self.general, "check_finite", False))
 
     def _split(self, values: dict) -> tuple[tuple, dict]:
         args, kwargs = [], {}
@@ -192,10 +193,10 @@ def _dispatcher(state: Specialized) -> Callable:
                  "_jit_compile_": lambda values: state.for_values(
                      values, tuple(value_key(v) for v in values.values())
                      + state.variables.keys())}
-    filename = f"<autodiff dispatcher of {general.__name__}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    filename = remember_source(text, f"dispatcher of {general.__name__}")
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
     derivative = namespace[name]
+    origins.register(derivative, filename, None)
     derivative.__defaults__ = general.__defaults__
     derivative.__kwdefaults__ = general.__kwdefaults__
     return derivative

@@ -4,8 +4,11 @@ The generated ``def`` is compiled inside a factory function so that NumPy and
 the runtime helpers become closure cells (fast to read), while the user's
 globals stay globals: the derivative runs with the user's module namespace and
 the user's own closure cells, so it reads them at call time, never a frozen
-copy. The text is registered with ``linecache``, so tracebacks and debuggers
-show the generated lines.
+copy. The text is registered with ``linecache`` under a name of its own
+(``<autodiff module.f #12>``), so tracebacks and debuggers show the generated
+lines; nothing is written to disk. The entry, and the table that points
+generated lines back at the user's (:mod:`.origins`), go when the derivative
+is garbage collected.
 """
 
 from __future__ import annotations
@@ -14,22 +17,32 @@ import itertools
 import linecache
 import types
 
+from autodiff.codegen import origins
 from autodiff.codegen.python import GeneratedSource
 
 _counter = itertools.count(1)
 
 
+def remember_source(text: str, label: str) -> str:
+    """A new in-memory file name holding ``text`` for ``linecache`` (tracebacks, pdb)."""
+    filename = f"<autodiff {label} #{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    return filename
+
+
 def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
                       defaults: tuple | None | object = ...,
-                      kwdefaults: dict | None = None) -> types.FunctionType:
+                      kwdefaults: dict | None = None,
+                      where: tuple[str, int | None, str] | None = None) -> types.FunctionType:
     """A function running ``generated`` with ``fn``'s globals, closure and defaults
-    (or the positional ``defaults`` given, for a signature with more parameters)."""
+    (or the positional ``defaults`` given, for a signature with more parameters).
+    ``where`` is the user's ``def`` (file, line, text): errors about the derivative
+    as a whole point there."""
     free = sorted(set(generated.runtime) | generated.closure_names)
     body = "".join("    " + line + "\n" for line in generated.text.splitlines())
     declare = f"    {' = '.join(free)} = None\n" if free else ""
     text = f"def __autodiff_factory__():\n{declare}{body}    return {generated.name}\n"
-    filename = f"<autodiff {fn.__module__}.{fn.__qualname__} #{next(_counter)}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    filename = remember_source(text, f"{fn.__module__}.{fn.__qualname__}")
     factory_code = compile(text, filename, "exec").co_consts[0]
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
     user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
@@ -45,4 +58,8 @@ def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
     function.__module__ = fn.__module__
     prefix = fn.__qualname__.rpartition(".")[0]
     function.__qualname__ = f"{prefix}.{generated.name}" if prefix else generated.name
+    first = inner.co_firstlineno
+    origins.register(function, filename, origins.Origins(
+        generated.name, first, {first + line - 1: mark for line, mark in generated.marks.items()},
+        where or (fn.__code__.co_filename, fn.__code__.co_firstlineno, "")))
     return function

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import astor
 import numpy as np
 
+from autodiff.codegen import origins
 from autodiff.codegen.memory import InPlace, releases
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.graph.ir import (
@@ -43,7 +44,7 @@ RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
     name: getattr(runtime, name) for name in dir(runtime)
     if callable(getattr(runtime, name)) and not name.startswith("_")
     and getattr(getattr(runtime, name), "__module__", "") == runtime.__name__
-}
+} | {"at_user_line": origins.at_user_line, "check_finite": origins.check_finite}
 _BUILTINS_USED = frozenset({"float", "len", "slice"})
 
 
@@ -55,6 +56,8 @@ class GeneratedSource:
     name: str
     runtime: dict[str, object] = field(default_factory=dict)  # helper name -> object
     closure_names: set[str] = field(default_factory=set)
+    # line of each source comment in ``text`` (the ``def`` is line 1) -> (location, phase)
+    marks: dict[int, tuple[Location | None, str]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -169,11 +172,15 @@ def _comment(node) -> str | None:
 
 
 def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
-             numba: bool = False) -> GeneratedSource:
+             numba: bool = False, check_finite: bool = False) -> GeneratedSource:
     """Python source of a function computing ``graph``'s outputs from its params.
 
-    ``numba=True`` writes the forms ``numba.njit`` takes: no ``del`` (numba
-    frees values itself) and reversed ranges as ``range(stop - 1, start - 1, -1)``.
+    The body runs inside ``try``: an error raised in it is pointed at the
+    user's line by ``at_user_line`` (:mod:`autodiff.codegen.origins`).
+    ``check_finite=True`` checks the arguments and every statement's result for
+    NaN and infinity. ``numba=True`` writes the forms ``numba.njit`` takes: no
+    ``try``, no ``del`` (numba frees values itself) and reversed ranges as
+    ``range(stop - 1, start - 1, -1)``.
     """
     user_names, closure_names = _user_names(graph)
     helpers = dict(RUNTIME_NAMES)
@@ -190,21 +197,44 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
     writer = _Writer(graph, names, layout, in_place, render)
     if numba:
         writer.releases, writer.numba = {}, True
+    if check_finite:
+        writer.check = aliases.get("check_finite", "check_finite")
     lines = writer.block(graph.nodes, top=True)
+    if check_finite:
+        lines[:0] = [f"{writer.check}({names[p]})" for p in graph.params if p in names]
     outputs = [render.operand(o) for o in graph.outputs]
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
     lines.append(_source(ast.Return(result)))
+    if not numba:
+        lines = _guarded(lines, aliases.get("at_user_line", "at_user_line"),
+                         _free_name("error", taken | set(names.values())))
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name)
     used = _free_names(text)
+    marks = {number: writer.locations[line.strip()]
+             for number, line in enumerate(text.splitlines(), 1)
+             if line.strip() in writer.locations}
     return GeneratedSource(
         text=text, name=name,
         runtime={alias: helpers[name]
                  for name, alias in ((n, aliases.get(n, n)) for n in helpers)
                  if alias in used},
         closure_names={n for n in used if n in closure_names},
+        marks=marks,
     )
+
+
+def _guarded(lines: list[str], handler: str, error: str) -> list[str]:
+    """``lines`` inside ``try``, errors pointed at the user's line by ``handler``."""
+    return ["try:", *_indent(lines), f"except Exception as {error}:",
+            f"    raise {handler}({error})"]
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
 
 
 class _Writer:
@@ -220,6 +250,8 @@ class _Writer:
         self.previous_comment: str | None = None
         self.releases = releases(graph, names, in_place, layout)
         self.numba = False
+        self.check: str | None = None  # the name of check_finite, when checking
+        self.locations: dict[str, tuple[Location | None, str]] = {}  # comment -> origin
 
     def block(self, nodes: list, top: bool = False) -> list[str]:
         lines: list[str] = []
@@ -230,12 +262,15 @@ class _Writer:
             if comment and comment != self.previous_comment:
                 lines.append(comment)
                 self.previous_comment = comment
+                self.locations[comment] = (node.loc, node.phase)
             if isinstance(node, Region):
                 lines.extend(self.region(node))
             else:
                 base = self.in_place(node)
                 lines.extend(_statements(node, self.names[node.out], base is not None,
                                          self.render, self.names.get(base)))
+                if self.check and not node.op.statement:
+                    lines.append(f"{self.check}({self.names[node.out]})")
             if self.releases.get(node):
                 lines.append(f"del {', '.join(self.releases[node])}")
         return lines

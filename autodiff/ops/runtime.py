@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autodiff.errors import AutodiffError, NonScalarOutputError
+from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
 
 
 def unbroadcast(g, x):
@@ -289,21 +289,35 @@ def as_gradient_of(g, x, where=None):
                 and g.shape == x.shape and g is not x and g.flags.writeable
                 and x.dtype.kind in "fc"):
             return g  # the common case, checked with the cheapest tests first
+        if x.dtype.kind not in "fciu":
+            _not_differentiable(x)
         dtype = x.dtype if x.dtype.kind in "fc" else _FLOAT64
         if (type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
                 and g.base is None and g is not x and g.flags.writeable):
             return g
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
-    if isinstance(x, (float, int)):
+    if isinstance(x, (float, int)) and not isinstance(x, bool):
         return float(np.sum(g)) if np.ndim(g) else float(g)
     # NumPy scalars (np.float32(1.0)) keep their type; anything else array-like
     # (a list) gets a float64 array of its shape.
-    dtype = np.result_type(x)
-    if not np.issubdtype(dtype, np.inexact):
+    if not isinstance(x, (np.generic, list, tuple)):
+        _not_differentiable(x)
+    dtype = (x if isinstance(x, np.generic) else np.asarray(x)).dtype
+    if dtype.kind not in "fciu":
+        _not_differentiable(x)
+    if dtype.kind not in "fc":
         dtype = _FLOAT64
     if isinstance(x, np.generic):
         return dtype.type(np.sum(g) if np.ndim(g) else g)
     return np.array(np.broadcast_to(g, np.shape(x)), dtype=dtype)
+
+
+def _not_differentiable(x):
+    kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
+    raise ArgumentKindError(
+        f"cannot differentiate with respect to an argument, a {kind}: only floats, "
+        "ints and arrays of them have gradients",
+        hint="pass the value as a float array, or leave the argument out of wrt")
 
 
 _FLOAT64 = np.dtype(np.float64)

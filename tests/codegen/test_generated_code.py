@@ -94,12 +94,14 @@ def test_loops_and_branches_print_as_blocks():
     assert "subgraph" in dot and 'label="for"' in dot
 
 
-def test_traceback_shows_the_generated_line():
+def test_traceback_shows_the_generated_line_and_the_error_the_users():
     g = ad.grad(corpus.two_layer_net, wrt=1)
     x = np.ones((5, 3))
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError) as info:  # a DerivativeError, still a ValueError
         g(x, np.ones((4, 4)), np.ones(4), np.ones((4, 1)), np.ones(1), np.ones((5, 1)))
-    frames = traceback.extract_tb(info.value.__traceback__)
+    assert isinstance(info.value, ad.errors.DerivativeError)
+    assert "h = np.tanh(x @ W1 + b1)" in str(info.value)  # the user's line
+    frames = traceback.extract_tb(info.value.__cause__.__traceback__)  # NumPy's error
     generated = [f for f in frames if f.filename.startswith("<autodiff")]
     assert generated and generated[-1].line == "t1 = x @ W1"
     assert linecache.getline(generated[-1].filename, generated[-1].lineno).strip() == "t1 = x @ W1"

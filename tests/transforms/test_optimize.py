@@ -717,18 +717,21 @@ def test_eliminate_dead_code_drops_forward_values_and_tape_pushes_nobody_reads(s
 def test_fan_out_contributions_are_summed_where_they_are_made():
     assert ad.grad(codegen_corpus.polynomial).source == textwrap.dedent('''\
         def polynomial_grad(x):
-            # grad of line 21: return 3.0 * x ** 3 + 2.0 * x ** 2 - 5.0 * x + 1.0
-            dx = 4.0 * x
-            dx = dx - 5.0
-            t1 = x * x
-            dx_1 = 9.0 * t1
-            del t1
-            dx = dx + dx_1
-            del dx_1
-            # the gradients, with the shapes and dtypes of the arguments
-            if x.__class__ is not float:
-                dx = as_gradient_of(dx, x, where='corpus.py:21')
-            return dx
+            try:
+                # grad of line 21: return 3.0 * x ** 3 + 2.0 * x ** 2 - 5.0 * x + 1.0
+                dx = 4.0 * x
+                dx = dx - 5.0
+                t1 = x * x
+                dx_1 = 9.0 * t1
+                del t1
+                dx = dx + dx_1
+                del dx_1
+                # the gradients, with the shapes and dtypes of the arguments
+                if x.__class__ is not float:
+                    dx = as_gradient_of(dx, x, where='corpus.py:21')
+                return dx
+            except Exception as error:
+                raise at_user_line(error)
     ''')
     # Straight-line code: each contribution is added to its adjoint before the next
     # one is made, so at most one is alive at a time, however many uses a value has.

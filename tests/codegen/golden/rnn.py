@@ -1,64 +1,67 @@
 def rnn_grad(W, U, xs, h):
-    shape_stack = []
-    shape_stack_1 = []
-    h_stack = []
-    # line 54: for t in range(xs.shape[0]):
-    t1 = np.shape(xs)
-    t2 = t1[0]
-    h_1 = h
-    for t in range(t2):
-        h_stack.append(h_1)
-        # line 55: h = np.tanh(W @ h + U @ xs[t])
-        t3 = W @ h_1
-        shape = np.shape(t3)
-        shape_stack_1.append(shape)
-        t4 = xs[t]
-        t5 = U @ t4
-        del t4
-        shape = np.shape(t5)
-        shape_stack.append(shape)
-        t6 = t3 + t5
-        del t3, t5
-        h_1 = np.tanh(t6)
-        del t6
-    # grad of line 56: return np.sum(h)
-    t7 = np.shape(h_1)
-    dh_1 = np.broadcast_to(1.0, t7)
-    # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
-    dU = np.zeros_like(U)
-    dW = np.zeros_like(W)
-    # grad of line 54: for t in range(xs.shape[0]):
-    for t in reversed(range(t2)):
-        h_2 = h_stack.pop()
+    try:
+        shape_stack = []
+        shape_stack_1 = []
+        h_stack = []
+        # line 54: for t in range(xs.shape[0]):
+        t1 = np.shape(xs)
+        t2 = t1[0]
+        h_1 = h
+        for t in range(t2):
+            h_stack.append(h_1)
+            # line 55: h = np.tanh(W @ h + U @ xs[t])
+            t3 = W @ h_1
+            shape = np.shape(t3)
+            shape_stack_1.append(shape)
+            t4 = xs[t]
+            t5 = U @ t4
+            del t4
+            shape = np.shape(t5)
+            shape_stack.append(shape)
+            t6 = t3 + t5
+            del t3, t5
+            h_1 = np.tanh(t6)
+            del t6
+        # grad of line 56: return np.sum(h)
+        t7 = np.shape(h_1)
+        dh_1 = np.broadcast_to(1.0, t7)
         # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
-        t8 = xs[t]
-        shape = shape_stack_1.pop()
-        shape_1 = shape_stack.pop()
-        t9 = h_1 * h_1
-        t10 = 1 - t9
-        del t9
-        dt6 = dh_1 * t10
-        del t10
-        dt3 = unbroadcast_to(dt6, shape)
-        del shape
-        dt5 = unbroadcast_to(dt6, shape_1)
-        del dt6, shape_1
-        dU_1 = matmul_grad_lhs(dt5, U, t8)
-        del dt5, t8
-        dW_1 = matmul_grad_lhs(dt3, W, h_2)
-        dh_1 = matmul_grad_rhs(dt3, W, h_2)
-        del dt3
-        dU += dU_1
-        del dU_1
-        dW += dW_1
-        del dW_1
-        h_1 = h_2
-    del t2
-    # the gradients, with the shapes and dtypes of the arguments
-    if dW.__class__ is not float or W.__class__ is not float:
-        dW = as_gradient_of(dW, W)
-    if dU.__class__ is not float or U.__class__ is not float:
-        dU = as_gradient_of(dU, U)
-    if dh_1.__class__ is not float or h.__class__ is not float:
-        dh_1 = as_gradient_of(dh_1, h)
-    return dW, dU, dh_1
+        dU = np.zeros_like(U)
+        dW = np.zeros_like(W)
+        # grad of line 54: for t in range(xs.shape[0]):
+        for t in reversed(range(t2)):
+            h_2 = h_stack.pop()
+            # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
+            t8 = xs[t]
+            shape = shape_stack_1.pop()
+            shape_1 = shape_stack.pop()
+            t9 = h_1 * h_1
+            t10 = 1 - t9
+            del t9
+            dt6 = dh_1 * t10
+            del t10
+            dt3 = unbroadcast_to(dt6, shape)
+            del shape
+            dt5 = unbroadcast_to(dt6, shape_1)
+            del dt6, shape_1
+            dU_1 = matmul_grad_lhs(dt5, U, t8)
+            del dt5, t8
+            dW_1 = matmul_grad_lhs(dt3, W, h_2)
+            dh_1 = matmul_grad_rhs(dt3, W, h_2)
+            del dt3
+            dU += dU_1
+            del dU_1
+            dW += dW_1
+            del dW_1
+            h_1 = h_2
+        del t2
+        # the gradients, with the shapes and dtypes of the arguments
+        if dW.__class__ is not float or W.__class__ is not float:
+            dW = as_gradient_of(dW, W)
+        if dU.__class__ is not float or U.__class__ is not float:
+            dU = as_gradient_of(dU, U)
+        if dh_1.__class__ is not float or h.__class__ is not float:
+            dh_1 = as_gradient_of(dh_1, h)
+        return dW, dU, dh_1
+    except Exception as error:
+        raise at_user_line(error)
