@@ -42,8 +42,12 @@ def _helpers_called(kernel_text: str) -> list[str]:
                    and node.id in RUNTIME_NAMES and node.id not in ("np", "math")})
 
 
-def check_graph(graph: Graph) -> None:
-    """Refuse, naming the construct and the user's line, what numba cannot compile."""
+def check_graph(graph: Graph, where: dict | None = None) -> None:
+    """Refuse, naming the construct and the user's line, what numba cannot compile.
+
+    The first helper with a line of the user's is named; one without (the
+    gradients' final conversion) points at ``where``, the user's ``def``."""
+    found = []
     for node in walk(graph.nodes):
         if isinstance(node, Region):
             continue
@@ -54,19 +58,22 @@ def check_graph(graph: Graph) -> None:
             text = kernel(node.named_args) if callable(kernel) else kernel or ""
         helpers = _helpers_called(text) if text else []
         if helpers or node.op.runtime or "__class__" in text:
-            what = helpers[0] if helpers else node.op.name
-            raise AutodiffError(
-                f"jit='numba' cannot compile {what!r}, which stays in the derivative when "
-                "shapes or kinds of values are not known before the call", **Location.error_fields(node.loc),
-                hint="use jit=True (NumPy) for this function, or keep the shapes "
-                "independent of the data")
+            found.append((helpers[0] if helpers else node.op.name, node.loc))
+    if found:
+        what, loc = next(((w, loc) for w, loc in found if loc is not None), found[0])
+        raise AutodiffError(
+            f"jit='numba' cannot compile {what!r}, which stays in the derivative when "
+            "shapes or kinds of values are not known before the call",
+            **(Location.error_fields(loc) or where or {}),
+            hint="use jit=True (NumPy) for this function, or keep the shapes "
+            "independent of the data")
 
 
 def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) -> Callable:
     """The specialised graph as a numba-compiled function, compiled for ``args`` now."""
     import numba
 
-    check_graph(graph)
+    check_graph(graph, general.where())
     generated = generate(graph, numba=True)
     python = compile_generated(generated, _anchor(general),
                                defaults=getattr(graph, "defaults", None),

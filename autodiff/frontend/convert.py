@@ -61,7 +61,8 @@ if hasattr(ast, "Match"):
 UNSUPPORTED_EXPRESSIONS = {
     ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
     ast.Dict: "dict displays", ast.Set: "set displays", ast.NamedExpr: "assignment expressions (:=)",
-    ast.Await: "'await'", ast.Yield: "'yield'", ast.YieldFrom: "'yield from'",
+    ast.Await: "'await' expressions", ast.Yield: "'yield' expressions",
+    ast.YieldFrom: "'yield from' expressions",
     ast.JoinedStr: "f-strings", ast.Starred: "star arguments (*args)",
 }
 
