@@ -33,13 +33,14 @@ from autodiff.codegen import compile_generated, generate
 from autodiff.custom import CustomGradient
 from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError
 from autodiff.frontend import function_to_graph
-from autodiff.graph.ir import Const, Graph, Location, Node, Value
+from autodiff.graph.ir import Const, Graph, Location, Node, Region, Value
 from autodiff.jit import backend_of, specialized_derivative
 from autodiff.ops import OPS, registry
 from autodiff.transforms import reverse_mode
 from autodiff.transforms.forward import forward_mode
 from autodiff.transforms.optimize import eliminate_dead_code
 from autodiff.transforms.reverse import TapedDerivativeError
+from autodiff.transforms.specialize import always_fresh
 
 Wrt = int | str | Sequence[int | str]
 
@@ -302,6 +303,7 @@ def _blank(): ...
 
 def _finish(graph: Graph, fn: Callable, original_graph: Graph, where: _Where,
             check_finite: bool = False) -> Callable:
+    _distinct_gradients(graph)
     generated = generate(graph, check_finite=check_finite)
     function = compile_generated(generated, _anchor(fn), defaults=getattr(graph, "defaults", None),
                                  kwdefaults=getattr(graph, "kwdefaults", None),
@@ -313,6 +315,36 @@ def _finish(graph: Graph, fn: Callable, original_graph: Graph, where: _Where,
     function.original = fn
     function.where = where
     return function
+
+
+def _distinct_gradients(graph: Graph) -> None:
+    """Two gradients computed as one value (merged as common subexpressions) are
+    returned as two arrays: the second is converted from a copy."""
+    converted: set = set()
+    nodes = []
+    for node in graph.nodes:
+        if not isinstance(node, Region) and node.op.name == "as_gradient_of":
+            g = node.args[0]
+            if isinstance(g, Value) and g in converted:
+                copy_node = _copy_node(g, node.phase)
+                nodes.append(copy_node)
+                node.args = (copy_node.out, *node.args[1:])
+            converted.add(g)
+        nodes.append(node)
+    graph.nodes = nodes
+
+
+def _copy_node(value: Value, phase: str) -> Node:
+    """A copy of ``value``: a result the caller may write into without changing an
+    argument."""
+    return Node(OPS["copy"], (value,), Value(value.hint), None, phase)
+
+
+def _new_array(graph: Graph, value: Value, phase: str) -> Value:
+    """A copy of ``value`` made at the end of ``graph``."""
+    node = _copy_node(value, phase)
+    graph.nodes.append(node)
+    return node.out
 
 
 def _add_param(graph: Graph, name: str, param: Value | None = None,
@@ -397,6 +429,14 @@ def _build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = F
     derivative = reverse_mode(graph, indices, optimized=optimize, seed=seed)
     graph.params = [param for param in graph.params if param is not seed]  # fn's own graph
     derivative.name = fn.__name__ + "_vjp"
+    nodes = []
+    for node in derivative.nodes:  # the seed handed back as it is (f(x) = x): a copy
+        if node.op.name == "as_gradient_of" and node.args[0] in derivative.params:
+            copy_node = _copy_node(node.args[0], node.phase)
+            nodes.append(copy_node)
+            node.args = (copy_node.out, *node.args[1:])
+        nodes.append(node)
+    derivative.nodes = nodes
     result = tuple(derivative.outputs) if several else derivative.outputs[0]
     derivative.outputs = [result]
     function = _finish(derivative, fn, graph, where, check_finite)
@@ -420,6 +460,19 @@ def _build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
         param = _add_param(derivative, tangent, tangents[0])
     half = len(derivative.outputs) // 2
     values, outs = derivative.outputs[:half], derivative.outputs[half:]
+    # an output tangent that is the caller's tangent or a view of it (f(x) = x.T), or
+    # one array for two outputs: a copy
+    seen: set = set()
+
+    def fresh(out):
+        if isinstance(out, tuple):
+            return tuple(fresh(o) for o in out)
+        if isinstance(out, Value) and (out in seen or not always_fresh(out, set())):
+            out = _new_array(derivative, out, "tangent")
+        seen.add(out)
+        return out
+
+    outs = [fresh(o) for o in outs]
     derivative.outputs = [values[0], outs[0]] if with_value else [outs[0]]
     if optimize:
         from autodiff.transforms.optimize import optimize as run_passes

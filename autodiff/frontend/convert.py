@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import types
 
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
@@ -302,6 +303,13 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
 
     def attribute_of(self, node: ast.Attribute, base: Operand) -> Operand:
         if isinstance(base, Const) and base.path is not None:
+            if _runs_user_code(base.value, node.attr):
+                raise self.error(
+                    node, f"'{ast.unparse(node)}' is computed by the object's own code (a "
+                    "property or descriptor), which autodiff does not run while compiling",
+                    hint=f"read it before the call and pass it as an argument, or assign it "
+                    f"to a global: {node.attr} = {ast.unparse(node)}",
+                    kind=UnknownFunctionError)
             try:
                 obj = getattr(base.value, node.attr)
             except AttributeError:
@@ -440,13 +448,30 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         return self.outer(node, _EMPTY_CELL, "global")
 
     def outer(self, node: ast.Name, obj: object, scope: str) -> Operand:
-        """A name of the enclosing module or closure: static if it names code, else a read."""
+        """A name of the enclosing module or closure: static if it names code, else a read.
+        (Its type decides, never its attributes: a lazy proxy is not loaded.)"""
         if obj is not _EMPTY_CELL and (
-            isinstance(obj, types.ModuleType) or callable(obj) or obj is None
+            issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None
         ):
             return Const(obj, path=node.id)
         value = self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
         return value
+
+
+def _runs_user_code(obj: object, attr: str) -> bool:
+    """Whether reading ``obj.attr`` would run code of the user's (a property, a
+    descriptor, ``__getattr__``) rather than look up a function, method or value.
+    Modules and classes are read as they are: that is how ``np.linalg.norm`` resolves."""
+    if issubclass(type(obj), (types.ModuleType, type)):
+        return False
+    try:
+        found = inspect.getattr_static(obj, attr)
+    except AttributeError:
+        return hasattr(type(obj), "__getattr__")
+    if isinstance(found, (types.FunctionType, staticmethod, classmethod, types.BuiltinFunctionType,
+                          types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return False
+    return hasattr(type(found), "__get__") and not callable(found)
 
 
 _OPERATOR_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",

@@ -43,6 +43,14 @@ def read_function(fn) -> FunctionSource:
         )
     code = fn.__code__
     filename = code.co_filename
+    if getattr(fn, "__wrapped__", None) is not None:
+        # inspect would show the wrapped function's source, not the wrapper's code
+        raise SourceUnavailableError(
+            f"{fn.__qualname__} is a wrapper made by a decorator (it has __wrapped__): its "
+            "source is that of the function it wraps, which is not the code that runs",
+            filename=filename, lineno=code.co_firstlineno,
+            hint=f"differentiate {fn.__name__}.__wrapped__ if the decorator leaves the values "
+            "unchanged, or decorate the derivative instead")
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as error:

@@ -296,7 +296,7 @@ def as_gradient_of(g, x, where=None):
                 and g.base is None and g is not x and g.flags.writeable):
             return g
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
-    if isinstance(x, (float, int)) and not isinstance(x, bool):
+    if isinstance(x, (float, int)) and not isinstance(x, (bool, np.generic)):
         return float(np.sum(g)) if np.ndim(g) else float(g)
     # NumPy scalars (np.float32(1.0)) keep their type; anything else array-like
     # (a list) gets a float64 array of its shape.

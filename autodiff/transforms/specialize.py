@@ -37,6 +37,8 @@ from autodiff.ops.specialized import MATH_NAMES, UFUNC_UPDATES, UPDATES
 from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
+# The rewrites made again after optimising (and only then): dropping copies.
+_FINAL = {"as_gradient_of": "rewrite_as_gradient_of", "copy": "rewrite_copy"}
 _NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
 
 
@@ -60,10 +62,11 @@ def _array(abstract: Abstract) -> bool:
 
 
 class _Specializer:
-    def __init__(self, graph: Graph, env: dict, numba: bool) -> None:
+    def __init__(self, graph: Graph, env: dict, numba: bool, final: bool = False) -> None:
         self.builder = GraphBuilder(graph, phase="backward")
         self.env = env
         self.numba = numba
+        self.final = final  # after optimising: only the last copies are left to drop
         self.uses = graph.uses()
 
     def of(self, operand: Operand) -> Abstract:
@@ -77,6 +80,9 @@ class _Specializer:
         return self.builder.emit(OPS[name], args)
 
     def rewrite(self, node) -> Operand | None:
+        if self.final:
+            method = _FINAL.get(node.op.name)
+            return getattr(self, method)(*node.args) if method else None
         result = self.result = self.env.get(node.out)
         if (is_small(result) and not node.op.effect and node.op.name not in _NEVER_CONSTANT):
             return Const(result.value)
@@ -163,9 +169,14 @@ class _Specializer:
             return None
         if isinstance(where, Const) and where.value is not None and of_x.shape != ():
             return None  # the general helper raises: the output is not a scalar
-        if _fresh(g, set()) and self.uses.get(g, 0) == 1:  # read by nothing else: no one shares it
-            return g
+        if self.final and always_fresh(g, set()) and self.uses.get(g, 0) == 1:
+            return g  # a new array nothing else reads: no one shares it
         return self.emit("copy", g) if self.numba else None
+
+    def rewrite_copy(self, a):
+        """A copy of a new array nothing else reads is that array (after optimising only:
+        common subexpressions merged later could share it)."""
+        return a if self.final and always_fresh(a, set()) and self.uses.get(a, 0) == 1 else None
 
     def rewrite_zeros_like(self, a, dtype):
         """The zero adjoint of a scalar is ``0.0``, not a 0-d array (a float on both
@@ -183,7 +194,7 @@ class _Specializer:
     def rewrite_reshape(self, a, shape, order):
         if self.same_array(a, self.result):
             return a  # a view of the same shape: the array itself reads the same
-        if self.numba and _array(self.of(a)) and not _fresh(a, set()):
+        if self.numba and _array(self.of(a)) and not always_fresh(a, set()):
             return self.emit("reshape", self.emit("contiguous", a), shape, order)
         return None
 
@@ -206,6 +217,8 @@ def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
 
     _decide(graph, infer(graph, arguments, variables), backend)
     (run_passes if optimize else eliminate_dead_code)(graph)
+    env = infer(graph, arguments, variables)
+    _decide(graph, env, backend, final=True)
     if backend == "python":
         _updates_in_place(graph, infer(graph, arguments, variables))
     return graph
@@ -229,14 +242,15 @@ def _updates_in_place(graph: Graph, env: dict) -> None:
             node.op, node.args = OPS["ufunc_update"], (node.args[0], Const(name))
 
 
-def _decide(graph: Graph, env: dict, backend: str) -> Graph:
-    """Replace what the signature decides: constants, exact sums, direct formulas."""
+def _decide(graph: Graph, env: dict, backend: str, final: bool = False) -> Graph:
+    """Replace what the signature decides: constants, exact sums, direct formulas;
+    with ``final``, after optimising, drop the copies of new arrays nothing shares."""
     for value, abstract in env.items():  # what the general passes may now rely on
         if isinstance(value, Value) and isinstance(abstract, Spec):
             value.floating |= abstract.dtype.kind in "fc"
             if abstract.shape == ():
                 value.shape = SCALAR
-    specializer = _Specializer(graph, env, numba=backend == "numba")
+    specializer = _Specializer(graph, env, numba=backend == "numba", final=final)
     replaced = Substitution()
 
     def visit(nodes: list) -> list:
@@ -277,7 +291,7 @@ def _decide(graph: Graph, env: dict, backend: str) -> Graph:
     return replaced.finish(graph)
 
 
-def _fresh(value: Operand, assumed: set) -> bool:
+def always_fresh(value: Operand, assumed: set) -> bool:
     """Whether ``value`` is always an array made by this code, sharing memory with
     nothing else: the result of a fresh op, or a loop or branch merging only such."""
     if not isinstance(value, Value) or value.node is None:
@@ -287,9 +301,9 @@ def _fresh(value: Operand, assumed: set) -> bool:
         return node.op.fresh
     j = node.outs.index(value)
     if node.kind == "if":
-        return all(_fresh(block.results[j], assumed) for block in node.blocks)
+        return all(always_fresh(block.results[j], assumed) for block in node.blocks)
     carried = node.carried()[j]  # fresh on entry and after each pass: fresh throughout
-    return _fresh(node.init[j], assumed) and _fresh(node.body.results[j], assumed | {carried})
+    return always_fresh(node.init[j], assumed) and always_fresh(node.body.results[j], assumed | {carried})
 
 
 def _taken_branch(region: Region, specializer: _Specializer) -> Block | None:
