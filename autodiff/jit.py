@@ -80,6 +80,14 @@ class Specialized:
             return function
 
     def _compile(self, values: dict) -> Callable:
+        from autodiff.api import _lock
+
+        # One compilation at a time in the process, like building derivatives:
+        # CPython 3.11's ast.parse is not safe to run in two threads at once.
+        with _lock:
+            return self._compile_now(values)
+
+    def _compile_now(self, values: dict) -> Callable:
         from autodiff.api import _finish
         from autodiff.transforms.specialize import specialize
 
