@@ -237,6 +237,8 @@ RULES: dict[str, Callable] = {
     "broadcast_to": lambda array, shape: np.broadcast_to(_array(array), shape),
     "concatenate": lambda arrays, axis: np.concatenate([_array(a) for a in arrays], axis=axis),
     "stack": lambda arrays, axis: np.stack([_array(a) for a in arrays], axis=axis),
+    "array_of_list": lambda items: (np.stack([_array(a) for a in items]) if items
+                                    else np.array([])),
     "array": _cast, "astype": _cast, "asarray": lambda a: a,
     "float": lambda x: x.item() if isinstance(x, np.ndarray) else x,
     "getitem": lambda a, index: a[_index(index)], "setitem": _setitem,
