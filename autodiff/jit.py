@@ -158,8 +158,8 @@ def _variables_read(general: Callable) -> _Variables:
 
 def value_key(a) -> object:
     """What a specialisation assumes of one argument: its kind, shape and dtype."""
-    return ((a.shape, a.dtype) if a.__class__ is _ndarray
-            else float if a.__class__ is float else signature_key(a))
+    return ((a.shape, a.dtype) if type(a) is _ndarray
+            else float if type(a) is float else signature_key(a))
 
 
 # The dispatcher has the derivative's own parameters, so a call costs one
@@ -184,8 +184,9 @@ def _dispatcher(state: Specialized) -> Callable:
 
         return derivative
     names = [p.name for p in params]
-    key = ("(({0}.shape, {0}.dtype) if {0}.__class__ is _jit_ndarray_ else float "
-           "if {0}.__class__ is float else _jit_key_({0}))")
+    # type(), not .__class__, which loads a lazy proxy the call may never use.
+    key = ("(({0}.shape, {0}.dtype) if type({0}) is _jit_ndarray_ else float "
+           "if type({0}) is float else _jit_key_({0}))")
     name = function_name(general.__name__)
     text = _DISPATCHER.format(
         name=name,

@@ -77,7 +77,8 @@ def _equal(a: Any, b: Any) -> bool:
 
 def describe(value: Any) -> Spec | None:
     """The :class:`Spec` of a concrete value, or None for anything but numbers and arrays."""
-    if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
+    # type(), not isinstance: isinstance reads __class__, which loads a lazy proxy.
+    if issubclass(type(value), (np.ndarray, np.generic, bool, int, float, complex)):
         return Spec(type(value), np.shape(value), np.result_type(value))
     return None
 
@@ -85,7 +86,7 @@ def describe(value: Any) -> Spec | None:
 def of_argument(value: Any) -> Abstract:
     """What specialisation may assume about an argument: flags (``None``, ``True``, a
     string) are exact, numbers and arrays by type, shape and dtype."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or issubclass(type(value), (bool, str)):
         return Known(value)
     return describe(value)
 
@@ -97,7 +98,7 @@ def signature_key(value: Any) -> Any:
         return (kind, value.shape, value.dtype.str)
     if value is None or kind in (bool, str):
         return (kind, value)
-    if kind is np.generic or isinstance(value, np.generic):
+    if issubclass(kind, np.generic):
         return (kind, value.dtype.str)
     return kind
 
