@@ -595,6 +595,31 @@ def test_derivatives_of_many_short_lived_functions_are_freed():
     _close(kept_grad(x, np.ones(3)), expected, "a derivative in use", rtol=1e-6, atol=1e-8)
 
 
+def _shifted_factory(scale):
+    def loss(x):
+        return np.sum(np.sin(scale * x[1:]) * x[:-1]) + np.sum(x[::2, None] * x[1::2])
+
+    return loss
+
+
+def test_what_compiling_learns_of_shapes_is_freed_with_the_function():
+    """The compiler knows x[1:] and x[:-1] have one shape; that fact, kept for each
+    array indexed, goes when the function does."""
+    from autodiff.frontend import builder
+
+    gc.collect()
+    before = len(builder._derived)
+    x = np.array([0.2, -0.4, 0.9, 1.3])
+    for i in range(50):
+        fn = _shifted_factory(0.1 * i)
+        gradient = ad.grad(fn, jit=i % 2 == 0)(x)
+        np.testing.assert_allclose(gradient, _finite_differences(fn, [x], [0])[0],
+                                   rtol=1e-6, atol=1e-8)
+    del fn
+    gc.collect()
+    assert len(builder._derived) <= before
+
+
 # ----- 4. kinds and dtypes -----
 
 KINDS = {

@@ -9,6 +9,7 @@ and records what is statically known about the result (shape token, floating).
 from __future__ import annotations
 
 import numbers
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -25,7 +26,7 @@ from autodiff.graph.ir import (
     Value,
     operand_values,
 )
-from autodiff.graph.shapes import LIST, SCALAR, combine, token_of
+from autodiff.graph.shapes import LIST, SCALAR, Token, combine, token_of
 from autodiff.ops.registry import Op
 
 
@@ -132,14 +133,14 @@ def _hashable(operand):
 def _shape_token(op: Op, named: dict) -> object:
     spec = op.shape
     if spec is None:
-        return object()
+        return Token()
     kind, _, params = spec.partition(":")
     if kind == "scalar":
         return SCALAR
     if kind == "list":
         return LIST
     if kind == "like":
-        return token_of(named[params]) or object()
+        return token_of(named[params]) or Token()
     if kind == "elementwise":
         return combine([token_of(named[p]) for p in params.split(",")])
     if kind == "reduce":
@@ -147,7 +148,7 @@ def _shape_token(op: Op, named: dict) -> object:
         if (isinstance(axis, Const) and axis.value is None
                 and isinstance(keepdims, Const) and not keepdims.value):
             return SCALAR
-        return object()
+        return Token()
     if kind == "einsum":  # 'ij,ij->' sums everything away
         spec = named["subscripts"]
         if isinstance(spec, Const) and isinstance(spec.value, str):
@@ -155,20 +156,21 @@ def _shape_token(op: Op, named: dict) -> object:
             if text.endswith("->") or ("->" not in text and "." not in text and all(
                     text.count(c) > 1 for c in text if c != ",")):
                 return SCALAR
-        return object()
+        return Token()
     if kind == "index":
         return _index_token(named["a"], named["index"])
     if kind == "of":
         shape = named[params]
         if isinstance(shape, Value) and shape.node is not None and shape.node.op.name == "shape":
-            return token_of(shape.node.args[0]) or object()
+            return token_of(shape.node.args[0]) or Token()
         if isinstance(shape, Const) and shape.value == ():
             return SCALAR
-        return object()
+        return Token()
     raise ValueError(f"unknown shape rule {spec!r} of op {op.name}")
 
 
-_derived: dict[tuple, tuple] = {}
+# The token of x[1:] for each token of x, as long as that token lives.
+_derived: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _index_token(base: Operand, index: Operand) -> object:
@@ -180,6 +182,8 @@ def _index_token(base: Operand, index: Operand) -> object:
     constants.
     """
     token = token_of(base)
+    if token is None:  # a constant array: its shape is no other value's
+        return Token()
     if isinstance(index, Const) and isinstance(index.value, tuple):
         index = tuple(Const(item) for item in index.value)
     items = index if isinstance(index, tuple) else (index,)
@@ -191,7 +195,7 @@ def _index_token(base: Operand, index: Operand) -> object:
         ):
             parts = slice(item.start.value, item.stop.value, item.step.value)
             if parts.step == 0:
-                return object()
+                return Token()
             reach = max(abs(v) for v in (parts.start or 0, parts.stop or 0, parts.step or 1))
             lengths = tuple(len(range(*parts.indices(n))) for n in range(2 * reach + 4))
             signature.append(("slice", lengths, parts.step is None or parts.step > 0))
@@ -200,11 +204,12 @@ def _index_token(base: Operand, index: Operand) -> object:
         elif isinstance(item, Const) and item.value is None:
             signature.append(("new",))
         else:
-            return object()
-    key = (id(token), tuple(signature))
-    if key not in _derived:
-        _derived[key] = (token, object())  # keep the base token alive: ids stay unique
-    return _derived[key][1]
+            return Token()
+    try:
+        derived = _derived.setdefault(token, {})
+    except TypeError:  # a token that takes no weak reference: known to equal nothing
+        return Token()
+    return derived.setdefault(tuple(signature), Token())
 
 
 def _floating(op: Op, args: tuple) -> bool:

@@ -29,7 +29,7 @@ from autodiff.frontend.scan import (
     readable_name,
 )
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value
-from autodiff.graph.shapes import LIST, token_of
+from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
 
 FALSE, TRUE = Const(False), Const(True)
@@ -195,7 +195,7 @@ class StatementsMixin:
             return _Ambiguous(name)
         out = Value(readable_name(name))
         tokens = [_token(v) for v in (a, b) if v is not UNDEFINED]
-        out.shape = tokens[0] if all(t is tokens[0] for t in tokens) else object()
+        out.shape = tokens[0] if all(t is tokens[0] for t in tokens) else Token()
         out.floating = all(_floating(v) for v in (a, b) if v is not UNDEFINED)
         self.builder.sources[out] = [a, b]
         blocks[0].results.append(a)
@@ -305,7 +305,7 @@ class StatementsMixin:
         outs = []
         for name, token, is_float, start, result in zip(names, tokens, floating, init, results):
             out = Value(readable_name(name))
-            out.shape, out.floating = token if token is not None else object(), is_float
+            out.shape, out.floating = token if token is not None else Token(), is_float
             self.builder.sources[out] = [start, result]
             outs.append(out)
         self.builder.loc = loc
@@ -327,7 +327,7 @@ class StatementsMixin:
             values = []
             for name, token, is_float, start in zip(names, tokens, floating, init):
                 value = Value(readable_name(name))
-                value.shape, value.floating = token if token is not None else object(), is_float
+                value.shape, value.floating = token if token is not None else Token(), is_float
                 self.builder.sources[value] = [start]
                 values.append(value)
             return values

@@ -42,6 +42,13 @@ class Location:
         return {"filename": loc.filename, "lineno": loc.lineno, "source_line": loc.text}
 
 
+class Token:
+    """A shape token (see :mod:`autodiff.graph.shapes`): values holding the same one are
+    known to have the same shape."""
+
+    __slots__ = ("__weakref__",)  # derived tokens (of ``x[1:]``) live as long as it does
+
+
 class Value:
     """A value defined once: a parameter or the result of one node.
 
@@ -58,7 +65,7 @@ class Value:
         self.hint = hint
         self.node: Node | None = None
         self.adjoint_of = adjoint_of
-        self.shape: object = object()
+        self.shape: object = Token()
         self.floating = False
         self.id = next(_ids)
 

@@ -12,7 +12,7 @@ True
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Const, Operand, Value
+from autodiff.graph.ir import Const, Operand, Token, Value
 
 
 class _Scalar:
@@ -44,10 +44,10 @@ def token_of(operand: Operand) -> object | None:
 def combine(tokens: list[object | None]) -> object:
     """Token of the broadcast of operands with these tokens (new token if unknown)."""
     if any(token is None for token in tokens):
-        return object()
+        return Token()
     distinct = {id(token): token for token in tokens if token is not SCALAR}
     if not distinct:
         return SCALAR
     if len(distinct) == 1:
         return next(iter(distinct.values()))
-    return object()
+    return Token()

@@ -38,7 +38,7 @@ from autodiff.graph.ir import (
     reads,
     walk,
 )
-from autodiff.graph.shapes import LIST, SCALAR
+from autodiff.graph.shapes import LIST, SCALAR, Token
 from autodiff.ops import OPS
 
 # Ops cheap enough to recompute in the backward sweep instead of storing.
@@ -324,7 +324,7 @@ class _Tape:
             if not uses or not all(_reads_shape(node, position) for node, position in uses):
                 continue
             shape = Value(f"{value.hint}_shape" if value.hint else "shape")
-            shape.shape = object()
+            shape.shape = Token()
             self.insert_after(value, Node(OPS["shape"], (value,), shape, value.node.loc,
                                           "forward"))
             for node, _ in uses:
