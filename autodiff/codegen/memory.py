@@ -15,12 +15,18 @@ from autodiff.graph.names import Layout
 from autodiff.graph.shapes import SCALAR
 
 
+# Ops that keep a reference to their second argument: a tape, or a list of the user's
+# (``states.append(h)``, after which ``h = h + 1`` must not write into the item).
+_KEEPS_ITEM = frozenset({"tape_push", "list_append"})
+
+
 class InPlace:
     """Which nodes may write their result into their first input's storage.
 
     An update runs in place when its input is read by nothing afterwards, is an
     array this function owns (created by it, never one of the caller's, never
-    pushed onto a tape, never the same object as a variable still in use), and
+    pushed onto a tape or appended to a list, never the same object as a variable
+    still in use), and
     no view of it is still alive.
     """
 
@@ -31,7 +37,7 @@ class InPlace:
         for node in walk(graph.nodes):
             if isinstance(node, Region) or node.op.inline:
                 continue
-            if node.op.name == "tape_push":
+            if node.op.name in _KEEPS_ITEM:  # a list now holds it: an update would show there
                 pushed.update(operand_values(node.args[1]))
             elif not node.op.fresh:
                 for value in node.inputs():
@@ -109,7 +115,13 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
         for region in regions:
             position = layout.position[region]
             for j, out in enumerate(region.outs):
-                if out not in owned:
+                carried = (region.body.params[1:] if region.kind == "for"
+                           else region.body.params) if region.kind != "if" else []
+                inside = [(block.params[1:] if region.kind == "for" else block.params)[j]
+                          for block in region.blocks] if carried else []
+                # The variable inside the loop may be owned when the value after it is not
+                # (read under another name after the loop): each is checked on its own.
+                if out not in owned and not any(p in owned for p in inside):
                     continue
                 sources = []
                 if region.kind != "if":
@@ -119,15 +131,11 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
                         sources.append((None, position))
                 for block in region.blocks[1:] if region.kind == "while" else region.blocks:
                     sources.append((block.results[j], layout.block_end[id(block)]))
-                carried = (region.body.params[1:] if region.kind == "for"
-                           else region.body.params) if region.kind != "if" else []
                 ok = all(value is UNDEFINED or (carried and value is carried[j])
                          or flows_in(value, where) for value, where in sources)
                 if not ok:
                     owned.discard(out)
-                    for block in region.blocks if carried else ():
-                        params = block.params[1:] if region.kind == "for" else block.params
-                        owned.discard(params[j])
+                    owned.difference_update(inside)
                     changed = True
     return owned
 
