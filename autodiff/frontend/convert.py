@@ -29,7 +29,7 @@ from autodiff.frontend.statements import (
     _Ambiguous,
     assigned_names,
 )
-from autodiff.frontend.updates import UpdatesMixin
+from autodiff.frontend.updates import UpdatesMixin, makes_new_array
 from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
@@ -70,6 +70,20 @@ UNSUPPORTED_EXPRESSIONS = {
 _EMPTY_CELL = object()
 
 
+def _is_list(operand: Operand) -> bool:
+    """Whether an operand is a Python list the function writes out or builds."""
+    return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
+
+
+def _items(operand: Operand) -> tuple | None:
+    """The items of a list written out (``[a, b]``, or a constant one); None otherwise."""
+    if isinstance(operand, tuple):
+        return operand
+    if isinstance(operand, Const) and isinstance(operand.value, (tuple, list)):
+        return tuple(Const(item) for item in operand.value)
+    return None
+
+
 class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
@@ -93,6 +107,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         self.enclosing: Converter | None = None  # for functions defined inside another
         self.calls_in_progress: frozenset = frozenset()
         self.arguments: set[Value] = set()  # values the caller owns: never updated in place
+        self.iterated: frozenset[str] = frozenset()  # names of arrays enclosing loops run over
         self.at_function_start = True
 
     # ----- errors -----
@@ -186,8 +201,9 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         right when no other name can see the old array."""
         if not isinstance(current, Value):
             return
+        self.check_not_iterated(stmt, name)
         others = [n for n, v in self.env.items() if v is current and n != name]
-        view = isinstance(current.node, Node) and not current.node.op.fresh
+        view = isinstance(current.node, Node) and not makes_new_array(current.node)
         if others or view:
             seen_by = f"also named '{others[0]}'" if others else "possibly a view of another array"
             raise self.error(
@@ -280,7 +296,32 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         name = BINARY_OPS.get(type(op))
         if name is None:
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
+        if _is_list(left) or _is_list(right):
+            return self.list_arithmetic(node, op, left, right)
         return self.emit(node, name, (left, right))
+
+    def list_arithmetic(self, node: ast.AST, op: ast.operator, left: Operand,
+                        right: Operand) -> Operand:
+        """``[a, b] + [c]``, ``acc + [v]`` and ``[a] * 3``: Python's list operations, not
+        NumPy's arithmetic."""
+        items = [_items(side) for side in (left, right)]
+        if isinstance(op, ast.Add) and None not in items:
+            return items[0] + items[1]
+        if isinstance(op, ast.Add) and items[1] is not None and items[0] is None and isinstance(
+                left, Value) and left.shape is LIST:  # acc + [v]: a new list, v appended
+            result = left
+            for item in items[1]:
+                result = self.emit(node, "list_append", (result, item))
+            return result
+        if isinstance(op, ast.Mult):
+            count = right if items[0] is not None else left
+            repeated = items[0] if items[0] is not None else items[1]
+            if repeated is not None and isinstance(count, Const) and type(count.value) is int:
+                return repeated * count.value
+        raise self.error(node, f"'{ast.unparse(node)}' combines lists in a way differentiated "
+                         "code does not support", kind=UnsupportedSyntaxError,
+                         hint="build one list with append() (acc.append(v)), or write the "
+                         "items out ([a, b] + [c], [a] * 3)")
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Operand:
         return self.emit(node, UNARY_OPS[type(node.op)], (self.expr(node.operand),))
@@ -344,6 +385,11 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             return SliceSpec(*parts)
         if isinstance(node, ast.Tuple):
             return tuple(self.index(e) for e in node.elts)
+        if isinstance(node, ast.List):  # x[[0, 2]] takes rows 0 and 2, x[0, 2] one element
+            items = self.expr_Tuple(node)
+            if isinstance(items, Const):
+                return self.emit(node, "array", (items, Const(None)))
+            return self.emit(node, "stack", (items, Const(0)))
         return self.expr(node)
 
     def expr_Call(self, node: ast.Call) -> Operand:

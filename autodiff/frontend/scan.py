@@ -84,11 +84,21 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
 
 
 def appended_names(body: list[ast.stmt]) -> list[str]:
-    """Names of lists a body appends to (``acc.append(v)``)."""
+    """Names of lists a body appends to (``acc.append(v)``, ``acc = acc + [v]``,
+    ``acc += [v]``)."""
     names: dict[str, None] = {}
     for node in _walk_local(body):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "append" and isinstance(node.func.value, ast.Name)):
             names[node.func.value.id] = None
+        elif (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
+              and isinstance(node.target, ast.Name) and isinstance(node.value, ast.List)):
+            names[node.target.id] = None
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.BinOp)
+              and isinstance(node.value.op, ast.Add) and isinstance(node.value.right, ast.List)
+              and isinstance(node.value.left, ast.Name)
+              and node.value.left.id == node.targets[0].id):
+            names[node.targets[0].id] = None
     return list(names)
 
