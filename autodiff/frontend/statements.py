@@ -59,7 +59,17 @@ def _token(operand: Operand) -> object:
     if operand is UNDEFINED:
         return None
     token = token_of(operand)
-    return token if token is not None else object()
+    return token if token is not None else Token()
+
+
+def _iterated_names(node: ast.expr) -> set[str]:
+    """The names a ``for`` loop over ``node`` reads rows of as it runs (``p`` in
+    ``enumerate(p)`` or ``p[1:]``; not the bounds of a ``range``, read once)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        return set()
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return set().union(*(_iterated_names(child) for child in ast.iter_child_nodes(node)))
 
 
 class StatementsMixin:
@@ -244,6 +254,15 @@ class StatementsMixin:
     def stmt_For(self, stmt: ast.For) -> None:
         if stmt.orelse:
             raise self.error(stmt, "'for ... else' is not supported in differentiated code")
+        saved = self.iterated
+        self.iterated = saved | {name for name in _iterated_names(stmt.iter)
+                                 if isinstance(self.env.get(name), Value)}
+        try:
+            self.for_loop(stmt)
+        finally:
+            self.iterated = saved
+
+    def for_loop(self, stmt: ast.For) -> None:
         iteration = self.iteration(stmt.iter)
         if iteration[0] == "unroll":
             for item in iteration[1]:

@@ -13,11 +13,25 @@ import ast
 
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.scan import readable_name
-from autodiff.graph.ir import UNDEFINED, Const, Operand, Region, Value
+from autodiff.graph.ir import UNDEFINED, Const, Node, Operand, Region, Value
 from autodiff.graph.shapes import LIST
 
 _OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
              "or build a new array")
+
+
+def makes_new_array(node: Node) -> bool:
+    """Whether ``node``'s result is an array no other value shares: the result of an op
+    that makes one, or of indexing by a list of ints (``x[[0, 2]]`` is a copy; ``x[0]``
+    and ``x[1:]`` are views)."""
+    if node.op.fresh:
+        return True
+    if node.op.name != "getitem":
+        return False
+    index = node.args[1]
+    return any(isinstance(part, Value) and isinstance(part.node, Node)
+               and part.node.op.name in ("array", "stack")
+               for part in (index if isinstance(index, tuple) else (index,)))
 
 
 class UpdatesMixin:
@@ -54,8 +68,19 @@ class UpdatesMixin:
             raise self.error(target, f"in-place update of '{name}', which is an argument or "
                              "may share memory with one: the caller's array would change",
                              hint=_OWN_HINT, kind=UnsupportedSyntaxError)
+        self.check_not_iterated(target, name)
         self.check_unshared(target, name, current)
         return name, current
+
+    def check_not_iterated(self, node: ast.AST, name: str) -> None:
+        """A ``for`` loop over an array reads its rows as it goes: updating the array in
+        place would change the rows later trips read."""
+        if name in self.iterated:
+            raise self.error(node, f"in-place update of '{name}', which an enclosing 'for' "
+                             "loop runs over: NumPy would change the rows the loop reads next, "
+                             "which differentiated code does not support",
+                             hint=f"loop over a copy ({name}.copy()), or write "
+                             f"'{name} = {name} + ...' to make a new array")
 
     def check_unshared(self, node: ast.AST, name: str, current: Value) -> None:
         family = self.same_array(current)
@@ -98,7 +123,7 @@ class UpdatesMixin:
                 todo.extend(self.builder.sources[item])
                 continue
             node = item.node
-            if node is None or isinstance(node, Region) or not node.op.fresh or (
+            if node is None or isinstance(node, Region) or not makes_new_array(node) or (
                     node.op.name in ("variable", "asarray", "astype")):
                 return False
         return True

@@ -190,7 +190,12 @@ class _Namer:
         for j, (out, name) in enumerate(zip(region.outs, group_names)):
             previous = self.holder.get(name)
             self.claim(out, name)
-            self.busy[name] = max(end, self.layout.last.get(out, end))
+            # A value a block yields is written straight into the variable, and the
+            # backward sweep may read it after the region (in a branch taken the same way).
+            inner = [block.results[j] for block in region.blocks if j < len(block.results)
+                     and position < self.layout.defined.get(block.results[j], -1) < end]
+            self.busy[name] = max([end, self.layout.last.get(out, end)]
+                                  + [self.layout.last.get(value, end) for value in inner])
             for params in carried:
                 self.names[params[j]] = name
             if loop:

@@ -206,6 +206,10 @@ class ControlFlowReverser:
             outs.append(Value(param.hint))
         if region.kind == "for":
             start, stop, step = region.args[:3]
+            if region.reverse and count is not None:  # it ran the last `count` indices, down
+                saved, builder.loc = builder.loc, region.loc
+                start = self.tail_start(start, stop, step, count)
+                builder.loc = saved
             head = (start, stop, step, count if count is not None else Const(None))
         else:
             head = (Const(0), count, Const(1), Const(None))
@@ -218,6 +222,15 @@ class ControlFlowReverser:
             start = region.init[j]
             if isinstance(start, Value) and start in active:
                 adjoints.add(start, out, set())
+
+    def tail_start(self, start: Operand, stop: Operand, step: Operand, count: Value) -> Value:
+        """The first of the last ``count`` indices of ``range(start, stop, step)`` (when
+        ``count`` is 0 the loop runs nothing, whatever it starts from)."""
+        def emit(name: str, *args: Operand) -> Value:
+            return self.builder.emit(OPS[name], args)
+
+        length = emit("negative", emit("floor_divide", emit("subtract", start, stop), step))
+        return emit("add", start, emit("multiply", emit("subtract", length, count), step))
 
     def iteration_count(self, region: Region) -> Value | None:
         """How many iterations ran: counted by the forward loop when it can stop early."""
