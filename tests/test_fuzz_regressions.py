@@ -1,0 +1,240 @@
+"""Programs the random-program fuzzer (``tests/test_random_programs.py``) found a bug with.
+
+Each is the smallest program we could make that showed the bug, checked the
+way the fuzzer checks every program (``tests/fuzz/checks.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from tests.fuzz.checks import check_program
+from tests.fuzz.programs import Program
+
+
+def _check(user_module, source: str, **args) -> None:
+    module = user_module(source)
+    check_program(Program(source, list(args), list(args.values()), tuple(
+        i for i, a in enumerate(args.values()) if not isinstance(a, int))), module)
+
+
+def test_same_expression_twice_then_augmented(user_module):
+    # Two equal expressions were built as one value, so 'h += x' looked like an update of
+    # an array that 'u' also names, and was rejected.
+    _check(user_module, """
+import numpy as np
+
+
+def f(x):
+    h = np.sin(x)
+    u = np.sin(x)
+    h += x
+    return np.sum(np.array([0.6, 1.1, 1.4]) * u) + np.mean(h)
+""", x=np.array([0.3, -0.7, 1.1]))
+
+
+def test_index_by_a_list_of_ints(user_module):
+    # x[[0, 2, 0]] (rows 0, 2 and 0) was compiled as x[0, 2, 0] (one element).
+    _check(user_module, """
+import numpy as np
+
+
+def f(x, i):
+    return np.sum(np.sin(x[[0, 2, 0]]) * x[[-1, i], 1:].sum(axis=0))
+""", x=np.array([[0.3, -0.7], [1.1, 0.4], [-0.2, 0.9]]), i=1)
+
+
+def test_variable_rebound_after_a_branch_that_computed_it(user_module):
+    # The tanh value of 'z', which the backward sweep reads in the branch, and the new 'z'
+    # after the branch shared one variable: the backward read '2.0 * z' instead.
+    _check(user_module, """
+import numpy as np
+
+
+def f(x):
+    if x[0] < 0.5:
+        z = x
+    else:
+        z = np.tanh(x)
+    z = 2.0 * z
+    return np.sum(z * z)
+""", x=np.array([0.8, -0.3]))
+
+
+def test_update_in_place_of_rows_taken_by_a_list_of_ints(user_module):
+    # x[[0, 2]] is a copy, yet 'rows *= 2.0' and 'out[0] = ...' on it were rejected as
+    # updates of a possible view of x.
+    _check(user_module, """
+import numpy as np
+
+
+def f(x):
+    rows = x[[0, 2]]
+    rows *= 2.0
+    out = x[[1, 1], 1:]
+    out[0] = np.sin(out[1])
+    return np.sum(rows * rows) + np.sum(out * x[0, 1:])
+""", x=np.array([[0.3, -0.7], [1.1, 0.4], [-0.2, 0.9]]))
+
+
+def test_update_in_place_of_the_array_a_loop_runs_over(user_module):
+    # 'p += row' inside 'for row in p' changes the rows later trips read; it was compiled
+    # as 'p = p + row' over the rows p had before the loop: a wrong value, silently.
+    module = user_module("""
+import numpy as np
+
+
+def f(x):
+    p = 2.0 * x
+    for row in p:
+        p += row
+    return np.sum(p * p)
+""")
+    with pytest.raises(ad.AutodiffError, match="which an enclosing 'for' loop runs over"):
+        ad.grad(module.f)(np.array([[0.3, -0.7], [1.1, 0.4]]))
+
+
+def test_break_out_of_a_reversed_range(user_module):
+    # The backward sweep of 'for i in reversed(range(2))' that broke after one trip ran over
+    # the first index (0) instead of the one the loop ran (1): 'pop from empty list' here,
+    # a wrong gradient in the next test.
+    _check(user_module, """
+import numpy as np
+
+
+def f(w, c):
+    h = w
+    for i in reversed(range(2)):
+        if i == 0:
+            h = h * np.cos(h)
+        if c < 0.5:
+            break
+    return np.sum(h)
+""", w=np.array([-0.28, 0.36]), c=0.2)
+
+
+def test_break_out_of_a_reversed_range_writing_rows(user_module):
+    # Same bug, silent: the gradient of the row written (1) was taken from row 0.
+    _check(user_module, """
+import numpy as np
+
+
+def f(w, n):
+    buf = np.zeros((2, 2))
+    for i in reversed(range(2)):
+        buf[i] = np.sin(w)
+        if n == 1:
+            break
+    return np.sum(buf * np.array([[1.0, 2.0], [3.0, 4.0]]))
+""", w=np.array([0.3, -0.4]), n=1)
+
+
+def test_loop_variable_that_starts_as_an_argument_is_not_updated_in_place(user_module):
+    # With jit=True the inner loop wrote 'h + np.var(b)' into h's own storage, which on the
+    # first trip is the caller's x; every trip's value on the tape was that one array, so
+    # the gradient was wrong too. (The loop's variable was thought an array of its own
+    # because the value after the loop is read twice, and that skipped the check.)
+    _check(user_module, """
+import numpy as np
+
+
+def f(x, b, c, n):
+    h = x
+    while np.sum(b) < 0.0:
+        for r in b:
+            h = np.tanh(h + np.var(b))
+        if n == 0:
+            h = np.tanh(h + c)
+        return np.sum(h)
+    return np.sum(h)
+""", x=np.array([-0.38, 0.61, -0.53]), b=np.array([-1.08, -0.93, 0.36]), c=np.array(1.16), n=0)
+
+
+@pytest.mark.parametrize("body", [
+    "states.append(h)\n        h = h + 1.0",
+    "states.append(h)\n        h = np.tanh(h * x)",
+    "states.append(h * 1.0)\n        states.append(h)\n        h = 0.5 * h",
+    "states = states + [h]\n        h = h - x",
+])
+def test_array_appended_to_a_list_is_not_updated_in_place(user_module, body):
+    # jit=True wrote 'h + 1.0' into h's storage after appending h to the list ('h += 1.0'),
+    # so every item of the list became the last h: a wrong value and gradient, silently.
+    _check(user_module, f"""
+import numpy as np
+
+
+def f(x):
+    h = np.sin(x)
+    states = [h]
+    for i in range(3):
+        {body}
+    return np.sum(np.stack(states) ** 2) + np.sum(h)
+""", x=np.array([0.61, -1.03]))
+
+
+def test_tangent_of_a_copy_appended_to_a_list(user_module):
+    # Forward mode: the tangent of np.copy(buf) is buf's own tangent; it was appended to the
+    # list of tangents and then updated in place by 'buf[i] = ...', changing the item.
+    _check(user_module, """
+import numpy as np
+
+
+def f(x, c):
+    buf = np.mean(np.stack([x]), axis=0)
+    states = []
+    for i in range(2):
+        states.append(np.copy(buf))
+        buf[i] = np.tanh(c)
+    return np.sum(states[-1] * np.array([[1.36, 1.04], [0.8, 0.92]]))
+""", x=np.array([[0.61, -1.03], [-1.18, -0.13]]), c=np.array([-1.13, 0.21]))
+
+
+@pytest.mark.parametrize("expression", [
+    "[x, y] + [x * y]", "[x * y] * 3", "2 * [np.sin(x)] + [y]", "[x] + [np.ones(2)] + [y]",
+])
+def test_lists_joined_and_repeated(user_module, expression):
+    # '[x, y] + [x * y]' was differentiated as NumPy's x + y: a broadcasting error at run
+    # time, and for two lists built by loops, a wrong gradient.
+    _check(user_module, f"""
+import numpy as np
+
+
+def f(x, y):
+    parts = {expression}
+    return np.sum(np.stack(parts) ** 2)
+""", x=np.array([0.61, -1.03]), y=np.array([0.2, 0.5]))
+
+
+@pytest.mark.parametrize("update", ["states = states + [h]", "states += [h, 2.0 * h]"])
+def test_list_grown_by_plus_in_a_loop(user_module, update):
+    _check(user_module, f"""
+import numpy as np
+
+
+def f(x):
+    h = np.sin(x)
+    states = []
+    for r in x:
+        {update}
+        h = np.tanh(h * r)
+    return np.sum(np.stack(states) ** 2) + np.sum(h)
+""", x=np.array([0.61, -1.03, 0.3]))
+
+
+def test_two_lists_built_at_run_time_joined_is_refused(user_module):
+    module = user_module("""
+import numpy as np
+
+
+def f(x):
+    a = []
+    b = []
+    for r in x:
+        a.append(r * r)
+        b.append(np.sin(r))
+    return np.sum(np.stack(a + b))
+""")
+    with pytest.raises(ad.UnsupportedSyntaxError, match=r"'a \+ b' combines lists"):
+        ad.grad(module.f)(np.array([0.61, -1.03]))
