@@ -53,6 +53,9 @@ CI runs 20 examples (about 20 s) in a fixed sequence. For a long run, set ``AUTO
     AUTODIFF_FUZZ_EXAMPLES=2000 AUTODIFF_FUZZ_SEED=1 \
         python -m pytest -q tests/test_random_programs.py
 
+``--hypothesis-show-statistics`` counts the programs that ran, and
+``AUTODIFF_FUZZ_SHRINK=0`` reports a failing program without shrinking it.
+
 Bugs it found are kept as plain tests in ``tests/test_fuzz_regressions.py``.
 """
 
@@ -66,7 +69,7 @@ import traceback
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, seed, settings
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 
 from tests.fuzz.checks import check_program
 from tests.fuzz.programs import programs
@@ -74,6 +77,10 @@ from tests.helpers import UserModules
 
 EXAMPLES = int(os.environ.get("AUTODIFF_FUZZ_EXAMPLES", "20"))
 SEED = os.environ.get("AUTODIFF_FUZZ_SEED")
+# AUTODIFF_FUZZ_SHRINK=0 reports the first failing program as found, not shrunk (shrinking
+# one can take minutes; tests/fuzz's programs read well enough to cut down by hand).
+PHASES = tuple(Phase) if os.environ.get("AUTODIFF_FUZZ_SHRINK", "1") != "0" else tuple(
+    p for p in Phase if p is not Phase.shrink)
 
 
 def _loop_nesting(source: str) -> int:
@@ -160,7 +167,7 @@ def _seeded(test):
 # One failure is shrunk, not each distinct one: every example compiles several derivatives.
 @_seeded
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
-          report_multiple_bugs=False,
+          report_multiple_bugs=False, phases=PHASES,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much])
 @given(program=programs())

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -618,6 +619,51 @@ def test_what_compiling_learns_of_shapes_is_freed_with_the_function():
     del fn
     gc.collect()
     assert len(builder._derived) <= before
+
+
+EDITED_SOURCE = """
+import numpy as np
+
+
+def other(x):
+    return np.sum(x * 2.0)
+
+
+def model(x, w):
+    h = np.tanh(x * w)
+    return np.sum(h * h)
+"""
+
+
+@pytest.mark.parametrize("edit, refused", [
+    (("h * h", "h * h * h"), True),  # the function's own code
+    (("np.tanh", "np.sin"), True),
+    (("x * 2.0", "x * 3.0"), False),  # another function, the same lines
+    (("import numpy as np\n", "import numpy as np\nSCALE = 2.0\n"), True),  # lines moved
+])
+def test_a_file_edited_after_import_is_not_differentiated_from_its_new_text(
+        tmp_path, edit, refused):
+    path = tmp_path / "edited_model.py"
+    path.write_text(EDITED_SOURCE)
+    sys.path.insert(0, str(tmp_path))
+    x, w = np.array([0.3, -0.2]), np.array([1.1, 0.7])
+    try:
+        module = importlib.import_module("edited_model")
+        path.write_text(path.read_text().replace(*edit))
+        os.utime(path, (time.time() + 5, time.time() + 5))  # a new mtime, however fast
+        if not refused:
+            expected = _finite_differences(module.model, [x, w], [0])[0]
+            np.testing.assert_allclose(ad.grad(module.model)(x, w), expected, rtol=1e-6)
+            return
+        with pytest.raises(ad.SourceUnavailableError, match="the file was changed after") as info:
+            ad.grad(module.model)(x, w)
+        assert "edited_model.py:" in str(info.value) and "importlib.reload" in str(info.value)
+        module = importlib.reload(module)  # the advice works
+        expected = _finite_differences(module.model, [x, w], [0])[0]
+        np.testing.assert_allclose(ad.grad(module.model)(x, w), expected, rtol=1e-6)
+    finally:
+        sys.modules.pop("edited_model", None)
+        sys.path.remove(str(tmp_path))
 
 
 # ----- 4. kinds and dtypes -----

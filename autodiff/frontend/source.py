@@ -7,8 +7,10 @@
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
+import functools
 import inspect
 import linecache
 import textwrap
@@ -76,6 +78,7 @@ def read_function(fn) -> FunctionSource:
     tree = module.body[0] if module.body else None
     all_lines = linecache.getlines(filename) or text.splitlines()
     if isinstance(tree, ast.FunctionDef) and tree.name == fn.__name__:
+        _check_unchanged(fn)
         return FunctionSource(tree, filename, all_lines)
     if isinstance(tree, ast.AsyncFunctionDef):
         raise UnsupportedSyntaxError(
@@ -91,6 +94,8 @@ def read_function(fn) -> FunctionSource:
         ast.copy_location(wrapper, lam)
         ast.copy_location(wrapper.body[0], lam.body)
         return FunctionSource(wrapper, filename, all_lines)
+    if fn.__name__ != "<lambda>":
+        _check_unchanged(fn)
     raise SourceUnavailableError(
         f"cannot find the definition of {fn.__qualname__} in its source",
         filename=filename, lineno=code.co_firstlineno,
@@ -117,3 +122,75 @@ def _the_lambda(module: ast.Module, fn) -> ast.Lambda | None:
             hint="define the function with 'def'",
         )
     return None
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def _check_unchanged(fn) -> None:
+    """Refuse a function whose file no longer holds the code that runs."""
+    code = fn.__code__
+    if not _is_the_running_code(linecache.getlines(code.co_filename), fn):
+        raise SourceUnavailableError(
+            f"the source of {fn.__qualname__} in its file is not the code that runs: the "
+            "file was changed after the function was defined",
+            filename=code.co_filename, lineno=code.co_firstlineno,
+            hint="reload the module (importlib.reload) or restart Python, so that the "
+            "function and its derivative come from the same text")
+
+
+def _is_the_running_code(lines: list[str], fn) -> bool:
+    """Whether the file's text compiles ``fn``'s ``def`` to ``fn``'s own bytecode, names
+    and constants: a file edited after import would otherwise be differentiated from its
+    new text. The whole file is compiled, as CPython compiles a call differently when the
+    module imports the name it is made on. Code rewritten by pytest is trusted."""
+    code = fn.__code__
+    if any(name.startswith("@py") for name in code.co_names + code.co_varnames):
+        return True
+    if not lines:
+        return True
+    module = _compiled("".join(lines), code.co_filename, code.co_flags & _FUTURE_FLAGS)
+    if module is None:
+        return True  # not ours to judge: the parse that follows reports what is wrong
+    found = _code_at(module, code.co_name, code.co_firstlineno)
+    return found is not None and _same_code(found, code)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(text: str, filename: str, flags: int) -> types.CodeType | None:
+    try:
+        return compile(text, filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _code_at(code: types.CodeType, name: str, line: int) -> types.CodeType | None:
+    """The code object of the function ``name`` defined at ``line``, however nested."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_firstlineno == line:
+                return const
+            found = _code_at(const, name, line)
+            if found is not None:
+                return found
+    return None
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Equal bytecode, names and constants (nested functions alike); not line numbers."""
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars, a.co_argcount,
+            a.co_kwonlyargcount) != (b.co_code, b.co_names, b.co_varnames, b.co_freevars,
+                                     b.co_cellvars, b.co_argcount, b.co_kwonlyargcount):
+        return False
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType)
+                    and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or repr(x) != repr(y):
+            return False
+    return True
