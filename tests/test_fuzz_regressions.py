@@ -238,3 +238,21 @@ def f(x):
 """)
     with pytest.raises(ad.UnsupportedSyntaxError, match=r"'a \+ b' combines lists"):
         ad.grad(module.f)(np.array([0.61, -1.03]))
+
+
+def test_view_saved_for_the_backward_sweep_is_not_updated_in_place(user_module):
+    # The backward sweep of 'out[..., None] @ c' keeps the view out[..., None]; 'out[1] = ...'
+    # then wrote into out in place, and the sweep read the new row: a wrong gradient.
+    _check(user_module, """
+import numpy as np
+
+
+def f(x, c):
+    out = x.copy()
+    hs = [x]
+    for i in range(2):
+        hs.append(out[..., None] @ c[:1])
+        out[i + 1] = np.sin(c)
+    return np.sum(np.stack(hs) * np.arange(12.0).reshape(3, 4, 1))
+""", x=np.array([[0.41, -1.18], [-0.23, 0.06], [-0.58, -0.83], [-0.68, -1.13]]),
+           c=np.array([1.01, -1.03]))

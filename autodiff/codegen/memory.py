@@ -42,6 +42,7 @@ class InPlace:
             elif not node.op.fresh:
                 for value in node.inputs():
                     self.views.setdefault(value, []).append(node.out)
+        self.pushed = pushed
         self.owned = _owned_values(graph, layout, pushed)
         self.decided: dict[Node, Value | None] = {}
 
@@ -62,7 +63,10 @@ class InPlace:
         if node.op.inplace_mutates:
             if base not in self.owned:
                 return None  # never write into the caller's arrays or into a view
-            if any(not self.layout.dead_after(view, position) for view in self.aliases(base)):
+            # A view on a tape or in a list lives on after its last read: the backward
+            # sweep (or the list) would see the update.
+            if any(view in self.pushed or not self.layout.dead_after(view, position)
+                   for view in self.aliases(base)):
                 return None
         return base
 
