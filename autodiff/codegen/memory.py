@@ -14,7 +14,6 @@ from autodiff.graph.ir import UNDEFINED, Graph, Node, Region, Value, operand_val
 from autodiff.graph.names import Layout
 from autodiff.graph.shapes import SCALAR
 
-
 # Ops that keep a reference to their second argument: a tape, or a list of the user's
 # (``states.append(h)``, after which ``h = h + 1`` must not write into the item).
 _KEEPS_ITEM = frozenset({"tape_push", "list_append"})
