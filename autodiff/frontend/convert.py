@@ -29,7 +29,7 @@ from autodiff.frontend.statements import (
     _Ambiguous,
     assigned_names,
 )
-from autodiff.frontend.updates import UpdatesMixin, makes_new_array
+from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array
 from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
@@ -73,15 +73,6 @@ _EMPTY_CELL = object()
 def _is_list(operand: Operand) -> bool:
     """Whether an operand is a Python list the function writes out or builds."""
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
-
-
-def _items(operand: Operand) -> tuple | None:
-    """The items of a list written out (``[a, b]``, or a constant one); None otherwise."""
-    if isinstance(operand, tuple):
-        return operand
-    if isinstance(operand, Const) and isinstance(operand.value, (tuple, list)):
-        return tuple(Const(item) for item in operand.value)
-    return None
 
 
 class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
@@ -304,7 +295,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                         right: Operand) -> Operand:
         """``[a, b] + [c]``, ``acc + [v]`` and ``[a] * 3``: Python's list operations, not
         NumPy's arithmetic."""
-        items = [_items(side) for side in (left, right)]
+        items = [list_items(side) for side in (left, right)]
         if isinstance(op, ast.Add) and None not in items:
             return items[0] + items[1]
         if isinstance(op, ast.Add) and items[1] is not None and items[0] is None and isinstance(

@@ -20,6 +20,15 @@ _OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy(
              "or build a new array")
 
 
+def list_items(operand: Operand) -> tuple | None:
+    """The items of a list written out (``[a, b]``, or a constant one); None otherwise."""
+    if isinstance(operand, tuple):
+        return operand
+    if isinstance(operand, Const) and isinstance(operand.value, (tuple, list)):
+        return tuple(Const(item) for item in operand.value)
+    return None
+
+
 def makes_new_array(node: Node) -> bool:
     """Whether ``node``'s result is an array no other value shares: the result of an op
     that makes one, or of indexing by a list of ints (``x[[0, 2]]`` is a copy; ``x[0]``
@@ -146,11 +155,10 @@ class UpdatesMixin:
         """A list built at run time from a list display (``acc = []``) or an existing list."""
         if isinstance(value, Value) and value.shape is LIST:
             return value
-        if isinstance(value, Const) and isinstance(value.value, tuple):
-            value = tuple(Const(v) for v in value.value)
-        if isinstance(value, tuple):
+        items = list_items(value)
+        if items is not None:
             result = self.emit(node, "list_new", ())
-            for item in value:
+            for item in items:
                 result = self.emit(node, "list_append", (result, item))
             return result
         if value is UNDEFINED:
