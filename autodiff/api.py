@@ -34,6 +34,7 @@ from autodiff.custom import CustomGradient
 from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError
 from autodiff.frontend import function_to_graph
 from autodiff.graph.ir import Const, Graph, Location, Node, Region, Value
+from autodiff.graph.scopes import Home
 from autodiff.jit import backend_of, specialized_derivative
 from autodiff.ops import OPS, registry
 from autodiff.transforms import reverse_mode
@@ -304,8 +305,9 @@ def _blank(): ...
 def _finish(graph: Graph, fn: Callable, original_graph: Graph, where: _Where,
             check_finite: bool = False) -> Callable:
     _distinct_gradients(graph)
-    generated = generate(graph, check_finite=check_finite)
-    function = compile_generated(generated, _anchor(fn), defaults=getattr(graph, "defaults", None),
+    anchor = _anchor(fn)
+    generated = generate(graph, Home.of_function(anchor), check_finite=check_finite)
+    function = compile_generated(generated, anchor, defaults=getattr(graph, "defaults", None),
                                  kwdefaults=getattr(graph, "kwdefaults", None),
                                  where=(where.filename, where.lineno, where.source_line))
     function.source = generated.text

@@ -23,6 +23,7 @@ import numpy as np
 
 from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
+from autodiff.graph.scopes import Scope
 from autodiff.transforms.infer import of_argument, signature_key
 
 BACKENDS = ("python", "numba")
@@ -117,43 +118,29 @@ class Specialized:
 
 
 _ndarray = np.ndarray
-_MISSING = object()
-
-
 class _Variables:
-    """The user's global and closure variables a derivative reads at call time: their
-    kinds and shapes are part of the signature, read at each call."""
+    """The global and closure variables a derivative reads at call time, each in the
+    namespace of the code that reads it: their kinds and shapes are part of the
+    signature, read at each call."""
 
-    def __init__(self, names: list[tuple[str, str]], fn) -> None:
+    def __init__(self, names: list[tuple[str, Scope]]) -> None:
         self.names = names
-        self.globals = getattr(fn, "__globals__", {})
-        code = getattr(fn, "__code__", None)
-        self.cells = dict(zip(code.co_freevars, fn.__closure__ or ())) if code else {}
-
-    def value(self, name: str, scope: str):
-        if scope == "closure":
-            try:
-                return self.cells[name].cell_contents
-            except (KeyError, ValueError):
-                return _MISSING
-        return self.globals.get(name, _MISSING)
 
     def keys(self) -> tuple:
-        return tuple(value_key(self.value(name, scope)) for name, scope in self.names)
+        return tuple(value_key(scope.read(name)) for name, scope in self.names)
 
     def abstract(self) -> dict:
-        return {name: of_argument(self.value(name, scope)) for name, scope in self.names}
+        return {(name, scope): of_argument(scope.read(name)) for name, scope in self.names}
 
 
 def _variables_read(general: Callable) -> _Variables:
-    from autodiff.api import _anchor
     from autodiff.graph.ir import Region, walk
 
     graph = getattr(general, "graph", None)
     found = dict.fromkeys(
         (node.args[0].value, node.args[1].value) for node in walk(graph.nodes if graph else [])
         if not isinstance(node, Region) and node.op.name == "variable")
-    return _Variables(list(found), _anchor(general))
+    return _Variables(list(found))
 
 
 def value_key(a) -> object:

@@ -34,9 +34,10 @@ import numpy as np
 import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 
-from autodiff.api import Wrt, _anchor, _primal, _resolve_wrt, _Where
+from autodiff.api import Wrt, _primal, _resolve_wrt, _Where
 from autodiff.errors import AutodiffError, NonScalarOutputError
 from autodiff.graph.ir import UNDEFINED, Graph, Location, Region, SliceSpec, Value
+from autodiff.graph.scopes import MISSING, Scope
 from autodiff.ops.runtime import as_gradient_of
 from autodiff.symbolic_rules import RULES, _decided, _integer, _scalar_symbols, _Unsupported
 
@@ -341,14 +342,12 @@ class _Evaluator:
                           f"({type(failure).__name__}: {failure})",
                           hint="check that the function runs on arrays of these shapes")
 
-    def variable(self, name: str, scope: str):
+    def variable(self, name: str, scope: Scope):
         # Read once, when the gradient is built: the expression holds its value.
-        fn = _anchor(self.fn)
-        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        try:
-            return cells[name].cell_contents if scope == "closure" else fn.__globals__[name]
-        except (KeyError, ValueError):
-            raise _Unsupported(f"'{name}' (it has no value yet)") from None
+        value = scope.read(name)
+        if value is MISSING:
+            raise _Unsupported(f"'{name}' (it has no value yet)")
+        return value
 
     # ----- regions: taken only where the data cannot change the path -----
 

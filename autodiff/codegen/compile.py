@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import sys
 import types
 
 from autodiff.codegen import origins
 from autodiff.codegen.python import GeneratedSource
+from autodiff.graph.scopes import Scope
 
 _counter = itertools.count(1)
 
@@ -30,6 +32,36 @@ def remember_source(text: str, label: str) -> str:
     return filename
 
 
+def _cell_of(scope: Scope) -> types.CellType:
+    """The cell through which generated code reads a foreign scope: a closure variable's
+    own cell, or a cell holding the module whose globals the scope is."""
+    if scope.kind == "closure":
+        return scope.namespace
+    module = sys.modules.get(scope.label)
+    if module is None or module.__dict__ is not scope.namespace:
+        module = GlobalsView(scope.namespace)
+    return types.CellType(module)
+
+
+class GlobalsView:
+    """A module's globals read as attributes, for globals with no module object
+    (code run by ``exec`` or in a notebook cell)."""
+
+    __slots__ = ("_globals",)
+
+    def __init__(self, globals_: dict) -> None:
+        self._globals = globals_
+
+    def __getattr__(self, name: str):
+        try:
+            return self._globals[name]
+        except KeyError:
+            raise NameError(f"name '{name}' is not defined") from None
+
+    def __repr__(self) -> str:
+        return f"<globals of {self._globals.get('__name__', '?')}>"
+
+
 def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
                       defaults: tuple | None | object = ...,
                       kwdefaults: dict | None = None,
@@ -38,7 +70,7 @@ def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
     (or the positional ``defaults`` given, for a signature with more parameters).
     ``where`` is the user's ``def`` (file, line, text): errors about the derivative
     as a whole point there."""
-    free = sorted(set(generated.runtime) | generated.closure_names)
+    free = sorted(set(generated.runtime) | generated.closure_names | set(generated.foreign))
     body = "".join("    " + line + "\n" for line in generated.text.splitlines())
     declare = f"    {' = '.join(free)} = None\n" if free else ""
     text = f"def __autodiff_factory__():\n{declare}{body}    return {generated.name}\n"
@@ -48,6 +80,7 @@ def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
     user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(
         user_cells[name] if name in generated.closure_names
+        else _cell_of(generated.foreign[name]) if name in generated.foreign
         else types.CellType(generated.runtime[name])
         for name in inner.co_freevars
     )

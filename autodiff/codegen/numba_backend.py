@@ -23,6 +23,7 @@ from autodiff.codegen.compile import compile_generated
 from autodiff.codegen.python import RUNTIME_NAMES, generate
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Graph, Location, Region, walk
+from autodiff.graph.scopes import Home
 
 _HINT = 'install it with: pip install "autodiff[jit]"'
 
@@ -74,8 +75,9 @@ def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) ->
     import numba
 
     check_graph(graph, general.where())
-    generated = generate(graph, numba=True)
-    python = compile_generated(generated, _anchor(general),
+    anchor = _anchor(general)
+    generated = generate(graph, Home.of_function(anchor), numba=True)
+    python = compile_generated(generated, anchor,
                                defaults=getattr(graph, "defaults", None),
                                kwdefaults=getattr(graph, "kwdefaults", None))
     compiled = numba.njit(python)

@@ -37,6 +37,7 @@ from autodiff.graph.ir import (
     walk,
 )
 from autodiff.graph.names import Layout, assign_names
+from autodiff.graph.scopes import Home, Scope
 from autodiff.ops import runtime
 
 # What generated code may call besides the user's own names: bound as closure cells.
@@ -56,6 +57,9 @@ class GeneratedSource:
     name: str
     runtime: dict[str, object] = field(default_factory=dict)  # helper name -> object
     closure_names: set[str] = field(default_factory=set)
+    # names standing for the namespaces of code from elsewhere (a helper's module, a
+    # rule's closure cell): name -> the scope it stands for
+    foreign: dict[str, Scope] = field(default_factory=dict)
     # line of each source comment in ``text`` (the ``def`` is line 1) -> (location, phase)
     marks: dict[int, tuple[Location | None, str]] = field(default_factory=dict)
 
@@ -68,9 +72,11 @@ def _parse_template(template: str, statement: bool = False) -> ast.AST:
 
 
 class _Renderer:
-    def __init__(self, names: dict[Value, str], aliases: dict[str, str]) -> None:
+    def __init__(self, names: dict[Value, str], aliases: dict[str, str],
+                 outer: dict[tuple[str, Scope | None], str]) -> None:
         self.names = names
         self.aliases = aliases  # runtime helpers renamed away from the user's names
+        self.outer = outer  # how each name read from outside is written (see _outer_names)
         self.expressions: dict[Value, ast.expr] = {}  # values written as expressions
 
     def operand(self, operand: Operand, in_subscript: bool = False) -> ast.expr:
@@ -95,7 +101,8 @@ class _Renderer:
 
     def constant(self, const: Const) -> ast.expr:
         if const.path is not None:
-            return _parse_template(const.path)
+            root, dot, rest = const.path.partition(".")
+            return _parse_template(self.outer.get((root, const.scope), root) + dot + rest)
         value = const.value
         if isinstance(value, tuple):
             return ast.Tuple([self.constant(Const(v)) for v in value], ast.Load())
@@ -147,7 +154,8 @@ class _Renderer:
 
     def node_expr(self, node: Node) -> ast.expr:
         if node.op.name == "variable":  # the user's own name, never a helper's alias
-            return ast.Name(node.args[0].value, ast.Load())
+            name, scope = node.args[0].value, node.args[1].value
+            return _parse_template(self.outer.get((name, scope), name))
         kernel = node.op.kernel
         text = kernel(node.named_args) if callable(kernel) else kernel
         return self.template(node.named_args, node.op.defaults, text)
@@ -171,9 +179,10 @@ def _comment(node) -> str | None:
     return f"# {prefix}line {node.loc.lineno}{where}: {node.loc.text}"
 
 
-def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
+def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
              numba: bool = False, check_finite: bool = False) -> GeneratedSource:
-    """Python source of a function computing ``graph``'s outputs from its params.
+    """Python source of a function computing ``graph``'s outputs from its params, to run
+    in the namespace ``home``: names the graph reads from elsewhere are qualified.
 
     The body runs inside ``try``: an error raised in it is pointed at the
     user's line by ``at_user_line`` (:mod:`autodiff.codegen.origins`).
@@ -182,18 +191,29 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
     ``try``, no ``del`` (numba frees values itself) and reversed ranges as
     ``range(stop - 1, start - 1, -1)``.
     """
-    user_names, closure_names = _user_names(graph)
+    reads = _outer_reads(graph)
+    user_names = {name for name, scope in reads if scope is not None and home.holds(name, scope)}
+    user_names |= {p.hint for p in graph.params}
+    if user_names & _BUILTINS_USED:
+        raise UnsupportedSyntaxError(
+            f"the variable '{min(user_names & _BUILTINS_USED)}' shadows a Python builtin "
+            "that the generated derivative needs", filename=graph.filename, hint="rename it")
+    user_names |= {name for name, scope in reads if scope is None}
+    closure_names = {name for name, scope in reads
+                     if scope is not None and scope.kind == "closure" and home.holds(name, scope)}
     helpers = dict(RUNTIME_NAMES)
     for node in walk(graph.nodes):  # functions with rules of their own, called by name
         if not isinstance(node, Region):
             helpers.update(node.op.runtime)
+    foreign = _foreign_names(reads, home, user_names | set(helpers) | _BUILTINS_USED | reserved)
+    user_names |= set(foreign)
     aliases = _helper_aliases(user_names, helpers)
     taken = reserved | set(helpers) | set(aliases.values()) | _BUILTINS_USED | user_names
     layout = Layout(graph)
     in_place = InPlace(graph, layout)
     names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=in_place,
                             layout=layout)
-    render = _Renderer(names, aliases)
+    render = _Renderer(names, aliases, _outer_names(reads, foreign))
     writer = _Writer(graph, names, layout, in_place, render)
     if numba:
         writer.releases, writer.numba = {}, True
@@ -221,6 +241,7 @@ def generate(graph: Graph, reserved: frozenset[str] = frozenset(),
                  for name, alias in ((n, aliases.get(n, n)) for n in helpers)
                  if alias in used},
         closure_names={n for n in used if n in closure_names},
+        foreign={n: scope for n, scope in foreign.items() if n in used},
         marks=marks,
     )
 
@@ -386,20 +407,57 @@ def _is_literal(operand: Operand, number: int) -> bool:
     return isinstance(operand, Const) and type(operand.value) is int and operand.value == number
 
 
-def _user_names(graph: Graph) -> tuple[set[str], set[str]]:
-    """Names the user's code brings in (parameters, globals, closure variables, modules)."""
-    nodes = [n for n in walk(graph.nodes) if not isinstance(n, Region)]
-    variables = {node.args[0].value for node in nodes if node.op.name == "variable"}
-    closure_names = {node.args[0].value for node in nodes
-                     if node.op.name == "variable" and node.args[1].value == "closure"}
-    variables |= {p.hint for p in graph.params}
-    if variables & _BUILTINS_USED:
-        raise UnsupportedSyntaxError(
-            f"the variable '{min(variables & _BUILTINS_USED)}' shadows a Python builtin "
-            "that the generated derivative needs", filename=graph.filename, hint="rename it")
-    path_roots = {arg.path.split(".")[0] for node in walk(graph.nodes) for arg in node.args
-                  if isinstance(arg, Const) and arg.path}
-    return variables | path_roots, closure_names
+def _outer_reads(graph: Graph) -> set[tuple[str, Scope | None]]:
+    """The names the graph reads from outside, each with the scope it is read in: global
+    and closure variables, and the first names of modules and functions it refers to."""
+    reads = set()
+    for node in walk(graph.nodes):
+        if isinstance(node, Region):
+            continue
+        if node.op.name == "variable":
+            reads.add((node.args[0].value, node.args[1].value))
+        for const in _constants(node.args):
+            if const.path:
+                reads.add((const.path.split(".")[0], const.scope))
+    return reads
+
+
+def _constants(operands) -> list[Const]:
+    found = []
+    for operand in operands:
+        if isinstance(operand, Const):
+            found.append(operand)
+        elif isinstance(operand, tuple):
+            found.extend(_constants(operand))
+        elif isinstance(operand, SliceSpec):
+            found.extend(_constants((operand.start, operand.stop, operand.step)))
+    return found
+
+
+def _foreign_names(reads: set, home: Home, taken: set[str]) -> dict[str, Scope]:
+    """A name for each scope, other than ``home``'s, that the graph reads from: a
+    module's short name (``helpers.k``), or a closure variable's own name (``scale``),
+    made unique."""
+    foreign: dict[str, Scope] = {}
+    named: dict[Scope, str] = {}
+    for name, scope in sorted(reads, key=lambda read: (read[0], repr(read[1]))):
+        if home.holds(name, scope) or scope in named:
+            continue
+        base = name if scope.kind == "closure" else re.sub(r"\W", "_", scope.label.split(".")[-1])
+        alias = base if base.isidentifier() else "_" + base
+        while alias in taken or alias in foreign:
+            alias += "_"
+        foreign[alias] = scope
+        named[scope] = alias
+    return foreign
+
+
+def _outer_names(reads: set, foreign: dict[str, Scope]) -> dict[tuple[str, Scope], str]:
+    """How each name read in a foreign scope is written: ``module.name`` for a module's
+    global, the cell's own new name for a closure variable."""
+    by_scope = {scope: alias for alias, scope in foreign.items()}
+    return {(name, scope): alias if scope.kind == "closure" else f"{alias}.{name}"
+            for name, scope in reads if (alias := by_scope.get(scope)) is not None}
 
 
 def _helper_aliases(user_names: set[str], helpers: dict[str, object]) -> dict[str, str]:

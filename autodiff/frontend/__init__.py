@@ -6,7 +6,8 @@ import functools
 
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.frontend.convert import _EMPTY_CELL, Converter
+from autodiff.frontend.convert import Converter
+from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
 from autodiff.graph.ir import Graph, Location, Operand, Value
 
@@ -32,13 +33,7 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     graph.arguments = arguments
     graph.defaults = fn.__defaults__
     graph.kwdefaults = fn.__kwdefaults__
-    closure = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            closure[name] = cell.cell_contents
-        except ValueError:  # not assigned yet: read it at call time
-            closure[name] = _EMPTY_CELL
-    converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure)
+    converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure_cells(fn))
     converter.env.update(zip(names, params))
     converter.arguments = set(params)
     graph.outputs = [converter.run(tree.body)]
@@ -58,7 +53,8 @@ def inline_rule(rule, builder: GraphBuilder, bindings: dict[str, Operand],
     source = _rule_source(rule)
     names = [a.arg for a in source.tree.args.args]
     bindings = {**dict(zip(names, leading)), **bindings}
-    converter = Converter(builder, source, rule.__globals__, location=location)
+    converter = Converter(builder, source, rule.__globals__, closure_cells(rule),
+                          location=location)
     converter.env.update(bindings)
     return converter.run(source.tree.body)
 

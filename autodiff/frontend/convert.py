@@ -31,6 +31,7 @@ from autodiff.frontend.statements import (
 )
 from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array
 from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
+from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
 
@@ -67,9 +68,6 @@ UNSUPPORTED_EXPRESSIONS = {
     ast.JoinedStr: "f-strings", ast.Starred: "star arguments (*args)",
 }
 
-_EMPTY_CELL = object()
-
-
 def _is_list(operand: Operand) -> bool:
     """Whether an operand is a Python list the function writes out or builds."""
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
@@ -83,14 +81,15 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         builder: GraphBuilder,
         source: FunctionSource,
         globals_: dict,
-        closure: dict[str, object] | None = None,
+        closure: dict[str, types.CellType] | None = None,
         *,
         location: Location | None = None,
     ) -> None:
         self.builder = builder
         self.source = source
         self.globals = globals_
-        self.closure = closure or {}
+        self.closure = closure or {}  # free variable name -> its cell
+        self.scope = Scope.of_globals(globals_)
         self.fixed_location = location  # rules report the user's line, not their own
         self.env: dict[str, Operand] = {}
         self.return_location: Location | None = None
@@ -347,7 +346,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             except AttributeError:
                 raise self.error(node, f"'{ast.unparse(node)}' does not exist",
                                  kind=UnknownFunctionError) from None
-            return Const(obj, path=f"{base.path}.{node.attr}")
+            return Const(obj, path=f"{base.path}.{node.attr}", scope=base.scope)
         if isinstance(base, Value):
             op = registry.attribute_op(node.attr)
             if op is None:
@@ -477,22 +476,22 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                 return value
             scope = scope.enclosing
         if name in self.closure:
-            return self.outer(node, self.closure[name], "closure")
-        if name in self.globals:
-            return self.outer(node, self.globals[name], "global")
-        if hasattr(builtins, name):
-            return Const(getattr(builtins, name), path=name)
-        return self.outer(node, _EMPTY_CELL, "global")
+            return self.outer(node, Scope.of_cell(self.closure[name], name))
+        if name in self.globals or not hasattr(builtins, name):
+            return self.outer(node, self.scope)
+        return Const(getattr(builtins, name), path=name)
 
-    def outer(self, node: ast.Name, obj: object, scope: str) -> Operand:
-        """A name of the enclosing module or closure: static if it names code, else a read.
-        (Its type decides, never its attributes: a lazy proxy is not loaded.)"""
-        if obj is not _EMPTY_CELL and (
+    def outer(self, node: ast.Name, scope: Scope) -> Operand:
+        """A name of the module or closure of the code being converted (which may be a
+        helper's or a rule's, not the differentiated function's): static if it names
+        code, else a read at call time. (Its type decides, never its attributes: a lazy
+        proxy is not loaded.)"""
+        obj = scope.read(node.id)
+        if obj is not MISSING and (
             issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None
         ):
-            return Const(obj, path=node.id)
-        value = self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
-        return value
+            return Const(obj, path=node.id, scope=scope)
+        return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
 
 
 def _runs_user_code(obj: object, attr: str) -> bool:

@@ -119,13 +119,7 @@ class CallsMixin:
         for name, value in bound.arguments.items():
             params[name] = value if _is_operand(value) else self.default_operand(node, fn,
                                                                                  name, value)
-        closure = {}
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:
-                closure[name] = None
-        callee = type(self)(self.builder, source, fn.__globals__, closure)
+        callee = type(self)(self.builder, source, fn.__globals__, closure_cells(fn))
         return callee, params, source.tree.body
 
     def default_operand(self, node: ast.Call, fn, name: str, value: object) -> Operand:
@@ -168,6 +162,12 @@ class CallsMixin:
         return params
 
 
+def closure_cells(fn: types.FunctionType) -> dict[str, types.CellType]:
+    """The closure cells of ``fn`` by name: their values are read through them, so a
+    derivative sees what they hold when it runs."""
+    return dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+
 def _is_operand(value: object) -> bool:
     from autodiff.graph.ir import SliceSpec
 
@@ -176,4 +176,4 @@ def _is_operand(value: object) -> bool:
     return isinstance(value, (Value, Const, SliceSpec, LocalFunction))
 
 
-__all__ = ["CallsMixin", "LocalFunction"]
+__all__ = ["CallsMixin", "LocalFunction", "closure_cells"]

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from autodiff.graph.scopes import Scope
+
 _ids = itertools.count()
 
 
@@ -75,10 +77,12 @@ class Value:
 
 @dataclass(frozen=True)
 class Const:
-    """A compile-time constant; ``path`` is the source expression naming it, if any."""
+    """A compile-time constant; ``path`` is the source expression naming it, if any, and
+    ``scope`` the namespace where the path's first name is read (None for a builtin)."""
 
     value: Any
     path: str | None = None
+    scope: Scope | None = None
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -86,6 +90,7 @@ class Const:
             and type(self.value) is type(other.value)
             and _same_constant(self.value, other.value)
             and self.path == other.path
+            and self.scope == other.scope
         )
 
     def __hash__(self) -> int:

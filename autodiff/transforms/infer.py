@@ -159,8 +159,7 @@ _SHAPE_QUERIES = frozenset({"shape", "size", "ndim", "len", "reduced_size", "res
 
 
 @functools.cache
-def _kernel_function(op_name: str, text: str):
-    op = registry.OPS[op_name]
+def _kernel_function(op: registry.Op, text: str):
     namespace = {"np": np, "float": float, "len": len, "slice": slice,
                  **{name: getattr(runtime, name) for name in dir(runtime)
                     if not name.startswith("_")}, **op.runtime}
@@ -176,7 +175,7 @@ def _callable(node) -> Any:
                 return lambda *args: fn(*args[:count])
         return None
     text = kernel(node.named_args) if callable(kernel) else kernel
-    return _kernel_function(node.op.name, text)
+    return _kernel_function(node.op, text)
 
 
 class _Operands:
@@ -277,9 +276,9 @@ class _Tape:
 
 
 def infer(graph: Graph, arguments: list[Abstract],
-          variables: dict[str, Abstract] | None = None) -> dict[Value, Abstract]:
+          variables: dict[tuple, Abstract] | None = None) -> dict[Value, Abstract]:
     """The abstract value of every value of ``graph`` for arguments like ``arguments``
-    (and global or closure variables like ``variables``, by name)."""
+    (and global or closure variables like ``variables``, by name and scope)."""
     env: dict = dict(zip(graph.params, arguments))
     env[_VARIABLES] = variables or {}
     _block(graph.nodes, env)
@@ -304,7 +303,7 @@ def _block(nodes: list, env: dict) -> None:
             tape = env.get(node.args[0])
             env[node.out] = tape.pushed if isinstance(tape, _Tape) else None
         elif node.op.name == "variable":
-            env[node.out] = env[_VARIABLES].get(node.args[0].value)
+            env[node.out] = env[_VARIABLES].get((node.args[0].value, node.args[1].value))
         else:
             env[node.out] = _evaluate(node, env)
 

@@ -22,6 +22,7 @@ from autodiff.codegen.compile import compile_generated
 from autodiff.codegen.python import generate
 from autodiff.graph.ir import Block, Const, Graph, Node, Region, Value, walk
 from autodiff.graph.printing import format_graph
+from autodiff.graph.scopes import Home
 from autodiff.ops import OPS
 from autodiff.transforms.optimize import (
     PASSES,
@@ -160,7 +161,7 @@ def _specialise(graph: Graph, op_name: str, value: int) -> Graph:
 
 
 def _compiled(graph: Graph, fn):
-    return compile_generated(generate(graph), fn, defaults=getattr(graph, "defaults", None),
+    return compile_generated(generate(graph, Home.of_function(fn)), fn, defaults=getattr(graph, "defaults", None),
                              kwdefaults=getattr(graph, "kwdefaults", None))
 
 
