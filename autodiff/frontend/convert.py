@@ -20,7 +20,7 @@ import types
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.functions import CallsMixin, LocalFunction
-from autodiff.frontend.source import FunctionSource
+from autodiff.frontend.source import FunctionSource, is_library_code
 from autodiff.frontend.statements import (
     FALSE,
     RESULT,
@@ -34,6 +34,7 @@ from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, 
 from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
+from autodiff.ops.calls import call_op
 
 BINARY_OPS = {
     ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -409,7 +410,8 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             if isinstance(getattr(callee.value, "graph", None), Graph) and getattr(
                     callee.value, "original", None) is not None:  # a derivative of ours
                 return self.call_derivative(node, callee.value, args, kwargs)
-            return self.call_function(node, callee.value, args, kwargs)
+            if not is_library_code(callee.value, self.source.filename):
+                return self.call_function(node, callee.value, args, kwargs)
         if receiver is not None:
             binding = registry.method_binding(func.attr)
             if binding is None:
@@ -420,6 +422,8 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             args = (receiver, *args)
         else:
             binding = self.callable_binding(node, callee, text)
+            if binding is None:
+                return self.call_as_it_is(node, callee, args, kwargs)
         op, adapter = binding
         try:
             op, canonical = registry.bind_call(op, adapter, args, kwargs)
@@ -452,12 +456,17 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         if not isinstance(callee, Const):
             raise self.error(node, f"cannot call '{text}': only functions known when the code "
                              "is compiled can be called", kind=UnknownFunctionError)
-        binding = registry.callable_binding(callee.value)
-        if binding is not None:
-            return binding
-        raise self.error(
-            node, f"'{text}' is not a function autodiff knows how to differentiate",
-            hint="use the NumPy equivalent, or give it a gradient rule", kind=UnknownFunctionError)
+        return registry.callable_binding(callee.value)
+
+    def call_as_it_is(self, node: ast.Call, callee: Const, args: tuple, kwargs: dict) -> Operand:
+        """A call of a function with no rule that is not the user's own code: the
+        derivative makes it as it is (see :mod:`autodiff.ops.calls`)."""
+        if callee.path is None:
+            raise self.error(node, f"cannot call '{ast.unparse(node.func)}' here: it has no "
+                             "name generated code can refer to", kind=UnknownFunctionError,
+                             hint="call it through a global name")
+        op = call_op(len(args), tuple(kwargs))
+        return self.emit(node, op, (callee, *args, *kwargs.values()))
 
     # ----- names -----
 

@@ -1,6 +1,7 @@
 """The op registry and every family of primitives (importing this registers them all)."""
 
 from autodiff.ops import (  # noqa: F401
+    calls,
     control,
     elementwise,
     helpers,

@@ -88,6 +88,11 @@ class Op:
         self.distinct = False
         # Python objects the kernel calls by name (a user's function with its own rule).
         self.runtime: dict[str, Any] = {}
+        # The kernel runs code autodiff does not know (see ops.calls): never run it while
+        # compiling, not even on stand-in values.
+        self.opaque = False
+        # fn(named_args, where) -> the error for a gradient reaching it with no rule.
+        self.missing_rule: Callable[[dict, dict], Exception] | None = None
 
     def defvjp(self, rule: Callable) -> Callable:
         """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator.

@@ -157,6 +157,8 @@ class _Tangents:
         problem = op.vjp_check(named) if op.vjp_check is not None else None
         if problem:  # arguments the rules do not cover (np.linalg.norm with ord=1)
             raise NonDifferentiableError(problem, **where)
+        if missing and op.missing_rule is not None:
+            raise op.missing_rule(named, where)
         if missing:
             raise NonDifferentiableError(
                 f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'",

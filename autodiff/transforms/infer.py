@@ -167,6 +167,8 @@ def _kernel_function(op: registry.Op, text: str):
 
 
 def _callable(node) -> Any:
+    if node.op.opaque:
+        return None
     kernel = node.op.kernel
     if kernel is None:  # only an in-place form: the runtime function it is an alias of
         for fn, op, _ in registry._CALLABLES.values():

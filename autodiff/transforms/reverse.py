@@ -234,6 +234,8 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         return
     where = Location.error_fields(node.loc)
     if op.vjp is None:
+        if op.missing_rule is not None:
+            raise op.missing_rule(named, where)
         raise NonDifferentiableError(
             f"'{op.name}' has no gradient rule, and the result depends on it", **where,
             hint="compute this part from non-differentiated values, or register a gradient")

@@ -1,0 +1,114 @@
+"""Functions autodiff has no rule for, and code that is not the user's own.
+
+Such a function is called as it is: its result is a constant of the
+derivative while no argument carries a gradient; when one does, the error
+names the user's call and suggests a rule. A library's Python source is never
+compiled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from tests.helpers import UserModules, check_against_finite_differences
+
+scipy_special = pytest.importorskip("scipy.special")
+
+
+@pytest.fixture
+def user(tmp_path):
+    return UserModules(tmp_path)("""
+        import numpy as np
+        import scipy.signal
+        import scipy.special
+        import autodiff as ad
+
+
+        def lse(x):
+            return scipy.special.logsumexp(x)
+
+
+        def attention(x):
+            T = x.shape[0]
+            mask = np.tril(np.ones((T, T)))
+            return np.sum(np.tanh(mask @ x))
+
+
+        def windowed(x):
+            window = scipy.signal.get_window("hann", x.shape[0])
+            return np.sum(window * x ** 2)
+
+
+        def cut(x):
+            with ad.no_grad():
+                scale = scipy.special.logsumexp(x)
+            return np.sum(x * scale)
+
+
+        def noisy(x):
+            a = np.random.rand(3)
+            b = np.random.rand(3)
+            return np.sum(x * (a - b))
+
+
+        def conv(x, k):
+            return np.sum(scipy.signal.convolve(x, k) ** 2)
+    """)
+
+
+X = np.array([0.3, -1.2, 0.8, 2.0])
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp"])
+def test_a_gradient_into_a_function_without_a_rule_is_refused_at_the_call(user, transform):
+    with pytest.raises(ad.UnknownFunctionError) as raised:  # while compiling
+        ad.grad(user.lse) if transform == "grad" else ad.jvp(user.lse)
+    error = raised.value
+    assert error.filename == user.__file__ and error.lineno == 9
+    assert "'scipy.special.logsumexp' is not a function autodiff knows" in error.message
+    assert "ad.register_gradient(scipy.special.logsumexp, vjp)" in str(error)
+
+
+def test_a_rule_makes_the_same_call_differentiable(user):
+    def logsumexp_vjp(g, ans, a):
+        return g * np.exp(a - ans)
+
+    with ad.register_gradient(scipy_special.logsumexp, logsumexp_vjp):
+        check_against_finite_differences(user.lse, [X], forward=False)
+
+
+def test_a_library_function_is_never_compiled(user):
+    # scipy.signal.convolve is Python code in SciPy: the error names the user's line,
+    # not a line of SciPy's source
+    with pytest.raises(ad.UnknownFunctionError) as raised:
+        ad.grad(user.conv)(X, np.ones(2))
+    assert raised.value.filename == user.__file__
+    assert "scipy.signal.convolve" in raised.value.message
+    source = ad.grad(user.windowed).source
+    assert "scipy.signal.get_window(" in source
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_functions_of_constants_just_run(user, jit):
+    mask = np.tril(np.ones((4, 4)))
+    expected = mask.T @ (1.0 - np.tanh(mask @ X) ** 2)
+    assert np.allclose(ad.grad(user.attention, jit=jit)(X), expected)
+    check_against_finite_differences(user.attention, [X])
+    check_against_finite_differences(user.windowed, [X])
+
+
+def test_no_grad_makes_any_function_a_constant(user):
+    expected = np.full(4, scipy_special.logsumexp(X))
+    assert np.allclose(ad.grad(user.cut)(X), expected)
+
+
+def test_calls_are_never_merged_or_run_while_compiling(user):
+    np.random.seed(0)
+    a, b = np.random.rand(3), np.random.rand(3)
+    derivative = ad.grad(user.noisy, jit=True)
+    np.random.seed(0)
+    got = derivative(np.ones(3))  # compiling first: it must draw nothing itself
+    assert np.allclose(got, a - b)
+    assert not np.allclose(got, 0.0)
