@@ -36,6 +36,7 @@ import numpy as np
 
 from autodiff.errors import ArgumentKindError, AutodiffError, DerivativeError, NonFiniteError
 from autodiff.graph.ir import Location
+from autodiff.ops import runtime
 
 PHASES = {
     "forward": "while computing this line",
@@ -98,6 +99,12 @@ def at_user_line(error: BaseException) -> BaseException:
     if isinstance(error, AutodiffError):  # a runtime helper's: give it the user's line
         return error if error.filename is not None else _located_copy(
             error, fields, _statement_at(frame.f_code.co_filename, line))
+    structured = _structured_argument(frame)
+    if structured is not None:  # it got this far by chance: the error is about the argument
+        name, value = structured
+        refused = runtime.not_differentiable(value)
+        return _located_copy(type(refused)(refused.message.replace("an argument", f"'{name}'", 1),
+                                           hint=refused.hint), fields, "")
     kind = _builtin_kind(type(error))
     if kind is None:
         return error
@@ -111,6 +118,17 @@ def at_user_line(error: BaseException) -> BaseException:
 
 
 _GRADIENT_OF = re.compile(r"as_gradient_of\(\w+, (\w+)")
+
+
+def _structured_argument(frame) -> tuple[str, object] | None:
+    """The first differentiated argument that is a list, tuple or dict, if any (the
+    arguments gradients are returned for are those ``as_gradient_of`` converts)."""
+    text = "".join(linecache.getlines(frame.f_code.co_filename))
+    for name in dict.fromkeys(_GRADIENT_OF.findall(text)):
+        value = frame.f_locals.get(name)
+        if isinstance(value, runtime.STRUCTURES):
+            return name, value
+    return None
 
 
 def _located_copy(error: AutodiffError, fields: dict, statement: str) -> AutodiffError:

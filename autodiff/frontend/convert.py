@@ -20,6 +20,7 @@ import types
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.functions import CallsMixin, LocalFunction
+from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource, is_library_code
 from autodiff.frontend.statements import (
     FALSE,
@@ -174,8 +175,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             call = stmt.value
             if isinstance(call, (ast.Yield, ast.YieldFrom, ast.Await)):
                 self.expr(call)  # reports the construct
-            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                    and call.func.attr == "append" and isinstance(call.func.value, ast.Name)):
+            if is_list_append(stmt) and call.func.value.id in self.env:
                 self.append_to_list(call, call.func.value.id)
                 return
             raise self.error(stmt, "expression statements are not supported in differentiated "

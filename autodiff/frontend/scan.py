@@ -83,14 +83,22 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
     return [*names, *(n for n in appended_names(body) if n not in names)]
 
 
+def is_list_append(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` is the statement ``name.append(item)``: one argument, its result
+    unused (``np.append(x, y)`` is a NumPy call, not a list growing)."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
+            and len(call.args) == 1 and not call.keywords)
+
+
 def appended_names(body: list[ast.stmt]) -> list[str]:
     """Names of lists a body appends to (``acc.append(v)``, ``acc = acc + [v]``,
     ``acc += [v]``)."""
     names: dict[str, None] = {}
     for node in _walk_local(body):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "append" and isinstance(node.func.value, ast.Name)):
-            names[node.func.value.id] = None
+        if is_list_append(node):
+            names[node.value.func.value.id] = None
         elif (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)
               and isinstance(node.target, ast.Name) and isinstance(node.value, ast.List)):
             names[node.target.id] = None

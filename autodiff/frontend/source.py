@@ -15,6 +15,7 @@ import inspect
 import linecache
 import os
 import site
+import sys
 import sysconfig
 import textwrap
 import types
@@ -77,6 +78,8 @@ def read_function(fn) -> FunctionSource:
             filename=filename, lineno=code.co_firstlineno,
             hint=f"differentiate {fn.__name__}.__wrapped__ if the decorator leaves the values "
             "unchanged, or decorate the derivative instead")
+    if filename == "<string>":
+        _remember_command_line()
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as error:
@@ -84,8 +87,9 @@ def read_function(fn) -> FunctionSource:
             f"cannot read the source of {fn.__qualname__}: {error}",
             filename=filename,
             lineno=code.co_firstlineno,
-            hint="functions typed at an interactive prompt have no source file; "
-            "put the function in a file (Jupyter cells work)",
+            hint="functions typed at an interactive prompt, or run by exec() from a string, "
+            "have no source file; put the function in a file (Jupyter cells and python -c "
+            "work), or compile the text under a file name whose text linecache holds",
         ) from None
     text = textwrap.dedent("".join(lines))
     try:
@@ -127,6 +131,16 @@ def read_function(fn) -> FunctionSource:
     )
 
 
+def _remember_command_line() -> None:
+    """The text of ``python -c TEXT`` under its file name, ``<string>``, as IPython does
+    for its cells: Python keeps it nowhere else."""
+    argv = getattr(sys, "orig_argv", [])
+    if "<string>" in linecache.cache or "-c" not in argv[:-1]:
+        return
+    text = argv[argv.index("-c") + 1]
+    linecache.cache["<string>"] = (len(text), None, text.splitlines(True), "<string>")
+
+
 def _the_lambda(module: ast.Module, fn) -> ast.Lambda | None:
     """The one lambda on fn's line whose parameters match fn's, if unambiguous."""
     names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
@@ -157,6 +171,12 @@ def _check_unchanged(fn) -> None:
     """Refuse a function whose file no longer holds the code that runs."""
     code = fn.__code__
     if not _is_the_running_code(linecache.getlines(code.co_filename), fn):
+        if code.co_filename == "<string>":  # exec() of a string inside python -c
+            raise SourceUnavailableError(
+                f"cannot read the source of {fn.__qualname__}: it was run by exec() from a "
+                "string, which Python does not keep", filename=code.co_filename,
+                lineno=code.co_firstlineno, hint="put the function in a file, or compile the "
+                "text under a file name whose text linecache holds")
         raise SourceUnavailableError(
             f"the source of {fn.__qualname__} in its file is not the code that runs: the "
             "file was changed after the function was defined",
@@ -175,17 +195,34 @@ def _is_the_running_code(lines: list[str], fn) -> bool:
         return True
     if not lines:
         return True
-    module = _compiled("".join(lines), code.co_filename, code.co_flags & _FUTURE_FLAGS)
+    text, flags = "".join(lines), code.co_flags & _FUTURE_FLAGS
+    module = _compiled(text, code.co_filename, flags)
     if module is None:
         return True  # not ours to judge: the parse that follows reports what is wrong
     found = _code_at(module, code.co_name, code.co_firstlineno)
+    if found is not None and _same_code(found, code):
+        return True
+    # IPython (Jupyter) compiles each top-level statement of a cell on its own
+    alone = _compiled(text, code.co_filename, flags, statement_at=code.co_firstlineno)
+    found = _code_at(alone, code.co_name, code.co_firstlineno) if alone is not None else None
     return found is not None and _same_code(found, code)
 
 
 @functools.lru_cache(maxsize=8)
-def _compiled(text: str, filename: str, flags: int) -> types.CodeType | None:
+def _compiled(text: str, filename: str, flags: int,
+              statement_at: int | None = None) -> types.CodeType | None:
+    """``text`` compiled whole, or only its top-level statement spanning ``statement_at``."""
     try:
-        return compile(text, filename, "exec", flags=flags, dont_inherit=True)
+        if statement_at is None:
+            return compile(text, filename, "exec", flags=flags, dont_inherit=True)
+        tree = ast.parse(text)
+        for statement in tree.body:
+            first = min([statement.lineno] + [d.lineno for d in
+                                              getattr(statement, "decorator_list", ())])
+            if first <= statement_at <= (statement.end_lineno or statement.lineno):
+                return compile(ast.Module([statement], type_ignores=[]), filename, "exec",
+                               flags=flags, dont_inherit=True)
+        return None
     except (SyntaxError, ValueError):
         return None
 

@@ -298,23 +298,30 @@ def as_gradient_of(g, x, where=None):
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
     if isinstance(x, (float, int)) and not isinstance(x, (bool, np.generic)):
         return float(np.sum(g)) if np.ndim(g) else float(g)
-    # NumPy scalars (np.float32(1.0)) keep their type; anything else array-like
-    # (a list) gets a float64 array of its shape.
-    if not isinstance(x, (np.generic, list, tuple)):
+    # NumPy scalars (np.float32(1.0)) keep their type.
+    if not isinstance(x, np.generic) or x.dtype.kind not in "fciu":
         _not_differentiable(x)
-    dtype = (x if isinstance(x, np.generic) else np.asarray(x)).dtype
-    if dtype.kind not in "fciu":
-        _not_differentiable(x)
-    if dtype.kind not in "fc":
-        dtype = _FLOAT64
-    if isinstance(x, np.generic):
-        return dtype.type(np.sum(g) if np.ndim(g) else g)
-    return np.array(np.broadcast_to(g, np.shape(x)), dtype=dtype)
+    dtype = x.dtype if x.dtype.kind in "fc" else _FLOAT64
+    return dtype.type(np.sum(g) if np.ndim(g) else g)
 
 
 def _not_differentiable(x):
+    raise not_differentiable(x)
+
+
+STRUCTURES = (list, tuple, dict)
+
+
+def not_differentiable(x) -> ArgumentKindError:
+    """The error for differentiating with respect to ``x``, which has no gradient."""
     kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
-    raise ArgumentKindError(
+    if isinstance(x, STRUCTURES):
+        return ArgumentKindError(
+            f"cannot differentiate with respect to an argument, a {kind}: gradients with "
+            "respect to lists, tuples and dicts are not supported yet",
+            hint="pass each array as an argument of its own and name them in wrt, or "
+            "np.asarray the list before the call")
+    return ArgumentKindError(
         f"cannot differentiate with respect to an argument, a {kind}: only floats, "
         "ints and arrays of them have gradients",
         hint="pass the value as a float array, or leave the argument out of wrt")
