@@ -128,14 +128,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     where = _where(graph.return_location)
     builder.loc = graph.return_location
     if seed is not None:
-        seed = mapping[seed]
-        items = output if isinstance(output, tuple) else (output,)
-        for index, item in enumerate(items):
-            if isinstance(item, Value) and item in active:
-                part = (builder.emit(OPS["getitem"], (seed, Const(index)))
-                        if isinstance(output, tuple) else seed)
-                part = builder.emit(OPS["vjp_seed"], (part, item, Const(where)))
-                adjoints.add(item, part, {part})
+        _seed_outputs(builder, adjoints, mapping[seed], output, active, where)
     elif isinstance(output, Value) and output in active:
         seed_value, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed_value, set())
@@ -195,6 +188,21 @@ def _seed(builder: GraphBuilder, output: Value, targets: list[Value], where: str
             builder.size_one.add(output.shape)
             return Const(1.0), param
     return builder.emit(OPS["scalar_output_seed"], (output, Const(where))), None
+
+
+def _seed_outputs(builder: GraphBuilder, adjoints: _Adjoints, seed: Operand, output: Operand,
+                  active: set[Value], where: str) -> None:
+    """Seed each active item of ``output`` with its part of ``seed``: a tuple output
+    (nested, for a derivative returning a tuple inside one) takes a tuple seed of
+    the same structure."""
+    if isinstance(output, tuple):
+        for index, item in enumerate(output):
+            if any(v in active for v in operand_values(item)):
+                part = builder.emit(OPS["getitem"], (seed, Const(index)))
+                _seed_outputs(builder, adjoints, part, item, active, where)
+    elif isinstance(output, Value) and output in active:
+        part = builder.emit(OPS["vjp_seed"], (seed, output, Const(where)))
+        adjoints.add(output, part, {part})
 
 
 def _where(loc: Location | None) -> str:
