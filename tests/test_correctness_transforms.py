@@ -116,3 +116,84 @@ def test_derivatives_with_several_outputs_are_functions_with_several_outputs():
         hessian = ad.hessian(f)(x)
         np.testing.assert_allclose(hessian, numeric(ad.grad(f), x), rtol=1e-5, atol=1e-8)
         np.testing.assert_allclose(hessian, hessian.T, rtol=1e-10)
+
+
+# ----- 2. a custom rule returning the wrong number of gradients -----
+
+
+def logsumexp_rows(a, axis):
+    m = np.max(a, axis=axis, keepdims=True)
+    return np.log(np.sum(np.exp(a - m), axis=axis)) + np.squeeze(m, axis)
+
+
+def logsumexp_bare(g, ans, a, axis):
+    return np.expand_dims(g, axis) * np.exp(a - np.expand_dims(ans, axis))
+
+
+def logsumexp_pair(g, ans, a, axis):
+    return np.expand_dims(g, axis) * np.exp(a - np.expand_dims(ans, axis)), None
+
+
+def weighted_logsumexp(x):
+    return np.sum(logsumexp_rows(x, 1) * np.array([1.0, 2.0, 3.0]))
+
+
+def scale_by(g, b):
+    return g * b
+
+
+def scaled(a, b):
+    return a * b
+
+
+def scaled_rule(g, ans, a, b):
+    return scale_by(g, b)  # one array at run time, unknown to the compiler
+
+
+def three_gradients(g, ans, a, b):
+    return g * b, g * a, None
+
+
+def scale_by_rule(gg, ans, g, b):
+    return gg * b, None
+
+
+def weighted_scaled(x):
+    return np.sum(scaled(x, 2.0))
+
+
+def test_custom_rule_returning_one_array_for_several_parameters_is_an_error():
+    x = np.arange(12.0).reshape(3, 4) / 5
+    with ad.register_gradient(logsumexp_rows, logsumexp_bare):
+        with pytest.raises(AutodiffError) as caught:
+            ad.grad(weighted_logsumexp)
+    message = str(caught.value)
+    # once indexed with [0]: row 0 of the gradient copied into every row
+    assert "'logsumexp_bare' of 'logsumexp_rows'" in message
+    line = logsumexp_bare.__code__.co_firstlineno
+    assert f"test_correctness_transforms.py:{line}" in message
+    assert "returns one array" in message and "(a, axis)" in message
+    assert caught.value.lineno == weighted_logsumexp.__code__.co_firstlineno + 1
+    assert "None for a parameter without one" in caught.value.hint
+
+    with ad.register_gradient(logsumexp_rows, logsumexp_pair):
+        got = ad.grad(weighted_logsumexp)(x)
+    softmax = np.exp(x) / np.sum(np.exp(x), axis=1, keepdims=True)
+    np.testing.assert_allclose(got, softmax * np.array([[1.0], [2.0], [3.0]]), rtol=1e-12)
+
+    # a count known only at run time is checked when the rule runs
+    with ad.register_gradient(scale_by, scale_by_rule), \
+            ad.register_gradient(scaled, scaled_rule):
+        derivative = ad.grad(weighted_scaled)
+        with pytest.raises(AutodiffError) as caught:
+            derivative(np.ones(3))
+    message = str(caught.value)
+    line = scaled_rule.__code__.co_firstlineno
+    assert f"'scaled_rule' of 'scaled' (test_correctness_transforms.py:{line})" in message
+    assert "returned one ndarray of shape (3,), but it must return 2 gradients" in message
+    assert caught.value.lineno == weighted_scaled.__code__.co_firstlineno + 1
+
+    # a tuple of the wrong length
+    with ad.register_gradient(scaled, three_gradients):
+        with pytest.raises(AutodiffError, match="returns 3 gradients, but 'scaled' has 2"):
+            ad.grad(weighted_scaled)

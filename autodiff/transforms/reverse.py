@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from autodiff.errors import NonDifferentiableError
+from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Value, operand_values
@@ -250,14 +250,9 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         raise NonDifferentiableError(problem, **where)
     start = len(builder.nodes)
     result = inline_rule(op.vjp, builder, named, node.loc, leading=(g, node.out))
+    result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
-    if isinstance(result, Const) and isinstance(result.value, tuple):
-        result = tuple(Const(item) for item in result.value)  # every gradient folded
-    elif isinstance(result, Value) and len(op.diff) > 1:  # a helper returned them together
-        result = tuple(builder.emit(OPS["getitem"], (result, Const(i)))
-                       for i in range(len(op.diff)))
-        created.update(part for part in result if isinstance(part, Value))
-    results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
+    results = dict(zip(op.diff, result))
     received = []
     for param in targets:
         operand, contribution = named[param], results[param]
@@ -275,6 +270,80 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
                 received.append(item)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
+
+
+# Shape rules of ops whose result is an array (or a number), never a tuple.
+_ARRAY_SHAPES = ("scalar", "elementwise", "reduce", "einsum", "of", "like")
+
+
+def _one_per_parameter(op, result: Operand, named: dict, builder: GraphBuilder,
+                       loc: Location | None) -> tuple:
+    """The gradients a VJP rule returned, one per differentiable parameter of ``op``.
+
+    A rule of several parameters returns a tuple. A count that is wrong when the
+    rule is compiled (a tuple of another length, an array) is an error now; a
+    single value that may be a tuple (a helper returning them together) is
+    unpacked, and for a rule not built in, checked when it runs: indexing an
+    array by mistake would hand row 0 of one gradient to every parameter.
+    """
+    count = len(op.diff)
+    if isinstance(result, Const) and isinstance(result.value, tuple):
+        result = tuple(Const(item) for item in result.value)  # every gradient folded
+    if count == 1:
+        if isinstance(result, tuple) and isinstance(named[op.diff[0]], Value):
+            if len(result) != 1:  # (a tuple is the gradient of a sequence, np.stack([a, b]))
+                _wrong_count(op, f"{len(result)} gradients", loc)
+            return result  # (g,): one gradient, as a tuple
+        return (result,)
+    if isinstance(result, tuple):
+        if len(result) != count:
+            _wrong_count(op, f"{len(result)} gradients", loc)
+        return result
+    if isinstance(result, Const) or _is_array(result):
+        _wrong_count(op, "one array", loc)
+    if not _built_in(op):
+        result = builder.emit(OPS["rule_gradients"], (result, Const(count), Const(
+            _rule_description(op))))
+    return tuple(builder.emit(OPS["getitem"], (result, Const(i))) for i in range(count))
+
+
+def _is_array(value: Operand) -> bool:
+    node = value.node if isinstance(value, Value) else None
+    spec = getattr(getattr(node, "op", None), "shape", None)
+    return isinstance(spec, str) and spec.partition(":")[0] in _ARRAY_SHAPES
+
+
+def _built_in(op) -> bool:
+    """Whether ``op``'s VJP rule is one of autodiff's own (not a user's)."""
+    return getattr(op.vjp, "__module__", "").startswith("autodiff.ops")
+
+
+def _function_name(op) -> str:
+    """The name the user knows ``op`` by (a function with a registered rule is called
+    by a runtime name that may carry a suffix)."""
+    functions = list(op.runtime.values())
+    return getattr(functions[0], "__name__", op.name) if len(functions) == 1 else op.name
+
+
+def _rule_description(op) -> str:
+    rule = op.vjp
+    code = getattr(rule, "__code__", None)
+    name = getattr(rule, "__name__", "")
+    name = f"'{name}' " if name and name != "<lambda>" else ""
+    if code is None:
+        return f"{name}of '{_function_name(op)}'"
+    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    return f"{name}of '{_function_name(op)}' ({where})"
+
+
+def _wrong_count(op, got: str, loc: Location | None):
+    params = ", ".join(op.diff)
+    raise AutodiffError(
+        f"the gradient rule {_rule_description(op)} returns {got}, but '{_function_name(op)}' has "
+        f"{len(op.diff)} differentiable parameter{'s' if len(op.diff) > 1 else ''} ({params}): "
+        "it must return one gradient per parameter", **Location.error_fields(loc),
+        hint="return a tuple with one gradient per parameter, None for a parameter "
+             "without one (an axis, a flag)")
 
 
 _PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}
