@@ -197,3 +197,54 @@ def test_custom_rule_returning_one_array_for_several_parameters_is_an_error():
     with ad.register_gradient(scaled, three_gradients):
         with pytest.raises(AutodiffError, match="returns 3 gradients, but 'scaled' has 2"):
             ad.grad(weighted_scaled)
+
+
+# ----- 3. range inside enumerate and zip -----
+
+
+def enumerate_range(x):
+    s = 0.0
+    for k, i in enumerate(range(1, 4)):
+        s = s + k * i * x
+    return s
+
+
+def zip_range(x):
+    s = 0.0
+    for i, xi in zip(range(1, 4), x):
+        s = s + i * xi
+    return s
+
+
+def zip_range_of_argument(x, n):
+    s = 0.0
+    for i, xi in zip(range(1, n, 2), x):
+        s = s + i * xi ** 2
+    return s
+
+
+def enumerate_range_of_argument(x, n):
+    s = 0.0
+    for k, i in enumerate(range(2, n)):
+        s = s + k * i * x
+    return s
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_range_inside_enumerate_and_zip(jit):
+    # sum of k * i over (0, 1), (1, 2), (2, 3): 8
+    assert ad.grad(enumerate_range, jit=jit)(1.0) == 8.0
+    assert np.allclose(ad.jvp(enumerate_range, jit=jit)(1.0, 1.0), (8.0, 8.0))
+    x = np.ones(3)
+    np.testing.assert_array_equal(ad.grad(zip_range, jit=jit)(x), [1.0, 2.0, 3.0])
+    assert np.allclose(ad.jvp(zip_range, jit=jit)(x, np.array([1.0, 0.0, 2.0])), (6.0, 7.0))
+    # bounds known only when called: range(1, 6, 2) is 1, 3, 5, and zip stops at it
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(ad.grad(zip_range_of_argument, jit=jit)(x, 6),
+                                  [2.0, 12.0, 30.0, 0.0, 0.0])
+    assert np.allclose(ad.jvp(zip_range_of_argument, jit=jit)(x, 6, np.ones(5)),
+                       (1.0 + 12.0 + 45.0, 44.0))
+    # range(2, 5) is 2, 3, 4: 0 * 2 + 1 * 3 + 2 * 4
+    assert ad.grad(enumerate_range_of_argument, jit=jit)(1.0, 5) == 11.0
+    assert np.allclose(ad.jvp(enumerate_range_of_argument, jit=jit)(1.0, 5, 1.0), (11.0, 11.0))
+    assert ad.grad(enumerate_range_of_argument, jit=jit)(1.0, 2) == 0.0

@@ -459,6 +459,10 @@ class StatementsMixin:
             raise self.error(node, "reversed() inside enumerate() or zip() is not supported")
         if start == Const(0) and step == Const(1):
             return stop, element
-        span = self.emit(node, "len", (self.emit(node, "range_of", (start, stop, step)),))
+        bounds = (start, stop, step)
+        if all(isinstance(b, Const) and type(b.value) is int for b in bounds):
+            span = Const(len(range(*(b.value for b in bounds))))  # known now
+        else:
+            span = self.emit(node, "len", (self.emit(node, "range_of", bounds),))
         return span, lambda index: element(
             self.emit(node, "add", (start, self.emit(node, "multiply", (index, step)))))

@@ -30,6 +30,14 @@ def variable(name, scope): ...
 variable.inline = True
 
 
+# ----- ranges -----
+
+
+@defop("range_of", "range(start, stop, step)", nondiff_output=True, floating=None,
+       impl=lambda start, stop, step: range(start, stop, step))
+def range_of(start, stop, step): ...
+
+
 # ----- truth values -----
 
 _truth = {"nondiff_output": True, "floating": None, "shape": "scalar"}
