@@ -248,3 +248,29 @@ def test_range_inside_enumerate_and_zip(jit):
     assert ad.grad(enumerate_range_of_argument, jit=jit)(1.0, 5) == 11.0
     assert np.allclose(ad.jvp(enumerate_range_of_argument, jit=jit)(1.0, 5, 1.0), (11.0, 11.0))
     assert ad.grad(enumerate_range_of_argument, jit=jit)(1.0, 2) == 0.0
+
+
+# ----- 4. a ternary with a named constant before a loop that updates it -----
+
+
+def kepler(M, e):
+    E = M if e < 0.8 else math.pi
+    for _ in range(5):
+        E = E - (E - e * np.sin(E) - M) / (1 - e * np.cos(E))
+    return E
+
+
+@pytest.mark.parametrize("e", [0.5, 0.9])
+def test_ternary_with_named_constant_before_a_loop(e):
+    M = 1.0
+    dM, de = ad.grad(kepler, wrt=(0, 1))(M, e)
+    np.testing.assert_allclose(dM, numeric(lambda m: kepler(float(m), e), M)[0, 0], rtol=1e-7)
+    np.testing.assert_allclose(de, numeric(lambda s: kepler(M, float(s)), e)[0, 0], rtol=1e-7)
+    # near the solution of E - e sin E = M: dE/dM = 1 / (1 - e cos E), dE/de = sin E dE/dM
+    E = kepler(M, e)
+    np.testing.assert_allclose((dM, de), (1 / (1 - e * np.cos(E)), np.sin(E) / (1 - e * np.cos(E))),
+                               rtol=1e-6)
+    assert ad.grad(kepler, wrt=(0, 1), jit=True)(M, e) == (dM, de)
+    value, tangent = ad.jvp(kepler, wrt=(0, 1))(M, e, (1.0, 2.0))
+    assert value == E
+    np.testing.assert_allclose(tangent, dM + 2.0 * de, rtol=1e-12)

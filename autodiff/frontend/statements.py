@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from autodiff.frontend.scan import (
     BROKE,
     CONTINUED,
@@ -47,6 +49,12 @@ def _same(a: object, b: object) -> bool:
     if a is b:
         return True
     return isinstance(a, Const) and isinstance(b, Const) and a == b
+
+
+def _data(value: object) -> bool:
+    """Whether a named constant (``math.pi``, a module's array) is data a branch may
+    yield, rather than a function or a module, which only one path may bind."""
+    return isinstance(value, (bool, int, float, complex, np.number, np.ndarray))
 
 
 def _floating(operand: Operand) -> bool:
@@ -200,7 +208,7 @@ class StatementsMixin:
         if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
             return tuple(self.merge(name, x, y, blocks, outs) for x, y in zip(a, b))
         if not all(isinstance(v, (Value, Const)) for v in (a, b)) or any(
-            isinstance(v, Const) and v.path is not None for v in (a, b)
+            isinstance(v, Const) and v.path is not None and not _data(v.value) for v in (a, b)
         ):
             return _Ambiguous(name)
         out = Value(readable_name(name))
