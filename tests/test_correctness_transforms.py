@@ -274,3 +274,101 @@ def test_ternary_with_named_constant_before_a_loop(e):
     value, tangent = ad.jvp(kepler, wrt=(0, 1))(M, e, (1.0, 2.0))
     assert value == E
     np.testing.assert_allclose(tangent, dM + 2.0 * de, rtol=1e-12)
+
+
+# ----- 5. no NaN from the branch np.where did not take -----
+
+
+def softplus_sum(x):
+    return np.sum(np.where(x > 20, x, np.log1p(np.exp(x))))
+
+
+def softplus(x):
+    return np.where(x > 20, x, np.log1p(np.exp(x)))
+
+
+def sqrt_or_zero(x):
+    return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+
+
+def identity_or_log(x):
+    return np.sum(np.where(x < 1, x, np.log(x)))
+
+
+def softplus_twice(x):
+    for _ in range(2):
+        x = np.where(x > 20, x, np.log1p(np.exp(x)))
+    return np.sum(x * 2 + np.sin(x))
+
+
+def squared_miss(x):
+    # the adjoint reaching sin is exactly 0 at x = 1 without any masking: its second
+    # derivative 2 cos(1)^2 must survive the zero-keeping products
+    return (np.where(x > 0, np.sin(x), x) - math.sin(1.0)) ** 2
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def polynomial(x, y):
+    return np.sum(x * y / (1 + x ** 2) - y / 3)
+
+
+@pytest.fixture
+def quiet():
+    with warnings.catch_warnings():  # the unselected branch overflows, as in NumPy
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            yield
+
+
+@pytest.mark.parametrize("jit", [False, True, "numba"])
+def test_where_unselected_branch_gives_no_nan(quiet, jit):
+    if jit == "numba":
+        pytest.importorskip("numba")
+    x = np.array([800.0, 1.0, -3.0])
+    grad = ad.grad(softplus_sum, jit=jit)(x)
+    np.testing.assert_allclose(grad, [1.0, sigmoid(1.0), sigmoid(-3.0)], rtol=1e-12)
+    np.testing.assert_array_equal(ad.grad(sqrt_or_zero, jit=jit)(np.array([0.0, 4.0])),
+                                  [0.0, 0.25])
+    at = np.array([-1.0, 0.0, 0.5, 2.0])
+    np.testing.assert_array_equal(ad.grad(identity_or_log, jit=jit)(at), [1.0, 1.0, 1.0, 0.5])
+    # forward mode: the unselected branch's tangent is infinite or NaN, and dropped
+    value, tangent = ad.jvp(softplus_sum, jit=jit)(x, np.ones(3))
+    np.testing.assert_allclose(tangent, np.sum(grad), rtol=1e-12)
+    assert ad.jvp(sqrt_or_zero, jit=jit)(np.array([0.0, 4.0]), np.ones(2))[1] == 0.25
+    assert ad.jvp(identity_or_log, jit=jit)(at, np.ones(4))[1] == 3.5
+
+
+def test_where_unselected_branch_second_order(quiet):
+    assert ad.grad(softplus)(800.0) == 1.0
+    assert ad.grad(ad.grad(softplus))(800.0) == 0.0
+    s = sigmoid(1.0)
+    np.testing.assert_allclose(ad.grad(ad.grad(softplus))(1.0), s * (1 - s), rtol=1e-12)
+    x = np.array([800.0, 1.0])
+    np.testing.assert_allclose(ad.hessian(softplus_sum)(x), [[0.0, 0.0], [0.0, s * (1 - s)]],
+                               rtol=1e-12)
+    at = np.array([-1.0, 0.0, 0.5, 2.0])
+    np.testing.assert_array_equal(ad.hessian(identity_or_log)(at), np.diag([0, 0, 0, -0.25]))
+    # through a loop and more arithmetic after the where
+    gradient = ad.grad(softplus_twice)(x)
+    inner = np.log1p(np.exp(1.0))
+    outer = np.log1p(np.exp(inner))
+    expected = (2 + np.cos(outer)) * sigmoid(inner) * s
+    np.testing.assert_allclose(gradient, [2 + np.cos(800.0), expected], rtol=1e-12)
+    assert np.all(np.isfinite(ad.hessian(softplus_twice)(x)))
+    # second derivatives at an adjoint that is zero by itself stay exact
+    assert ad.grad(squared_miss)(1.0) == 0.0
+    np.testing.assert_allclose(ad.hessian(squared_miss)(1.0), 2 * math.cos(1.0) ** 2,
+                               rtol=1e-12)
+    np.testing.assert_allclose(ad.grad(ad.grad(squared_miss))(1.0), 2 * math.cos(1.0) ** 2,
+                               rtol=1e-12)
+
+
+def test_code_without_where_is_unchanged():
+    # the zero-keeping products appear only downstream of a where's adjoint
+    for f in (polynomial,):
+        for derivative in (ad.grad(f), ad.grad(f, wrt=(0, 1)), ad.hessian(f).jvp):
+            assert "keep_zeros" not in derivative.source
+    assert "keep_zeros" in ad.grad(softplus_sum).source
