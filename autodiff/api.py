@@ -256,6 +256,10 @@ def _primal(fn: Callable) -> tuple[Graph, _Where]:
     derived = getattr(fn, "graph", None)
     if isinstance(derived, Graph) and getattr(fn, "original", None) is not None:
         graph, _ = derived.copy()
+        # A derivative returning several things (jvp's value and tangent,
+        # value_and_grad's pair) is, to a transform, a function returning a tuple.
+        if len(graph.outputs) > 1:
+            graph.outputs = [tuple(graph.outputs)]
         return graph, fn.where
     if isinstance(fn, CustomGradient):
         return _call_graph(fn), _where_of(fn.fn)

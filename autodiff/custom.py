@@ -30,8 +30,9 @@ import functools
 import inspect
 from collections.abc import Callable
 
+from autodiff.errors import AutodiffError
 from autodiff.ops import OPS, registry
-from autodiff.ops.registry import Op
+from autodiff.ops.registry import Op, defop
 
 # ----- stop_gradient and no_grad -----
 
@@ -65,6 +66,41 @@ class no_grad:
 
     def __exit__(self, *exc) -> None:
         return None
+
+
+# ----- the gradients a rule returns, checked where they are only known at run time -----
+
+
+def rule_gradients(result, count, rule):
+    """``result`` if it is ``count`` gradients (a tuple or list), else an error naming
+    the rule that returned it (``rule``: its name, file and line)."""
+    if isinstance(result, (tuple, list)) and len(result) == count:
+        return result
+    got = (f"{len(result)} values" if isinstance(result, (tuple, list))
+           else f"one {type(result).__name__}" + (
+               f" of shape {result.shape}" if hasattr(result, "shape") else ""))
+    raise AutodiffError(
+        f"the gradient rule {rule} returned {got}, but it must return {count} gradients, "
+        "one per parameter", hint="return a tuple with one gradient per parameter, None "
+        "for a parameter without one (an axis, a flag)")
+
+
+@defop("rule_gradients", "rule_gradients(result, count, rule)", diff=("result",), fresh=False)
+def _rule_gradients(result, count, rule): ...
+
+
+OPS["rule_gradients"].runtime = {"rule_gradients": rule_gradients}
+OPS["rule_gradients"].effect = True  # the check runs even if no gradient is read
+
+
+@OPS["rule_gradients"].defvjp
+def _(g, ans, result, count, rule):
+    return g
+
+
+@OPS["rule_gradients"].defjvp
+def _(t, ans, result, count, rule):
+    return t
 
 
 # ----- functions with rules of their own -----

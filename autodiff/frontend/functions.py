@@ -98,7 +98,8 @@ class CallsMixin:
             if inner.loc is not None:  # comments name the derivative the line comes from
                 inner.loc = dataclasses.replace(inner.loc, function=fn.__name__)
         self.builder.nodes.extend(graph.nodes)
-        return graph.outputs[0]
+        # several outputs are what the derivative returns as a tuple
+        return graph.outputs[0] if len(graph.outputs) == 1 else tuple(graph.outputs)
 
     def module_function(self, node: ast.Call, fn: types.FunctionType, args: tuple,
                         kwargs: dict):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from autodiff.frontend.scan import (
     BROKE,
     CONTINUED,
@@ -47,6 +49,12 @@ def _same(a: object, b: object) -> bool:
     if a is b:
         return True
     return isinstance(a, Const) and isinstance(b, Const) and a == b
+
+
+def _data(value: object) -> bool:
+    """Whether a named constant (``math.pi``, a module's array) is data a branch may
+    yield, rather than a function or a module, which only one path may bind."""
+    return isinstance(value, (bool, int, float, complex, np.number, np.ndarray))
 
 
 def _floating(operand: Operand) -> bool:
@@ -200,7 +208,7 @@ class StatementsMixin:
         if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
             return tuple(self.merge(name, x, y, blocks, outs) for x, y in zip(a, b))
         if not all(isinstance(v, (Value, Const)) for v in (a, b)) or any(
-            isinstance(v, Const) and v.path is not None for v in (a, b)
+            isinstance(v, Const) and v.path is not None and not _data(v.value) for v in (a, b)
         ):
             return _Ambiguous(name)
         out = Value(readable_name(name))
@@ -459,6 +467,10 @@ class StatementsMixin:
             raise self.error(node, "reversed() inside enumerate() or zip() is not supported")
         if start == Const(0) and step == Const(1):
             return stop, element
-        span = self.emit(node, "len", (self.emit(node, "range_of", (start, stop, step)),))
+        bounds = (start, stop, step)
+        if all(isinstance(b, Const) and type(b.value) is int for b in bounds):
+            span = Const(len(range(*(b.value for b in bounds))))  # known now
+        else:
+            span = self.emit(node, "len", (self.emit(node, "range_of", bounds),))
         return span, lambda index: element(
             self.emit(node, "add", (start, self.emit(node, "multiply", (index, step)))))

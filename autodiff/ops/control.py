@@ -30,6 +30,14 @@ def variable(name, scope): ...
 variable.inline = True
 
 
+# ----- ranges -----
+
+
+@defop("range_of", "range(start, stop, step)", nondiff_output=True, floating=None,
+       impl=lambda start, stop, step: range(start, stop, step))
+def range_of(start, stop, step): ...
+
+
 # ----- truth values -----
 
 _truth = {"nondiff_output": True, "floating": None, "shape": "scalar"}
@@ -236,6 +244,105 @@ def tape_pop(tape): ...
 
 tape_pop.effect = True
 
+
+
+# ----- products that keep the zeros of a where's adjoint -----
+#
+# np.where(x > 20, x, np.log1p(np.exp(x))) at x = 800 computes the branch it does
+# not select, and overflows there. The where's adjoint for that branch is zero, and
+# the chain rule through it multiplies that zero by infinity: NaN. Downstream of a
+# where's adjoint, the reverse transform writes its products and quotients with
+# these ops instead, where a zero factor (a zero numerator) gives zero whatever the
+# other operand is. Their rules keep that convention, so forward mode over them
+# (a Hessian) is exact wherever the values are finite.
+
+
+def keep_zeros_multiply(a, b):
+    """``a * b``, zero where ``a`` or ``b`` is zero even if the other is inf or NaN."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        with np.errstate(invalid="ignore"):
+            product = np.where((a == 0) | (b == 0), 0.0, a * b)
+        return product if product.ndim else product[()]  # a number, as a * b gives
+    product = a * b
+    return type(product)(0) if a == 0 or b == 0 else product
+
+
+def keep_zeros_divide(a, b):
+    """``a / b``, zero where ``a`` is zero even if ``b`` is zero, inf or NaN."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            quotient = np.where(a == 0, 0.0, a / b)
+        return quotient if quotient.ndim else quotient[()]
+    return a * 0.0 if a == 0 else a / b
+
+
+@defop("keep_zeros_multiply", "keep_zeros_multiply(a, b)", aliases=(keep_zeros_multiply,),
+       diff=("a", "b"), shape="elementwise:a,b")
+def _keep_zeros_multiply(a, b): ...
+
+
+@defop("keep_zeros_divide", "keep_zeros_divide(a, b)", aliases=(keep_zeros_divide,),
+       diff=("a", "b"), shape="elementwise:a,b", floating="always")
+def _keep_zeros_divide(a, b): ...
+
+
+_keep_zeros_multiply.runtime = {"keep_zeros_multiply": keep_zeros_multiply}
+_keep_zeros_divide.runtime = {"keep_zeros_divide": keep_zeros_divide}
+
+
+@_keep_zeros_multiply.defvjp
+def _(g, ans, a, b):
+    return (runtime.unbroadcast(keep_zeros_multiply(g, b), a),
+            runtime.unbroadcast(keep_zeros_multiply(g, a), b))
+
+
+@_keep_zeros_multiply.defjvp("a")
+def _(t, ans, a, b):
+    return runtime.broadcast_like(keep_zeros_multiply(t, b), ans)
+
+
+@_keep_zeros_multiply.defjvp("b")
+def _(t, ans, a, b):
+    return runtime.broadcast_like(keep_zeros_multiply(a, t), ans)
+
+
+@_keep_zeros_divide.defvjp
+def _(g, ans, a, b):
+    return (runtime.unbroadcast(keep_zeros_divide(g, b), a),
+            runtime.unbroadcast(-keep_zeros_divide(keep_zeros_multiply(g, ans), b), b))
+
+
+@_keep_zeros_divide.defjvp("a")
+def _(t, ans, a, b):
+    return runtime.broadcast_like(keep_zeros_divide(t, b), ans)
+
+
+@_keep_zeros_divide.defjvp("b")
+def _(t, ans, a, b):
+    return runtime.broadcast_like(-keep_zeros_divide(keep_zeros_multiply(t, ans), b), ans)
+
+
+# The same as expressions, for specialised code compiled by numba (which calls no helper);
+# ``scalars`` says both operands are numbers, for which numba's division by zero raises.
+
+
+def _product_kernel(named) -> str:
+    if named["scalars"].value:
+        return "(0.0 if a == 0 or b == 0 else a * b)"
+    return "np.where((a == 0) | (b == 0), 0.0, a * b)"
+
+
+def _quotient_kernel(named) -> str:
+    return "(0.0 if a == 0 else a / b)" if named["scalars"].value else (
+        "np.where(a == 0, 0.0, a / b)")
+
+
+@defop("keep_zeros_product", _product_kernel, shape="elementwise:a,b")
+def keep_zeros_product(a, b, scalars): ...
+
+
+@defop("keep_zeros_quotient", _quotient_kernel, shape="elementwise:a,b", floating="always")
+def keep_zeros_quotient(a, b, scalars): ...
 
 
 # ----- cutting the gradient -----

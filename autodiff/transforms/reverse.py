@@ -4,6 +4,9 @@ The derivative graph is the primal's nodes (the forward sweep) followed by one
 block per primal node, in reverse order, that inlines the node's gradient rule
 with ``g`` bound to the node's adjoint and ``ans`` to its result. Adjoints of
 values read several times are summed. Only active values get adjoints.
+Downstream of a ``where``, whose adjoint is zero for the branch it did not
+select, products and quotients keep zeros exact (``0 * inf`` is 0 there), so
+the overflow of an unselected branch never makes the gradient NaN.
 
 >>> import numpy as np, autodiff as ad
 >>> def f(x):
@@ -13,9 +16,10 @@ values read several times are summed. Only active values get adjoints.
 
 from __future__ import annotations
 
+import math
 import os
 
-from autodiff.errors import NonDifferentiableError
+from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Value, operand_values
@@ -31,11 +35,17 @@ from autodiff.transforms.optimize import (
 
 
 class _Adjoints:
-    """Contributions to each value's adjoint, summed when the adjoint is read."""
+    """Contributions to each value's adjoint, summed when the adjoint is read.
 
-    def __init__(self, builder: GraphBuilder) -> None:
+    ``keep_zeros`` (shared by every table of one transform) holds the adjoints
+    that are zero where a ``where`` did not select: the chain rule downstream of
+    them keeps those zeros exact (see :func:`_keep_zeros`).
+    """
+
+    def __init__(self, builder: GraphBuilder, keep_zeros: set[Value] | None = None) -> None:
         self.builder = builder
         self.parts: dict[Value, list[Operand]] = {}
+        self.keep_zeros = keep_zeros if keep_zeros is not None else set()
 
     def add(self, target: Value, contribution: Operand, created: set[Value],
             first: bool = False) -> None:
@@ -52,6 +62,7 @@ class _Adjoints:
 
     def total(self, value: Value) -> Operand:
         parts = self.parts[value]
+        keeps_zeros = any(part in self.keep_zeros for part in parts if isinstance(part, Value))
         parts = [self._times(part, parts.count(part)) for part in dict.fromkeys(parts)]
         # Constants last: the running total is then an array that can take the rest
         # in place (``dx += 2.0``, not ``dx = 2.0 + dx``).
@@ -70,6 +81,8 @@ class _Adjoints:
                 total.adjoint_of, total.shape, total.floating = value, value.shape, True
         if isinstance(total, Value) and total.adjoint_of is None and not total.hint:
             total.adjoint_of = value  # named d<value> in generated code
+        if keeps_zeros and isinstance(total, Value):
+            self.keep_zeros.add(total)
         self.parts[value] = [total]
         return total
 
@@ -121,25 +134,19 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     active = active_values(graph, targets)
     _refuse_taped(graph, varied_values(graph, targets))
     builder = GraphBuilder(graph, phase="backward")
-    adjoints = _Adjoints(builder)
+    reverser = _Reverser(builder, active)
+    adjoints = reverser.new_adjoints()
     forward = list(graph.nodes)
 
     witness = None
     where = _where(graph.return_location)
     builder.loc = graph.return_location
     if seed is not None:
-        seed = mapping[seed]
-        items = output if isinstance(output, tuple) else (output,)
-        for index, item in enumerate(items):
-            if isinstance(item, Value) and item in active:
-                part = (builder.emit(OPS["getitem"], (seed, Const(index)))
-                        if isinstance(output, tuple) else seed)
-                part = builder.emit(OPS["vjp_seed"], (part, item, Const(where)))
-                adjoints.add(item, part, {part})
+        _seed_outputs(builder, adjoints, mapping[seed], output, active, where)
     elif isinstance(output, Value) and output in active:
         seed_value, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed_value, set())
-    _Reverser(builder, active).reverse_nodes(forward, adjoints)
+    reverser.reverse_nodes(forward, adjoints)
 
     builder.loc = None
     gradients = []
@@ -197,6 +204,21 @@ def _seed(builder: GraphBuilder, output: Value, targets: list[Value], where: str
     return builder.emit(OPS["scalar_output_seed"], (output, Const(where))), None
 
 
+def _seed_outputs(builder: GraphBuilder, adjoints: _Adjoints, seed: Operand, output: Operand,
+                  active: set[Value], where: str) -> None:
+    """Seed each active item of ``output`` with its part of ``seed``: a tuple output
+    (nested, for a derivative returning a tuple inside one) takes a tuple seed of
+    the same structure."""
+    if isinstance(output, tuple):
+        for index, item in enumerate(output):
+            if any(v in active for v in operand_values(item)):
+                part = builder.emit(OPS["getitem"], (seed, Const(index)))
+                _seed_outputs(builder, adjoints, part, item, active, where)
+    elif isinstance(output, Value) and output in active:
+        part = builder.emit(OPS["vjp_seed"], (seed, output, Const(where)))
+        adjoints.add(output, part, {part})
+
+
 def _where(loc: Location | None) -> str:
     """``file.py:LINE`` of the return statement, for errors raised at run time."""
     return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc else "the return statement"
@@ -209,9 +231,10 @@ class _Reverser:
         self.builder = builder
         self.active = active
         self.control = ControlFlowReverser(self)
+        self.keep_zeros: set[Value] = set()
 
     def new_adjoints(self) -> _Adjoints:
-        return _Adjoints(self.builder)
+        return _Adjoints(self.builder, self.keep_zeros)
 
     def reverse_nodes(self, nodes: list, adjoints: _Adjoints) -> None:
         for node in reversed(list(nodes)):
@@ -244,14 +267,13 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         raise NonDifferentiableError(problem, **where)
     start = len(builder.nodes)
     result = inline_rule(op.vjp, builder, named, node.loc, leading=(g, node.out))
+    result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
-    if isinstance(result, Const) and isinstance(result.value, tuple):
-        result = tuple(Const(item) for item in result.value)  # every gradient folded
-    elif isinstance(result, Value) and len(op.diff) > 1:  # a helper returned them together
-        result = tuple(builder.emit(OPS["getitem"], (result, Const(i)))
-                       for i in range(len(op.diff)))
-        created.update(part for part in result if isinstance(part, Value))
-    results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
+    results = dict(zip(op.diff, result))
+    if op.name in _ZERO_KEEPING:  # zero where the argument was not selected
+        adjoints.keep_zeros.update(r for r in result if isinstance(r, Value) and r in created)
+    elif isinstance(g, Value) and g in adjoints.keep_zeros:
+        adjoints.keep_zeros.update(_keep_zeros(builder.nodes[start:], g))
     received = []
     for param in targets:
         operand, contribution = named[param], results[param]
@@ -269,6 +291,142 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
                 received.append(item)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
+
+
+# ----- keeping the zeros of a where's adjoint -----
+
+# Ops whose adjoints keep zeros: a where's is zero for a branch where it did not
+# select it, and the zero-keeping products' are zero where their operands are (grad
+# of grad through them).
+_ZERO_KEEPING = {"where", "keep_zeros_multiply", "keep_zeros_divide"}
+# Ops linear in their first argument that move or sum its elements: a zero stays a zero
+# (or is summed with other zeros).
+_MOVING = {"negative", "positive", "unbroadcast", "unbroadcast_to", "broadcast_to",
+           "broadcast_like", "reshape", "transpose", "expand_dims", "squeeze", "getitem",
+           "sum", "moveaxis", "swapaxes", "copy", "expand_reduced", "keep_zeros_multiply",
+           "keep_zeros_divide"}
+_SUMS = {"add", "subtract", "accumulate"}
+
+
+def _keep_zeros(nodes: list, g: Value) -> set[Value]:
+    """Rewrite the products and quotients of an inlined rule that are linear in its
+    adjoint ``g`` so that a zero of ``g`` gives a zero, even times infinity; return
+    the values linear in ``g`` (the contributions among them keep zeros too).
+
+    ``g`` is zero where a ``where`` did not select this branch, which may be
+    infinite or NaN there (``np.log1p(np.exp(800.0))``): ``0 * inf`` would turn the
+    gradient NaN although the function is finite. Only rules downstream of a
+    ``where`` are rewritten, so code without one is unchanged.
+    """
+    linear = {g}
+
+    def is_linear(operand) -> bool:
+        return isinstance(operand, Value) and operand in linear
+
+    def finite(operand) -> bool:
+        return isinstance(operand, Const) and isinstance(operand.value, (int, float)) and (
+            math.isfinite(operand.value))
+
+    def zero(operand) -> bool:
+        return isinstance(operand, Const) and isinstance(operand.value, (int, float)) and (
+            operand.value == 0)
+
+    for node in nodes:
+        if isinstance(node, Region):
+            continue
+        name, args = node.op.name, node.args
+        if name == "multiply" and (is_linear(args[0]) or is_linear(args[1])):
+            other = args[1] if is_linear(args[0]) else args[0]
+            if not finite(other):  # (a finite number times zero is zero)
+                node.op = OPS["keep_zeros_multiply"]
+                node.args = (args[0], args[1]) if is_linear(args[0]) else (args[1], args[0])
+        elif name == "divide" and is_linear(args[0]):
+            if not (finite(args[1]) and args[1].value != 0):
+                node.op = OPS["keep_zeros_divide"]
+        elif name in _MOVING and is_linear(args[0]):
+            pass
+        elif name in _SUMS and all(is_linear(a) or zero(a) for a in args):
+            pass
+        elif name == "where" and all(is_linear(a) or zero(a) for a in args[1:]):
+            pass
+        else:
+            continue
+        linear.add(node.out)
+    return linear
+
+
+# Shape rules of ops whose result is an array (or a number), never a tuple.
+_ARRAY_SHAPES = ("scalar", "elementwise", "reduce", "einsum", "of", "like")
+
+
+def _one_per_parameter(op, result: Operand, named: dict, builder: GraphBuilder,
+                       loc: Location | None) -> tuple:
+    """The gradients a VJP rule returned, one per differentiable parameter of ``op``.
+
+    A rule of several parameters returns a tuple. A count that is wrong when the
+    rule is compiled (a tuple of another length, an array) is an error now; a
+    single value that may be a tuple (a helper returning them together) is
+    unpacked, and for a rule not built in, checked when it runs: indexing an
+    array by mistake would hand row 0 of one gradient to every parameter.
+    """
+    count = len(op.diff)
+    if isinstance(result, Const) and isinstance(result.value, tuple):
+        result = tuple(Const(item) for item in result.value)  # every gradient folded
+    if count == 1:
+        if isinstance(result, tuple) and isinstance(named[op.diff[0]], Value):
+            if len(result) != 1:  # (a tuple is the gradient of a sequence, np.stack([a, b]))
+                _wrong_count(op, f"{len(result)} gradients", loc)
+            return result  # (g,): one gradient, as a tuple
+        return (result,)
+    if isinstance(result, tuple):
+        if len(result) != count:
+            _wrong_count(op, f"{len(result)} gradients", loc)
+        return result
+    if isinstance(result, Const) or _is_array(result):
+        _wrong_count(op, "one array", loc)
+    if not _built_in(op):
+        result = builder.emit(OPS["rule_gradients"], (result, Const(count), Const(
+            _rule_description(op))))
+    return tuple(builder.emit(OPS["getitem"], (result, Const(i))) for i in range(count))
+
+
+def _is_array(value: Operand) -> bool:
+    node = value.node if isinstance(value, Value) else None
+    spec = getattr(getattr(node, "op", None), "shape", None)
+    return isinstance(spec, str) and spec.partition(":")[0] in _ARRAY_SHAPES
+
+
+def _built_in(op) -> bool:
+    """Whether ``op``'s VJP rule is one of autodiff's own (not a user's)."""
+    return getattr(op.vjp, "__module__", "").startswith("autodiff.ops")
+
+
+def _function_name(op) -> str:
+    """The name the user knows ``op`` by (a function with a registered rule is called
+    by a runtime name that may carry a suffix)."""
+    functions = list(op.runtime.values())
+    return getattr(functions[0], "__name__", op.name) if len(functions) == 1 else op.name
+
+
+def _rule_description(op) -> str:
+    rule = op.vjp
+    code = getattr(rule, "__code__", None)
+    name = getattr(rule, "__name__", "")
+    name = f"'{name}' " if name and name != "<lambda>" else ""
+    if code is None:
+        return f"{name}of '{_function_name(op)}'"
+    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    return f"{name}of '{_function_name(op)}' ({where})"
+
+
+def _wrong_count(op, got: str, loc: Location | None):
+    params = ", ".join(op.diff)
+    raise AutodiffError(
+        f"the gradient rule {_rule_description(op)} returns {got}, but '{_function_name(op)}' has "
+        f"{len(op.diff)} differentiable parameter{'s' if len(op.diff) > 1 else ''} ({params}): "
+        "it must return one gradient per parameter", **Location.error_fields(loc),
+        hint="return a tuple with one gradient per parameter, None for a parameter "
+             "without one (an axis, a flag)")
 
 
 _PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}

@@ -178,6 +178,16 @@ class _Specializer:
         common subexpressions merged later could share it)."""
         return a if self.final and always_fresh(a, set()) and self.uses.get(a, 0) == 1 else None
 
+    def rewrite_keep_zeros_multiply(self, a, b):
+        """numba calls no helper: the zero-keeping product as an expression."""
+        return self.emit("keep_zeros_product", a, b, self.scalars(a, b)) if self.numba else None
+
+    def rewrite_keep_zeros_divide(self, a, b):
+        return self.emit("keep_zeros_quotient", a, b, self.scalars(a, b)) if self.numba else None
+
+    def scalars(self, a, b) -> Const:
+        return Const(all(_shape(self.of(v)) == () and not _array(self.of(v)) for v in (a, b)))
+
     def rewrite_zeros_like(self, a, dtype):
         """The zero adjoint of a scalar is ``0.0``, not a 0-d array (a float on both
         sides of a branch, as numba needs)."""
