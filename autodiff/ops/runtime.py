@@ -468,8 +468,33 @@ def pop_last(items):
 
 
 def zero_adjoints(items):
-    """Zero adjoints for the items of a list."""
-    return [np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+    """Zero adjoints for the items of a list (a list of them for an item that is a list)."""
+    return [zero_adjoints(item) if type(item) is list
+            else np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+
+
+def list_adjoint(g, items):
+    """The adjoint ``g`` of a list the function built, as the backward sweep reads it:
+    a list of its items' adjoints (a list of lists for a list of lists).
+
+    An op that reads the list as an array (``np.sum(acc)``, ``np.array(rows)``) gives
+    its adjoint as an array, or as a list of arrays one level deep; anything that is
+    not a list at run time (a tuple of adjoints) is left as it is.
+    """
+    if type(items) is not list:
+        return g
+    if not isinstance(g, (list, tuple)) and np.ndim(g) == 0:
+        g = [g] * len(items)  # one adjoint broadcast to every item
+    return [list_adjoint(part, item) for part, item in zip(g, items)]
+
+
+def list_adjoint_transpose(gg, g):
+    """Adjoint of ``g`` in ``list_adjoint(g, items)``: ``gg`` (nested lists) in ``g``'s form."""
+    if type(gg) is not list:
+        return gg
+    if isinstance(g, (list, tuple)):
+        return [list_adjoint_transpose(a, b) for a, b in zip(gg, g)]
+    return unbroadcast(np.array(gg), g)
 
 
 def add_lists(a, b):

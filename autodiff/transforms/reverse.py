@@ -255,18 +255,40 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         operand, contribution = named[param], results[param]
         if isinstance(contribution, Const) and contribution.value is None:
             continue  # a custom rule's "no gradient for this one"
-        if isinstance(operand, Value):
-            adjoints.add(operand, contribution, created)
-            received.append(operand)
-            continue
-        for index, item in enumerate(operand):  # a sequence such as np.stack([a, b])
-            if isinstance(item, Value) and item in active:
-                part = (contribution[index] if isinstance(contribution, tuple)
-                        else builder.emit(OPS["getitem"], (contribution, Const(index))))
-                adjoints.add(item, part, created | {part})
-                received.append(item)
+        _distribute(operand, contribution, builder, adjoints, active, created, received,
+                    op.name in _LIST_ADJOINT_OPS)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
+
+
+# Ops whose rules give a list-shaped operand's adjoint as a list already.
+_LIST_ADJOINT_OPS = {"list_append", "add_lists", "list_getitem", "list_sum"}
+
+
+def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
+                adjoints: _Adjoints, active: set[Value], created: set[Value],
+                received: list[Value], lists_native: bool) -> None:
+    """Give ``operand`` the adjoint ``contribution``; a sequence (``np.stack([a, b])``,
+    ``np.array([[a, b], [c, d]])``) gives each item its part, at any depth.
+
+    A list the function built gets its adjoint as a list of its items' adjoints (the
+    backward sweep pops them off the end), whatever array the op's rule returned.
+    """
+    if isinstance(operand, Value):
+        if operand.shape is LIST and not lists_native:
+            contribution = builder.emit(OPS["list_adjoint"], (contribution, operand))
+            created = created | {contribution}
+        adjoints.add(operand, contribution, created)
+        received.append(operand)
+        return
+    if not isinstance(operand, tuple):
+        return
+    for index, item in enumerate(operand):
+        if not any(v in active for v in operand_values(item)):
+            continue
+        part = (contribution[index] if isinstance(contribution, tuple)
+                else builder.emit(OPS["getitem"], (contribution, Const(index))))
+        _distribute(item, part, builder, adjoints, active, created | {part}, received, False)
 
 
 _PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}

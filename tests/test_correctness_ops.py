@@ -1,0 +1,94 @@
+"""Regression tests for gradients that were silently wrong (a zero, a nan) or failed.
+
+One test per defect, each with the numbers it must give, in reverse mode, forward
+mode and, where the op is smooth there, to second order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from tests.helpers import check_against_finite_differences
+
+
+def hessian_by_differences(f, x, h=1e-5):
+    """Central differences of ``ad.grad(f)``: the Hessian of a scalar ``f`` at ``x``."""
+    grad = ad.grad(f)
+    x = np.asarray(x, dtype=float)
+    columns = []
+    for k in range(x.size):
+        step = np.zeros(x.size)
+        step[k] = h
+        step = step.reshape(x.shape)
+        columns.append((np.asarray(grad(x + step)) - np.asarray(grad(x - step))) / (2 * h))
+    return np.moveaxis(np.array(columns).reshape(x.shape + x.shape), range(x.ndim),
+                       range(x.ndim, 2 * x.ndim)) if x.ndim else columns[0]
+
+
+# ----- np.array of nested lists -----
+
+
+def nested_rows(x):
+    return np.sum(np.array([[x, 2 * x], [x ** 2, 1.0]]))
+
+
+def nested_arrays(x, y):
+    return np.sum(np.array([[x, 2.0 * y], [np.sin(x), x * y]]) ** 2)
+
+
+def nested_deep(x):
+    return np.sum(np.array([[[x, 1.0], [x ** 3, 2.0]], [[3.0, x], [np.cos(x), x * x]]]) ** 2)
+
+
+def test_nested_lists_in_np_array_carry_their_gradients():
+    assert ad.grad(nested_rows)(3.0) == pytest.approx(9.0)
+    assert ad.jvp(nested_rows)(3.0, 1.0) == pytest.approx((19.0, 9.0))
+    assert ad.grad(ad.grad(nested_rows))(3.0) == pytest.approx(2.0)
+    assert ad.hessian(nested_rows)(3.0) == pytest.approx(2.0)
+    rng = np.random.default_rng(0)
+    check_against_finite_differences(nested_arrays, [rng.normal(size=3), rng.normal(size=3)],
+                                     wrt=(0, 1))
+    check_against_finite_differences(nested_deep, [0.7])
+    assert ad.hessian(nested_deep)(0.7) == pytest.approx(
+        hessian_by_differences(nested_deep, 0.7), rel=1e-6)
+
+
+# ----- lists built by the function, read as arrays -----
+
+
+def sum_of_built_list(a):
+    return np.sum([i * 3 for i in a])
+
+
+def sum_of_squares_list(a):
+    return np.sum([i * i for i in a])
+
+
+def convolution_by_loops(x):
+    rows = []
+    for i in range(2):
+        row = []
+        for j in range(2):
+            row.append(np.sum(x[i:i + 2, j:j + 2]) ** 2)
+        rows.append(row)
+    return np.sum(np.array(rows))
+
+
+def test_lists_built_by_the_function_read_as_arrays():
+    np.testing.assert_allclose(ad.grad(sum_of_built_list)(np.ones(3)), [3.0, 3.0, 3.0])
+    assert ad.jvp(sum_of_built_list)(np.ones(3), np.ones(3)) == pytest.approx((9.0, 9.0))
+    x = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(ad.grad(sum_of_squares_list)(x), 2 * x)
+    np.testing.assert_allclose(ad.hessian(sum_of_squares_list)(x), 2 * np.eye(3))
+    x = np.arange(9.0).reshape(3, 3) / 10
+    sums = np.array([[np.sum(x[i:i + 2, j:j + 2]) for j in range(2)] for i in range(2)])
+    expected = np.zeros((3, 3))
+    for i in range(2):
+        for j in range(2):
+            expected[i:i + 2, j:j + 2] += 2 * sums[i, j]
+    np.testing.assert_allclose(ad.grad(convolution_by_loops)(x), expected)
+    check_against_finite_differences(convolution_by_loops, [x])
+    np.testing.assert_allclose(ad.hessian(convolution_by_loops)(x),
+                               hessian_by_differences(convolution_by_loops, x), atol=1e-6)
