@@ -92,3 +92,70 @@ def test_lists_built_by_the_function_read_as_arrays():
     check_against_finite_differences(convolution_by_loops, [x])
     np.testing.assert_allclose(ad.hessian(convolution_by_loops)(x),
                                hessian_by_differences(convolution_by_loops, x), atol=1e-6)
+
+
+# ----- edge points where the derivative exists -----
+
+
+def zero_to_the(y):
+    return np.power(0.0, y)
+
+
+def zeros_to_the(y):
+    return np.sum(np.power(np.array([0.0, 2.0]), y))
+
+
+def to_the_zero(x):
+    return x ** 0.0
+
+
+def to_the_one(x):
+    return x ** 1.0
+
+
+def to_the_two(x):
+    return x ** 2.0
+
+
+def test_power_at_zero_follows_the_jax_convention():
+    assert ad.grad(zero_to_the)(2.0) == 0.0
+    assert ad.jvp(zero_to_the)(2.0, 1.0) == (0.0, 0.0)
+    assert ad.grad(ad.grad(zero_to_the))(2.0) == 0.0
+    assert ad.grad(zeros_to_the)(1.5) == pytest.approx(2.0 ** 1.5 * np.log(2.0))
+    assert ad.hessian(zeros_to_the)(1.5) == pytest.approx(2.0 ** 1.5 * np.log(2.0) ** 2)
+    # value, first and second derivative at 0, in every mode
+    for f, first, second in [(to_the_zero, 0.0, 0.0), (to_the_one, 1.0, 0.0),
+                             (to_the_two, 0.0, 2.0)]:
+        assert ad.grad(f)(0.0) == first, f.__name__
+        assert ad.jvp(f)(0.0, 1.0)[1] == first, f.__name__
+        assert ad.grad(ad.grad(f))(0.0) == second, f.__name__
+        assert ad.hessian(f)(0.0) == second, f.__name__
+        np.testing.assert_array_equal(ad.grad(lambda x: np.sum(f(x)))(np.zeros(2)), [first] * 2)
+
+
+def std_of(x):
+    return np.std(x)
+
+
+def std_rows(x):
+    return np.sum(np.std(x, axis=1))
+
+
+def var_of(x):
+    return np.var(x)
+
+
+def test_std_of_one_element_has_derivative_zero(recwarn):
+    # autograd's convention: std of a single element is 0 whatever it is
+    assert ad.grad(std_of)(3.0) == 0.0
+    assert ad.jvp(std_of)(3.0, 1.0)[1] == 0.0
+    assert ad.hessian(std_of)(3.0) == 0.0
+    np.testing.assert_array_equal(ad.grad(std_of)(np.ones(1)), [0.0])
+    np.testing.assert_array_equal(ad.grad(std_rows)(np.ones((2, 1))), [[0.0], [0.0]])
+    assert ad.grad(var_of)(3.0) == 0.0
+    np.testing.assert_array_equal(ad.grad(var_of)(np.ones(3)), np.zeros(3))
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    # equal elements: a cone point, no derivative (nan, as in JAX and autograd)
+    with np.errstate(all="ignore"):
+        assert np.isnan(ad.grad(std_of)(np.ones(3))).all()
+    check_against_finite_differences(std_rows, [np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])])
