@@ -159,3 +159,72 @@ def test_std_of_one_element_has_derivative_zero(recwarn):
     with np.errstate(all="ignore"):
         assert np.isnan(ad.grad(std_of)(np.ones(3))).all()
     check_against_finite_differences(std_rows, [np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])])
+
+
+# ----- np.r_ and np.c_ -----
+
+
+def joined_by_r(x):
+    return np.sum(np.r_[x, 2 * x] * np.arange(4.0))
+
+
+def joined_by_c(x):
+    return np.sum(np.c_[x, 2 * x] * np.arange(4.0).reshape(2, 2))
+
+
+def joined_cubed(x, y):
+    return np.sum(np.r_[x, 1:3, y, 3.0] ** 3)
+
+
+joined_cubed_grad = ad.grad(joined_cubed, wrt=0)
+
+
+def along_joined_grad(x):
+    return np.sum(joined_cubed_grad(x, 0.5) * x)
+
+
+def matrix_by_r(x):
+    return np.sum(np.r_['r', x, x])
+
+
+def test_r_and_c_concatenate_with_gradients():
+    np.testing.assert_allclose(ad.grad(joined_by_r)(np.ones(2)), [4.0, 7.0])
+    assert ad.jvp(joined_by_r)(np.ones(2), np.ones(2)) == pytest.approx((11.0, 11.0))
+    np.testing.assert_allclose(ad.grad(joined_by_c)(np.ones(2)), [2.0, 8.0])
+    assert ad.jvp(joined_by_c)(np.ones(2), np.ones(2)) == pytest.approx((10.0, 10.0))
+    x = np.array([0.5, -1.0])
+    dx, dy = ad.grad(joined_cubed, wrt=(0, 1))(x, 2.0)
+    np.testing.assert_allclose(dx, 3 * x ** 2)
+    assert dy == pytest.approx(12.0)
+    np.testing.assert_allclose(ad.hessian(joined_cubed, wrt=0)(x, 2.0), np.diag(6 * x))
+    assert ad.hessian(joined_cubed, wrt=1)(x, 2.0) == pytest.approx(12.0)
+    # reverse over reverse: d/dx sum(3 x^2 * x) = 9 x^2
+    np.testing.assert_allclose(ad.grad(along_joined_grad)(x), 9 * x ** 2)
+    with pytest.raises(ad.AutodiffError, match="np.r_"):
+        ad.grad(matrix_by_r)(np.ones(2))
+
+
+# ----- np.linspace -----
+
+
+def spaced(x, y):
+    return np.sum(np.linspace(x, y, 5) ** 2)
+
+
+def spaced_arrays(x, y):
+    return np.sum(np.sin(np.linspace(x, y, 4, endpoint=False, axis=-1)) ** 2)
+
+
+def test_linspace_differentiates_with_respect_to_its_endpoints():
+    # samples 1, 1.25, ..., 2 with weights (1 - f, f) on (start, stop)
+    assert ad.grad(spaced, wrt=(0, 1))(1.0, 2.0) == pytest.approx((6.25, 8.75))
+    assert ad.jvp(spaced, wrt=(0, 1))(1.0, 2.0, (1.0, 0.0)) == pytest.approx((11.875, 6.25))
+    assert ad.hessian(spaced, wrt=0)(1.0, 2.0) == pytest.approx(3.75)
+    assert ad.grad(ad.grad(spaced))(1.0, 2.0) == pytest.approx(3.75)
+    check_against_finite_differences(spaced_arrays, [np.array([0.3, -0.2, 1.0]),
+                                                     np.array([[2.0], [3.0]])], wrt=(0, 1))
+    np.testing.assert_allclose(ad.hessian(spaced_arrays)(np.array([0.3, -0.2, 1.0]),
+                                                         np.array([[2.0], [3.0]])),
+                               hessian_by_differences(
+                                   lambda x: spaced_arrays(x, np.array([[2.0], [3.0]])),
+                                   np.array([0.3, -0.2, 1.0])), atol=1e-6)

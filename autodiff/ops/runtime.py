@@ -62,9 +62,12 @@ def broadcast_like(t, ans):
 
 
 def zero_tangent(x):
-    """A zero tangent (or adjoint) for ``x``: 0.0, float zeros of its shape, or a list."""
+    """A zero tangent (or adjoint) for ``x``: 0.0, float zeros of its shape, or a list;
+    None for a slice or a string (an item of ``np.r_[...]``), which has none."""
     if isinstance(x, (list, tuple)):  # a list, or the gradients a helper returns together
         return [zero_tangent(item) for item in x]
+    if isinstance(x, (slice, str)):
+        return None
     if isinstance(x, (float, int)):
         return 0.0
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
@@ -210,6 +213,60 @@ def split_like(g, arrays, axis):
         return [p.reshape(np.shape(x)) for p, x in zip(pieces, arrays)]
     sizes = [np.shape(x)[axis] for x in arrays]
     return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def linspace_grads(g, start, stop, num, endpoint, axis):
+    """Adjoints of ``start`` and ``stop`` in ``np.linspace(start, stop, num, endpoint=endpoint,
+    axis=axis)``, which is ``start * (1 - f) + stop * f`` with fractions ``f`` from 0 to 1."""
+    shape = np.broadcast_shapes(_shape(start), _shape(stop))
+    f = np.linspace(np.zeros(shape), np.ones(shape), num, endpoint=endpoint, axis=axis)
+    return (unbroadcast(np.sum(g * (1.0 - f), axis=axis), start),
+            unbroadcast(np.sum(g * f, axis=axis), stop))
+
+
+def _index_concatenation(items, kind):
+    """The indexer (``np.r_`` or ``np.c_``), its directive string or None, the axis it
+    joins along, and the items after the directive."""
+    indexer, axis = (np.r_, 0) if kind == "r" else (np.c_, -1)
+    directive = None
+    if len(items) and isinstance(items[0], str):
+        directive, items = items[0], items[1:]
+        axis = int(directive.split(",")[0])
+    return indexer, directive, axis, items
+
+
+def index_concatenation_grads(g, items, kind):
+    """Adjoints of the items of ``np.r_[items]`` (``kind`` "r") or ``np.c_[items]`` ("c").
+
+    Each item is upgraded on its own (a scalar to 1-D, for ``np.c_`` a vector to a
+    column) and the upgraded items are joined along one axis: the adjoint is cut
+    along that axis and each piece given back its item's shape. Slices and the
+    directive string get None.
+    """
+    indexer, directive, axis, rest = _index_concatenation(items, kind)
+    sizes = []
+    for item in rest:
+        key = (item,) if directive is None else (directive, item)
+        sizes.append(np.shape(indexer[key])[axis])
+    pieces = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    grads = [None if isinstance(item, (slice, str)) else np.reshape(piece, np.shape(item))
+             for piece, item in zip(pieces, rest)]
+    return grads if directive is None else [None, *grads]
+
+
+def index_concatenation_tangent(t, items, kind):
+    """Tangent of ``np.r_[items]`` / ``np.c_[items]`` given one tangent per item (None or
+    anything for a slice or the directive, which are constants)."""
+    indexer = np.r_ if kind == "r" else np.c_
+    parts = []
+    for tangent, item in zip(t, items):
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, slice):
+            parts.append(np.zeros(len(np.r_[item])))
+        else:
+            parts.append(tangent)
+    return indexer[tuple(parts)]
 
 
 def unstack(g, axis):

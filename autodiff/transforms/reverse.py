@@ -246,8 +246,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     if isinstance(result, Const) and isinstance(result.value, tuple):
         result = tuple(Const(item) for item in result.value)  # every gradient folded
     elif isinstance(result, Value) and len(op.diff) > 1:  # a helper returned them together
-        result = tuple(builder.emit(OPS["getitem"], (result, Const(i)))
-                       for i in range(len(op.diff)))
+        result = tuple(_item(builder, result, i) for i in range(len(op.diff)))
         created.update(part for part in result if isinstance(part, Value))
     results = dict(zip(op.diff, result if len(op.diff) > 1 else (result,)))
     received = []
@@ -259,6 +258,13 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
                     op.name in _LIST_ADJOINT_OPS)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
+
+
+def _item(builder: GraphBuilder, sequence: Operand, index: int) -> Operand:
+    """``sequence[index]``; a list of adjoints (of items of any shapes, or None) is read
+    with list_getitem, whose own adjoint is a list, not an array of the list's shape."""
+    op = "list_getitem" if getattr(sequence, "shape", None) is LIST else "getitem"
+    return builder.emit(OPS[op], (sequence, Const(index)))
 
 
 # Ops whose rules give a list-shaped operand's adjoint as a list already.
@@ -287,7 +293,7 @@ def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
         if not any(v in active for v in operand_values(item)):
             continue
         part = (contribution[index] if isinstance(contribution, tuple)
-                else builder.emit(OPS["getitem"], (contribution, Const(index))))
+                else _item(builder, contribution, index))
         _distribute(item, part, builder, adjoints, active, created | {part}, received, False)
 
 
