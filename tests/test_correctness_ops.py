@@ -228,3 +228,92 @@ def test_linspace_differentiates_with_respect_to_its_endpoints():
                                hessian_by_differences(
                                    lambda x: spaced_arrays(x, np.array([[2.0], [3.0]])),
                                    np.array([0.3, -0.2, 1.0])), atol=1e-6)
+
+
+# ----- np.einsum in the sublist form -----
+
+
+WEIGHTS = np.arange(6.0).reshape(3, 2)
+
+
+def einsum_sublists(x):
+    return np.sum(np.einsum(x, [0, 1], [1, 0]) * WEIGHTS)
+
+
+def einsum_sublists_ellipsis(x):
+    return np.sum(np.einsum(x, [Ellipsis, 1], [1, Ellipsis]) ** 2)
+
+
+def test_einsum_sublist_form_has_gradients():
+    x = np.ones((2, 3))
+    np.testing.assert_allclose(ad.grad(einsum_sublists)(x), WEIGHTS.T)
+    assert ad.jvp(einsum_sublists)(x, x) == pytest.approx((15.0, 15.0))
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(ad.grad(einsum_sublists_ellipsis)(x), 2 * x)
+    assert ad.jvp(einsum_sublists_ellipsis)(x, x)[1] == pytest.approx(2 * np.sum(x * x))
+    np.testing.assert_allclose(ad.hessian(einsum_sublists_ellipsis)(x).reshape(6, 6),
+                               2 * np.eye(6))
+
+
+# ----- second order through solve; trace and dot above two dimensions -----
+
+
+def solve_squared(A, b):
+    return np.sum(np.linalg.solve(A, b) ** 2)
+
+
+solve_squared_grad = ad.grad(solve_squared, wrt=(0, 1))
+
+
+def solve_grads_summed(A, b):
+    dA, db = solve_squared_grad(A, b)
+    return np.sum(dA) + np.sum(db)
+
+
+def trace_3d(x):
+    return np.sum(np.trace(x, offset=1, axis1=2, axis2=0) ** 2)
+
+
+DOT_RIGHT = np.random.default_rng(5).normal(size=(4, 3, 2))
+
+
+def dot_3d(x):
+    return np.sum(np.tanh(np.dot(x, DOT_RIGHT)))
+
+
+trace_3d_grad = ad.grad(trace_3d)
+dot_3d_grad = ad.grad(dot_3d)
+ALONG = np.random.default_rng(6).normal(size=(3, 2, 4))
+
+
+def along_trace_grad(x):
+    return np.sum(trace_3d_grad(x) * ALONG)
+
+
+def along_dot_grad(x):
+    return np.sum(dot_3d_grad(x) * ALONG[:2, :, :3])
+
+
+def test_solve_to_second_order_and_trace_and_dot_above_two_dimensions():
+    A = np.array([[2.1, 0.1], [0.1, 2.1]])
+    b = np.array([1.0, -0.5])
+    x = np.linalg.solve(A, b)
+    np.testing.assert_allclose(ad.hessian(solve_squared, wrt=1)(A, b),
+                               2 * np.linalg.inv(A).T @ np.linalg.inv(A))
+    check_against_finite_differences(solve_grads_summed, [A, b], wrt=(0, 1), rtol=1e-5)
+    np.testing.assert_allclose(solve_squared_grad(A, b)[1], 2 * np.linalg.solve(A.T, x))
+    rng = np.random.default_rng(1)
+    for f, point in [(trace_3d, rng.normal(size=(3, 2, 4))), (dot_3d, rng.normal(size=(2, 2, 3)))]:
+        check_against_finite_differences(f, [point])
+        np.testing.assert_allclose(ad.hessian(f)(point), hessian_by_differences(f, point),
+                                   atol=1e-6)
+    # a hand-made case: the trace of each (2, 2) slice along the last axis
+    np.testing.assert_allclose(ad.grad(lambda x: np.sum(np.trace(x)))(np.ones((2, 2, 3))),
+                               np.eye(2)[:, :, None] * np.ones(3))
+    # reverse over reverse: the Hessian applied to a direction
+    for f, along, point, direction in [
+            (trace_3d, along_trace_grad, rng.normal(size=(3, 2, 4)), ALONG),
+            (dot_3d, along_dot_grad, rng.normal(size=(2, 2, 3)), ALONG[:2, :, :3])]:
+        hessian = ad.hessian(f)(point).reshape(point.size, point.size)
+        np.testing.assert_allclose(ad.grad(along)(point).ravel(),
+                                   hessian @ direction.ravel(), atol=1e-10)

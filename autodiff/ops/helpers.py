@@ -473,3 +473,17 @@ def _(dt, result, t, items, kind):
 @OPS["index_concatenation_tangent"].defvjp
 def _(gg, result, t, items, kind):
     return runtime.index_concatenation_grads(gg, items, kind)
+
+
+# Linear in g; its transpose is the trace itself.
+_call("trace_grad", "g, a, offset, axis1, axis2", diff=("g",), shape=_like("a"))
+
+
+@OPS["trace_grad"].defjvp
+def _(dg, result, g, a, offset, axis1, axis2):
+    return runtime.trace_grad(dg, a, offset, axis1, axis2)
+
+
+@OPS["trace_grad"].defvjp
+def _(gg, result, g, a, offset, axis1, axis2):
+    return np.trace(gg, offset=offset, axis1=axis1, axis2=axis2)

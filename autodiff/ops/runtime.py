@@ -166,27 +166,43 @@ def _ndim(a) -> int:
 
 
 def dot_grad_lhs(g, a, b):
-    """Adjoint of ``a`` in ``np.dot(a, b)`` (scalars, 1-D and 2-D operands)."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+    """Adjoint of ``a`` in ``np.dot(a, b)``, which sums over the last axis of ``a`` and
+    the second-to-last of ``b`` (its only one if 1-D): the others of ``b`` are summed
+    against ``g``'s trailing axes."""
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
+    if a_ndim == 0 or b_ndim == 0:
         return unbroadcast(g * b, a)
-    _require_matrix_dot(a, b)
-    return matmul_grad_lhs(g, a, b)
+    if a_ndim <= 2 and b_ndim <= 2:
+        return matmul_grad_lhs(g, a, b)
+    joined = b_ndim - 2 if b_ndim >= 2 else 0
+    free = [k for k in range(b_ndim) if k != joined]
+    return np.tensordot(g, b, axes=(list(range(a_ndim - 1, np.ndim(g))), free))
 
 
 def dot_grad_rhs(g, a, b):
-    """Adjoint of ``b`` in ``np.dot(a, b)`` (scalars, 1-D and 2-D operands)."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+    """Adjoint of ``b`` in ``np.dot(a, b)`` (see :func:`dot_grad_lhs`)."""
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
+    if a_ndim == 0 or b_ndim == 0:
         return unbroadcast(g * a, b)
-    _require_matrix_dot(a, b)
-    return matmul_grad_rhs(g, a, b)
+    if a_ndim <= 2 and b_ndim <= 2:
+        return matmul_grad_rhs(g, a, b)
+    lead = list(range(a_ndim - 1))
+    summed = np.tensordot(a, g, axes=(lead, lead))  # the joined axis first, then b's others
+    return np.moveaxis(summed, 0, b_ndim - 2 if b_ndim >= 2 else 0)
 
 
-def _require_matrix_dot(a, b) -> None:
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise AutodiffError(
-            "the gradient of np.dot is implemented for operands of at most 2 dimensions",
-            hint="use np.matmul (or @) for stacks of matrices",
-        )
+def trace_grad(g, a, offset, axis1, axis2):
+    """Adjoint of ``a`` in ``np.trace(a, offset, axis1, axis2)``: ``g`` on the diagonal
+    of the two axes, for every index of the others."""
+    shape = _shape(a)
+    ndim = len(shape)
+    first, second = axis1 % ndim, axis2 % ndim
+    eye = np.eye(shape[first], shape[second], offset)
+    if first > second:
+        eye = eye.T
+    layout = [1] * ndim
+    layout[first], layout[second] = shape[first], shape[second]
+    return np.expand_dims(g, (min(first, second), max(first, second))) * eye.reshape(layout)
 
 
 def inner_grad_lhs(g, a, b):
@@ -400,7 +416,9 @@ def einsum_grads(g, subscripts, operands):
             if label not in available:
                 partial = np.expand_dims(partial, position)
         sizes = {c: np.shape(operand)[labels.index(c)] for c in unique}
-        partial = np.broadcast_to(partial, tuple(sizes[c] for c in unique))
+        # broadcast back where summed away; summed where the operand broadcast (an axis
+        # of length 1 under an ellipsis)
+        partial = unbroadcast_to(partial, tuple(sizes[c] for c in unique))
         if unique != labels:  # a repeated label: put the values back on the diagonal
             full = np.zeros(np.shape(operand), dtype=partial.dtype)
             np.einsum(labels + "->" + unique, full)[...] = partial
@@ -443,19 +461,31 @@ def einsum_grads_vjp(cotangents, g, subscripts, operands):
 
 
 def _parse_einsum(subscripts: str, operands) -> tuple[list[str], str]:
+    """One label string per operand and the output's, with every axis named: the axes
+    an ellipsis stands for get letters of their own, aligned from the right."""
     spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise AutodiffError("the gradient of np.einsum does not support '...' subscripts yet",
-                            hint="write out every axis label")
-    inputs, _, output = spec.partition("->")
+    inputs, arrow, output = spec.partition("->")
     labels = inputs.split(",")
-    if not _:
-        counts = {c: inputs.count(c) for c in inputs if c != ","}
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
     if len(labels) != len(operands):
         raise AutodiffError(f"np.einsum subscripts {subscripts!r} name {len(labels)} operands, "
                             f"but {len(operands)} were given")
+    fill = ""
+    if "." in spec:
+        free = [c for c in _LETTERS if c not in spec]
+        extra = [np.ndim(x) - len(lab.replace("...", "")) if "..." in lab else 0
+                 for lab, x in zip(labels, operands)]
+        most = max(extra)
+        fill = "".join(free[:most])
+        labels = [lab.replace("...", fill[most - n:]) for lab, n in zip(labels, extra)]
+        output = output.replace("...", fill)
+    if not arrow:
+        joined = "".join(labels)
+        counts = {c: joined.count(c) for c in joined}
+        output = fill + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in fill))
     return labels, output
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def solve_grads(g, x, a, b):
