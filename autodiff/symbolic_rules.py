@@ -222,7 +222,8 @@ RULES: dict[str, Callable] = {
     "dot": lambda a, b: np.dot(_array(a), _array(b)),
     "inner": lambda a, b: np.inner(_array(a), _array(b)),
     "outer": lambda a, b: np.outer(_array(a), _array(b)),
-    "trace": lambda a, offset: np.trace(_array(a), offset=offset), "norm": _norm,
+    "trace": lambda a, offset, axis1, axis2: np.trace(_array(a), offset, axis1, axis2),
+    "norm": _norm,
     "einsum": lambda subscripts, operands: np.einsum(subscripts, *map(_array, operands)),
     "det": lambda a: _matrix(a).det(), "inv": lambda a: _array(_matrix(a).inv().tolist()),
     "solve": _solve,
@@ -255,7 +256,8 @@ RULES: dict[str, Callable] = {
         object if isinstance(fill_value, sp.Basic) else dtype)),
     "eye": lambda N, M, k, dtype: np.eye(N, M, k, dtype=dtype),
     "arange": lambda start, stop, step, dtype: np.arange(start, stop, step, dtype=dtype),
-    "linspace": lambda start, stop, num, endpoint: np.linspace(start, stop, num, endpoint),
+    "linspace": lambda start, stop, num, endpoint, dtype, axis: np.linspace(
+        start, stop, num, endpoint, dtype=dtype, axis=axis),
     # ----- Python lists the function builds -----
     "list_new": list, "list_append": lambda lst, item: [*lst, item],
     "list_getitem": lambda lst, index: lst[_index(index)],

@@ -167,15 +167,8 @@ def _known(reason: str, raises):
     return pytest.mark.xfail(reason=reason, raises=raises, strict=True)
 
 
-# Reverse over reverse that does not work yet; none of it is in the helper ops' rules.
-_TUPLE_ADJOINT = _known("getitem's VJP makes np.zeros_like of a tuple of differently "
-                        "shaped adjoints (einsum_grads, solve_grads, split_like)", ValueError)
-GRAD_OF_GRAD_KNOWN = {
-    "joined": _TUPLE_ADJOINT,
-
-    "einsum": _TUPLE_ADJOINT,
-    "solve": _TUPLE_ADJOINT,
-}
+# Reverse over reverse that does not work yet (none known).
+GRAD_OF_GRAD_KNOWN: dict = {}
 
 
 @pytest.fixture(scope="module")

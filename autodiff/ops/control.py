@@ -144,6 +144,22 @@ def _(t, ans, a, b):
 def zero_adjoints(items): ...
 
 
+# The adjoint a list receives from an op that reads it as an array (np.sum(acc)).
+@defop("list_adjoint", "list_adjoint(g, items)", aliases=(runtime.list_adjoint,), diff=("g",),
+       fresh=False, **_list)
+def list_adjoint(g, items): ...
+
+
+@list_adjoint.defjvp
+def _(dg, ans, g, items):
+    return runtime.list_adjoint(dg, items)
+
+
+@list_adjoint.defvjp
+def _(gg, ans, g, items):
+    return runtime.list_adjoint_transpose(gg, g)
+
+
 @defop("sum_list_grad", "sum_list_grad(g, items)", aliases=(runtime.sum_list_grad,),
        diff=("g",), **_list)
 def sum_list_grad(g, items): ...

@@ -7,6 +7,7 @@ removes where it can prove the shapes already match.
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 import operator
 
@@ -119,19 +120,81 @@ def _(t, ans, x1, x2):
 def power(x1, x2): ...
 
 
+# At the edge points the conventions of JAX and autograd: d(x ** y)/dx is 0 where y
+# is 0 (x ** -1 is never formed, so x ** 0.0 at 0 has the derivatives 0, 0, ...),
+# and d(x ** y)/dy is 0 where x is 0 (ans is 0 there for y > 0; log(0) is not formed).
 @power.defvjp
 def _(g, ans, x1, x2):
-    return unbroadcast(g * x2 * x1 ** (x2 - 1), x1), unbroadcast(g * ans * np.log(x1), x2)
+    return (unbroadcast(g * x2 * x1 ** power_exponent_below(x2), x1),
+            unbroadcast(g * ans * power_log_base(x1), x2))
 
 
 @power.defjvp("x1")
 def _(t, ans, x1, x2):
-    return t * x2 * x1 ** (x2 - 1)
+    return t * x2 * x1 ** power_exponent_below(x2)
 
 
 @power.defjvp("x2")
 def _(t, ans, x1, x2):
-    return t * ans * np.log(x1)
+    return t * ans * power_log_base(x1)
+
+
+def power_exponent_below(y):
+    """``y - 1``, and ``1`` where ``y`` is 0: the exponent of ``x ** y``'s derivative in
+    ``x``, ``y * x ** (y - 1)``, which is 0 where ``y`` is 0 whatever ``x`` (even 0).
+
+    >>> power_exponent_below(3.0), power_exponent_below(0.0)
+    (2.0, 1)
+    """
+    if isinstance(y, (int, float)):
+        return y - 1 if y != 0 else 1
+    return np.where(y == 0, 1, np.subtract(y, 1))
+
+
+def power_log_base(x):
+    """``np.log(x)``, and 0 where ``x`` is 0: the factor of ``x ** y``'s derivative in
+    ``y``, ``x ** y * log(x)``, which is 0 where ``x`` is 0 (for ``y > 0``).
+
+    >>> float(power_log_base(1.0)), float(power_log_base(0.0))
+    (0.0, 0.0)
+    """
+    if isinstance(x, (int, float)):
+        return math.log(x) if x > 0 else (0.0 if x == 0 else math.nan)
+    return np.log(np.where(x == 0, 1, x))
+
+
+def _helper(fn, diff, **facts):
+    """Register the plain NumPy helper ``fn`` as an op rules can call by its name."""
+    op = defop(fn.__name__, f"{fn.__name__}(" + ", ".join(
+        inspect.signature(fn).parameters) + ")", aliases=(fn,), diff=diff, impl=fn, **facts)(fn)
+    op.runtime = {fn.__name__: fn}
+    return op
+
+
+_exponent_op = _helper(power_exponent_below, ("y",), shape="like:y", fresh=True)
+_log_base_op = _helper(power_log_base, ("x",), shape="like:x", floating="always")
+
+
+# Its derivative is 1 where y is not 0 (the branch y - 1 is taken), else 0.
+@_exponent_op.defvjp
+def _(g, ans, y):
+    return np.where(y == 0, 0.0, g)
+
+
+@_exponent_op.defjvp
+def _(t, ans, y):
+    return np.where(y == 0, 0.0, t)
+
+
+# 1 / x where x is not 0 (log x), else 0 (the constant log 1).
+@_log_base_op.defvjp
+def _(g, ans, x):
+    return np.where(x == 0, 0.0, g / np.where(x == 0, 1.0, x))
+
+
+@_log_base_op.defjvp
+def _(t, ans, x):
+    return np.where(x == 0, 0.0, t / np.where(x == 0, 1.0, x))
 
 
 def _two_numbers(x1, x2):

@@ -308,8 +308,8 @@ def _(dt, result, t, a, axis):
 
 # ----- helpers that split one adjoint into several -----
 
-_call("split_like", "g, arrays, axis", diff=("g",), fresh=False)
-_call("unstack", "g, axis", diff=("g",), fresh=False)
+_call("split_like", "g, arrays, axis", diff=("g",), shape="list", fresh=False)
+_call("unstack", "g, axis", diff=("g",), shape="list", fresh=False)
 
 
 @OPS["split_like"].defjvp
@@ -433,3 +433,57 @@ def _(gg, result, g, x, where, float_when_x_is):
 
 # It raises on a non-scalar output: keep it even when nothing reads the seed.
 OPS["scalar_output_seed"].effect = True
+
+
+# Linear in g; its transpose is np.linspace of the two adjoints.
+_call("linspace_grads", "g, start, stop, num, endpoint, axis", diff=("g",), shape="list",
+      fresh=False)
+
+
+@OPS["linspace_grads"].defjvp
+def _(dg, result, g, start, stop, num, endpoint, axis):
+    return runtime.linspace_grads(dg, start, stop, num, endpoint, axis)
+
+
+@OPS["linspace_grads"].defvjp
+def _(gg, result, g, start, stop, num, endpoint, axis):
+    return runtime.broadcast_like(np.linspace(gg[0], gg[1], num, endpoint=endpoint, axis=axis), g)
+
+
+# Linear in g; the transpose of cutting the adjoint into items is joining them again.
+_call("index_concatenation_grads", "g, items, kind", diff=("g",), shape="list", fresh=False)
+_call("index_concatenation_tangent", "t, items, kind", diff=("t",), fresh=False)
+
+
+@OPS["index_concatenation_grads"].defjvp
+def _(dg, result, g, items, kind):
+    return runtime.index_concatenation_grads(dg, items, kind)
+
+
+@OPS["index_concatenation_grads"].defvjp
+def _(gg, result, g, items, kind):
+    return runtime.index_concatenation_tangent(gg, items, kind)
+
+
+@OPS["index_concatenation_tangent"].defjvp
+def _(dt, result, t, items, kind):
+    return runtime.index_concatenation_tangent(dt, items, kind)
+
+
+@OPS["index_concatenation_tangent"].defvjp
+def _(gg, result, t, items, kind):
+    return runtime.index_concatenation_grads(gg, items, kind)
+
+
+# Linear in g; its transpose is the trace itself.
+_call("trace_grad", "g, a, offset, axis1, axis2", diff=("g",), shape=_like("a"))
+
+
+@OPS["trace_grad"].defjvp
+def _(dg, result, g, a, offset, axis1, axis2):
+    return runtime.trace_grad(dg, a, offset, axis1, axis2)
+
+
+@OPS["trace_grad"].defvjp
+def _(gg, result, g, a, offset, axis1, axis2):
+    return np.trace(gg, offset=offset, axis1=axis1, axis2=axis2)

@@ -99,19 +99,19 @@ def _(t, ans, a, b):
     return np.outer(a, t)
 
 
-@defop("trace", "np.trace(a, offset=offset)", aliases=(np.trace,), methods=("trace",),
-       diff=("a",))
-def trace(a, offset=0): ...
+@defop("trace", "np.trace(a, offset=offset, axis1=axis1, axis2=axis2)", aliases=(np.trace,),
+       methods=("trace",), diff=("a",))
+def trace(a, offset=0, axis1=0, axis2=1): ...
 
 
 @trace.defvjp
-def _(g, ans, a, offset):
-    return g * np.eye(np.shape(a)[0], np.shape(a)[1], offset)
+def _(g, ans, a, offset, axis1, axis2):
+    return runtime.trace_grad(g, a, offset, axis1, axis2)
 
 
 @trace.defjvp
-def _(t, ans, a, offset):
-    return np.trace(t, offset=offset)
+def _(t, ans, a, offset, axis1, axis2):
+    return np.trace(t, offset=offset, axis1=axis1, axis2=axis2)
 
 
 def _norm_check(named) -> str | None:
@@ -147,8 +147,43 @@ def _(t, ans, x, ord, axis, keepdims):
     return np.sum(x * t, axis=axis, keepdims=keepdims) / ans
 
 
-@defop("einsum", "np.einsum(subscripts, *operands)", aliases=(np.einsum,), diff=("operands",),
-       shape="einsum")
+def _einsum_call(*args, **kwargs):
+    """``np.einsum(x, [0, 1], y, [1, 2], [0, 2])``, the sublist form, as the subscripts
+    string ``"ab,bc->ac"``, written at compile time; the string form as it is."""
+    if kwargs:
+        raise TypeError("np.einsum takes no keyword arguments here")
+    first = args[0] if args else None
+    if isinstance(first, Const) and isinstance(first.value, str):
+        return list(args)
+    operands, inputs = args[0:-1:2], args[1::2]
+    output = args[-1] if len(args) % 2 else None
+    labels = [_sublist_labels(sub) for sub in inputs]
+    spec = ",".join(labels) + ("" if output is None else "->" + _sublist_labels(output))
+    return [Const(spec), *operands]
+
+
+def _sublist_labels(sublist) -> str:
+    if isinstance(sublist, tuple) and all(isinstance(item, Const) for item in sublist):
+        axes = [item.value for item in sublist]  # a list holding a name (Ellipsis)
+    elif isinstance(sublist, Const) and isinstance(sublist.value, (tuple, list)):
+        axes = sublist.value
+    else:
+        raise TypeError("the sublists of np.einsum must be constant lists of axis numbers")
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    text = ""
+    for axis in axes:
+        if axis is Ellipsis:
+            text += "..."
+        elif isinstance(axis, int) and 0 <= axis < len(letters):
+            text += letters[axis]
+        else:
+            raise TypeError(f"np.einsum sublists take axis numbers 0 to 51 and Ellipsis, not "
+                            f"{axis!r}")
+    return text
+
+
+@defop("einsum", "np.einsum(subscripts, *operands)", aliases=((np.einsum, _einsum_call),),
+       diff=("operands",), shape="einsum")
 def einsum(subscripts, *operands): ...
 
 

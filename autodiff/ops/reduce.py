@@ -96,6 +96,7 @@ min_.defjvp(_extremum_jvp)
 def var(a, axis=None, ddof=0, keepdims=False): ...
 
 
+# Var is smooth everywhere: of a scalar or of equal elements its derivative is 0.
 @var.defvjp
 def _(g, ans, a, axis, ddof, keepdims):
     centred = a - np.mean(a, axis=axis, keepdims=True)
@@ -114,14 +115,21 @@ def _(t, ans, a, axis, ddof, keepdims):
 def std(a, axis=None, ddof=0, keepdims=False): ...
 
 
+# The derivative of std is centred / (n * std). Autograd's convention at the edges: where
+# each result reduces one element (a scalar, or an axis of length 1), std is 0 whatever
+# the input and its derivative is 0, not 0 / 0; the "+ (n <= 1)" makes the divisor 1
+# there (centred is 0). Over several equal elements std has a cone point and no
+# derivative: the gradient is nan there, as in autograd and JAX (sqrt of var).
 @std.defvjp
 def _(g, ans, a, axis, ddof, keepdims):
+    n = reduced_size(a, axis)
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    spread = expand_reduced(ans, axis, keepdims) * (reduced_size(a, axis) - ddof)
+    spread = expand_reduced(ans, axis, keepdims) * (n - ddof) + (n <= 1)
     return expand_reduced(g, axis, keepdims) * centred / spread
 
 
 @std.defjvp
 def _(t, ans, a, axis, ddof, keepdims):
+    n = reduced_size(a, axis)
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    return np.sum(centred * t, axis=axis, keepdims=keepdims) / (ans * (reduced_size(a, axis) - ddof))
+    return np.sum(centred * t, axis=axis, keepdims=keepdims) / (ans * (n - ddof) + (n <= 1))

@@ -228,11 +228,14 @@ def attribute_op(name: str) -> Op | None:
 def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tuple[Op, tuple]:
     """``(op, canonical arguments)`` of a call through an alias; TypeError if invalid.
 
-    An adapter may redirect the call to another op (``np.array([a, b])`` is a stack).
+    An adapter may redirect the call to another op (``np.array([a, b])`` is a stack),
+    and gives the arguments by name (a dict) or in order (a list).
     """
     if adapter is not None:
         canonical = adapter(*args, **kwargs)
         if isinstance(canonical, tuple):
             op, canonical = canonical
+        if isinstance(canonical, list):
+            return op, op.bind(tuple(canonical), {})
         return op, op.bind((), canonical)
     return op, op.bind(args, kwargs)

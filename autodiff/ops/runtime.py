@@ -62,9 +62,12 @@ def broadcast_like(t, ans):
 
 
 def zero_tangent(x):
-    """A zero tangent (or adjoint) for ``x``: 0.0, float zeros of its shape, or a list."""
+    """A zero tangent (or adjoint) for ``x``: 0.0, float zeros of its shape, or a list;
+    None for a slice or a string (an item of ``np.r_[...]``), which has none."""
     if isinstance(x, (list, tuple)):  # a list, or the gradients a helper returns together
         return [zero_tangent(item) for item in x]
+    if isinstance(x, (slice, str)):
+        return None
     if isinstance(x, (float, int)):
         return 0.0
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
@@ -163,27 +166,43 @@ def _ndim(a) -> int:
 
 
 def dot_grad_lhs(g, a, b):
-    """Adjoint of ``a`` in ``np.dot(a, b)`` (scalars, 1-D and 2-D operands)."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+    """Adjoint of ``a`` in ``np.dot(a, b)``, which sums over the last axis of ``a`` and
+    the second-to-last of ``b`` (its only one if 1-D): the others of ``b`` are summed
+    against ``g``'s trailing axes."""
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
+    if a_ndim == 0 or b_ndim == 0:
         return unbroadcast(g * b, a)
-    _require_matrix_dot(a, b)
-    return matmul_grad_lhs(g, a, b)
+    if a_ndim <= 2 and b_ndim <= 2:
+        return matmul_grad_lhs(g, a, b)
+    joined = b_ndim - 2 if b_ndim >= 2 else 0
+    free = [k for k in range(b_ndim) if k != joined]
+    return np.tensordot(g, b, axes=(list(range(a_ndim - 1, np.ndim(g))), free))
 
 
 def dot_grad_rhs(g, a, b):
-    """Adjoint of ``b`` in ``np.dot(a, b)`` (scalars, 1-D and 2-D operands)."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+    """Adjoint of ``b`` in ``np.dot(a, b)`` (see :func:`dot_grad_lhs`)."""
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
+    if a_ndim == 0 or b_ndim == 0:
         return unbroadcast(g * a, b)
-    _require_matrix_dot(a, b)
-    return matmul_grad_rhs(g, a, b)
+    if a_ndim <= 2 and b_ndim <= 2:
+        return matmul_grad_rhs(g, a, b)
+    lead = list(range(a_ndim - 1))
+    summed = np.tensordot(a, g, axes=(lead, lead))  # the joined axis first, then b's others
+    return np.moveaxis(summed, 0, b_ndim - 2 if b_ndim >= 2 else 0)
 
 
-def _require_matrix_dot(a, b) -> None:
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise AutodiffError(
-            "the gradient of np.dot is implemented for operands of at most 2 dimensions",
-            hint="use np.matmul (or @) for stacks of matrices",
-        )
+def trace_grad(g, a, offset, axis1, axis2):
+    """Adjoint of ``a`` in ``np.trace(a, offset, axis1, axis2)``: ``g`` on the diagonal
+    of the two axes, for every index of the others."""
+    shape = _shape(a)
+    ndim = len(shape)
+    first, second = axis1 % ndim, axis2 % ndim
+    eye = np.eye(shape[first], shape[second], offset)
+    if first > second:
+        eye = eye.T
+    layout = [1] * ndim
+    layout[first], layout[second] = shape[first], shape[second]
+    return np.expand_dims(g, (min(first, second), max(first, second))) * eye.reshape(layout)
 
 
 def inner_grad_lhs(g, a, b):
@@ -210,6 +229,60 @@ def split_like(g, arrays, axis):
         return [p.reshape(np.shape(x)) for p, x in zip(pieces, arrays)]
     sizes = [np.shape(x)[axis] for x in arrays]
     return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def linspace_grads(g, start, stop, num, endpoint, axis):
+    """Adjoints of ``start`` and ``stop`` in ``np.linspace(start, stop, num, endpoint=endpoint,
+    axis=axis)``, which is ``start * (1 - f) + stop * f`` with fractions ``f`` from 0 to 1."""
+    shape = np.broadcast_shapes(_shape(start), _shape(stop))
+    f = np.linspace(np.zeros(shape), np.ones(shape), num, endpoint=endpoint, axis=axis)
+    return (unbroadcast(np.sum(g * (1.0 - f), axis=axis), start),
+            unbroadcast(np.sum(g * f, axis=axis), stop))
+
+
+def _index_concatenation(items, kind):
+    """The indexer (``np.r_`` or ``np.c_``), its directive string or None, the axis it
+    joins along, and the items after the directive."""
+    indexer, axis = (np.r_, 0) if kind == "r" else (np.c_, -1)
+    directive = None
+    if len(items) and isinstance(items[0], str):
+        directive, items = items[0], items[1:]
+        axis = int(directive.split(",")[0])
+    return indexer, directive, axis, items
+
+
+def index_concatenation_grads(g, items, kind):
+    """Adjoints of the items of ``np.r_[items]`` (``kind`` "r") or ``np.c_[items]`` ("c").
+
+    Each item is upgraded on its own (a scalar to 1-D, for ``np.c_`` a vector to a
+    column) and the upgraded items are joined along one axis: the adjoint is cut
+    along that axis and each piece given back its item's shape. Slices and the
+    directive string get None.
+    """
+    indexer, directive, axis, rest = _index_concatenation(items, kind)
+    sizes = []
+    for item in rest:
+        key = (item,) if directive is None else (directive, item)
+        sizes.append(np.shape(indexer[key])[axis])
+    pieces = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    grads = [None if isinstance(item, (slice, str)) else np.reshape(piece, np.shape(item))
+             for piece, item in zip(pieces, rest)]
+    return grads if directive is None else [None, *grads]
+
+
+def index_concatenation_tangent(t, items, kind):
+    """Tangent of ``np.r_[items]`` / ``np.c_[items]`` given one tangent per item (None or
+    anything for a slice or the directive, which are constants)."""
+    indexer = np.r_ if kind == "r" else np.c_
+    parts = []
+    for tangent, item in zip(t, items):
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, slice):
+            parts.append(np.zeros(len(np.r_[item])))
+        else:
+            parts.append(tangent)
+    return indexer[tuple(parts)]
 
 
 def unstack(g, axis):
@@ -350,7 +423,9 @@ def einsum_grads(g, subscripts, operands):
             if label not in available:
                 partial = np.expand_dims(partial, position)
         sizes = {c: np.shape(operand)[labels.index(c)] for c in unique}
-        partial = np.broadcast_to(partial, tuple(sizes[c] for c in unique))
+        # broadcast back where summed away; summed where the operand broadcast (an axis
+        # of length 1 under an ellipsis)
+        partial = unbroadcast_to(partial, tuple(sizes[c] for c in unique))
         if unique != labels:  # a repeated label: put the values back on the diagonal
             full = np.zeros(np.shape(operand), dtype=partial.dtype)
             np.einsum(labels + "->" + unique, full)[...] = partial
@@ -393,19 +468,31 @@ def einsum_grads_vjp(cotangents, g, subscripts, operands):
 
 
 def _parse_einsum(subscripts: str, operands) -> tuple[list[str], str]:
+    """One label string per operand and the output's, with every axis named: the axes
+    an ellipsis stands for get letters of their own, aligned from the right."""
     spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise AutodiffError("the gradient of np.einsum does not support '...' subscripts yet",
-                            hint="write out every axis label")
-    inputs, _, output = spec.partition("->")
+    inputs, arrow, output = spec.partition("->")
     labels = inputs.split(",")
-    if not _:
-        counts = {c: inputs.count(c) for c in inputs if c != ","}
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
     if len(labels) != len(operands):
         raise AutodiffError(f"np.einsum subscripts {subscripts!r} name {len(labels)} operands, "
                             f"but {len(operands)} were given")
+    fill = ""
+    if "." in spec:
+        free = [c for c in _LETTERS if c not in spec]
+        extra = [np.ndim(x) - len(lab.replace("...", "")) if "..." in lab else 0
+                 for lab, x in zip(labels, operands)]
+        most = max(extra)
+        fill = "".join(free[:most])
+        labels = [lab.replace("...", fill[most - n:]) for lab, n in zip(labels, extra)]
+        output = output.replace("...", fill)
+    if not arrow:
+        joined = "".join(labels)
+        counts = {c: joined.count(c) for c in joined}
+        output = fill + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in fill))
     return labels, output
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def solve_grads(g, x, a, b):
@@ -475,8 +562,33 @@ def pop_last(items):
 
 
 def zero_adjoints(items):
-    """Zero adjoints for the items of a list."""
-    return [np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+    """Zero adjoints for the items of a list (a list of them for an item that is a list)."""
+    return [zero_adjoints(item) if type(item) is list
+            else np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+
+
+def list_adjoint(g, items):
+    """The adjoint ``g`` of a list the function built, as the backward sweep reads it:
+    a list of its items' adjoints (a list of lists for a list of lists).
+
+    An op that reads the list as an array (``np.sum(acc)``, ``np.array(rows)``) gives
+    its adjoint as an array, or as a list of arrays one level deep; anything that is
+    not a list at run time (a tuple of adjoints) is left as it is.
+    """
+    if type(items) is not list:
+        return g
+    if not isinstance(g, (list, tuple)) and np.ndim(g) == 0:
+        g = [g] * len(items)  # one adjoint broadcast to every item
+    return [list_adjoint(part, item) for part, item in zip(g, items)]
+
+
+def list_adjoint_transpose(gg, g):
+    """Adjoint of ``g`` in ``list_adjoint(g, items)``: ``gg`` (nested lists) in ``g``'s form."""
+    if type(gg) is not list:
+        return gg
+    if isinstance(g, (list, tuple)):
+        return [list_adjoint_transpose(a, b) for a, b in zip(gg, g)]
+    return unbroadcast(np.array(gg), g)
 
 
 def add_lists(a, b):

@@ -6,7 +6,8 @@ import builtins
 
 import numpy as np
 
-from autodiff.graph.ir import Const, operand_values
+from autodiff.errors import AutodiffError
+from autodiff.graph.ir import Const, Location, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, alias, defop
@@ -285,10 +286,63 @@ def _(t, ans, x):
     return float(t)
 
 
+# ----- np.r_[...] and np.c_[...]: concatenations written as indexing -----
+
+
+@defop("r_", "np.r_[items]", diff=("items",))
+def r_(items): ...
+
+
+@defop("c_", "np.c_[items]", diff=("items",))
+def c_(items): ...
+
+
+@r_.defvjp
+def _(g, ans, items):
+    return runtime.index_concatenation_grads(g, items, "r")
+
+
+@r_.defjvp
+def _(t, ans, items):
+    return runtime.index_concatenation_tangent(t, items, "r")
+
+
+@c_.defvjp
+def _(g, ans, items):
+    return runtime.index_concatenation_grads(g, items, "c")
+
+
+@c_.defjvp
+def _(t, ans, items):
+    return runtime.index_concatenation_tangent(t, items, "c")
+
+
+def _concatenation_by_index(named, builder):
+    """``np.r_[a, b]`` and ``np.c_[a, b]`` as the ops r_ and c_, which have rules."""
+    base = named["a"]
+    if not isinstance(base, Const) or not (base.value is np.r_ or base.value is np.c_):
+        return None
+    kind = "r_" if base.value is np.r_ else "c_"
+    index = named["index"]
+    items = index if isinstance(index, tuple) else (index,)
+    if items and isinstance(items[0], Const) and isinstance(items[0].value, str):
+        directive = items[0].value
+        if not all(part.strip().lstrip("-").isdigit() for part in directive.split(",")):
+            raise AutodiffError(
+                f"np.{kind}[{directive!r}, ...] builds a matrix or reads a directive that "
+                "differentiated code does not support", **Location.error_fields(builder.loc),
+                hint="give np.concatenate (or np.stack) the arrays")
+    if any(isinstance(item, Const) and isinstance(item.value, str) for item in items[1:]):
+        raise AutodiffError(f"np.{kind}[...] takes a directive string only first",
+                            **Location.error_fields(builder.loc))
+    return builder.emit(OPS[kind], (items,))
+
+
 # ----- indexing -----
 
 
-@defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index")
+@defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index",
+       simplify=_concatenation_by_index)
 def getitem(a, index): ...
 
 
@@ -379,12 +433,47 @@ _constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:
 _constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a")
 _constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye)
 _constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange)
-_constructor("linspace", lambda start, stop, num=50, endpoint=True: None, np.linspace)
 
 # New arrays the code may fill in place: two of them are never the same array.
-for _name in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye", "arange",
-              "linspace"):
+for _name in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye", "arange"):
     OPS[_name].distinct = True
+
+
+# ----- np.linspace: linear in its endpoints -----
+
+
+@defop("linspace", "np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis)",
+       aliases=(np.linspace,), diff=("start", "stop"), floating="always")
+def linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0): ...
+
+
+linspace.distinct = True
+
+
+def _linspace_check(named) -> str | None:
+    dtype = named["dtype"]
+    if isinstance(dtype, Const) and (dtype.value is None or np.dtype(dtype.value).kind in "fc"):
+        return None
+    return "np.linspace with a dtype other than a floating one has no gradient"
+
+
+linspace.vjp_check = _linspace_check
+
+
+# ans = start * (1 - f) + stop * f, with the fractions f = 0 ... 1 along axis.
+@linspace.defvjp
+def _(g, ans, start, stop, num, endpoint, dtype, axis):
+    return runtime.linspace_grads(g, start, stop, num, endpoint, axis)
+
+
+@linspace.defjvp("start")
+def _(t, ans, start, stop, num, endpoint, dtype, axis):
+    return np.linspace(t, np.zeros(np.shape(stop)), num, endpoint=endpoint, axis=axis)
+
+
+@linspace.defjvp("stop")
+def _(t, ans, start, stop, num, endpoint, dtype, axis):
+    return np.linspace(np.zeros(np.shape(start)), t, num, endpoint=endpoint, axis=axis)
 
 
 def _is_none(operand) -> bool:

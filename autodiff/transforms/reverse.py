@@ -279,16 +279,8 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         operand, contribution = named[param], results[param]
         if isinstance(contribution, Const) and contribution.value is None:
             continue  # a custom rule's "no gradient for this one"
-        if isinstance(operand, Value):
-            adjoints.add(operand, contribution, created)
-            received.append(operand)
-            continue
-        for index, item in enumerate(operand):  # a sequence such as np.stack([a, b])
-            if isinstance(item, Value) and item in active:
-                part = (contribution[index] if isinstance(contribution, tuple)
-                        else builder.emit(OPS["getitem"], (contribution, Const(index))))
-                adjoints.add(item, part, created | {part})
-                received.append(item)
+        _distribute(operand, contribution, builder, adjoints, active, created, received,
+                    op.name in _LIST_ADJOINT_OPS)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
 
@@ -384,10 +376,12 @@ def _one_per_parameter(op, result: Operand, named: dict, builder: GraphBuilder,
         return result
     if isinstance(result, Const) or _is_array(result):
         _wrong_count(op, "one array", loc)
+    returned = result
     if not _built_in(op):
         result = builder.emit(OPS["rule_gradients"], (result, Const(count), Const(
             _rule_description(op))))
-    return tuple(builder.emit(OPS["getitem"], (result, Const(i))) for i in range(count))
+        result.shape = returned.shape
+    return tuple(_item(builder, result, i) for i in range(count))
 
 
 def _is_array(value: Operand) -> bool:
@@ -427,6 +421,43 @@ def _wrong_count(op, got: str, loc: Location | None):
         "it must return one gradient per parameter", **Location.error_fields(loc),
         hint="return a tuple with one gradient per parameter, None for a parameter "
              "without one (an axis, a flag)")
+
+
+def _item(builder: GraphBuilder, sequence: Operand, index: int) -> Operand:
+    """``sequence[index]``; a list of adjoints (of items of any shapes, or None) is read
+    with list_getitem, whose own adjoint is a list, not an array of the list's shape."""
+    op = "list_getitem" if getattr(sequence, "shape", None) is LIST else "getitem"
+    return builder.emit(OPS[op], (sequence, Const(index)))
+
+
+# Ops whose rules give a list-shaped operand's adjoint as a list already.
+_LIST_ADJOINT_OPS = {"list_append", "add_lists", "list_getitem", "list_sum"}
+
+
+def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
+                adjoints: _Adjoints, active: set[Value], created: set[Value],
+                received: list[Value], lists_native: bool) -> None:
+    """Give ``operand`` the adjoint ``contribution``; a sequence (``np.stack([a, b])``,
+    ``np.array([[a, b], [c, d]])``) gives each item its part, at any depth.
+
+    A list the function built gets its adjoint as a list of its items' adjoints (the
+    backward sweep pops them off the end), whatever array the op's rule returned.
+    """
+    if isinstance(operand, Value):
+        if operand.shape is LIST and not lists_native:
+            contribution = builder.emit(OPS["list_adjoint"], (contribution, operand))
+            created = created | {contribution}
+        adjoints.add(operand, contribution, created)
+        received.append(operand)
+        return
+    if not isinstance(operand, tuple):
+        return
+    for index, item in enumerate(operand):
+        if not any(v in active for v in operand_values(item)):
+            continue
+        part = (contribution[index] if isinstance(contribution, tuple)
+                else _item(builder, contribution, index))
+        _distribute(item, part, builder, adjoints, active, created | {part}, received, False)
 
 
 _PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}

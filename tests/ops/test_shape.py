@@ -32,6 +32,16 @@ CASES = [
     ("np.zeros_like(x) + x * np.ones(x.shape)", [(2, 3)]),
     ("x * x.shape[0] / x.size + x.ndim", [(2, 3)]),
     ("x * len(x)", [(4,)]),
+    ("np.array([[x, 2.0 * y], [x * y, np.ones(3)]])", [(3,), (3,)]),
+    ("np.array([[[x, 1.0]], [[y, x * y]]])", [None, None]),
+    ("np.r_[x, 2.0 * x]", [(3,)]), ("np.r_[x, y, 1:3]", [(2,), (3,)]),
+    ("np.r_[x, y, 3.0]", [None, (2,)]), ("np.r_[x, y]", [(2, 3), (1, 3)]),
+    ("np.r_['1', x, y]", [(2, 3), (2, 2)]), ("np.r_['0,2', x, y]", [(3,), (3,)]),
+    ("np.r_[x, [y, 2.0 * y]]", [(2,), None]),
+    ("np.c_[x, y]", [(3,), (3,)]), ("np.c_[x, y * x[:, 0]]", [(3, 2), (3,)]),
+    ("np.linspace(x, y, 5)", [None, None]), ("np.linspace(x, y, 4, endpoint=False)", [(3,), (3,)]),
+    ("np.linspace(x, y, 3, axis=-1)", [(2,), (3, 1)]), ("np.linspace(x, 2.0, 4, axis=1)", [(2, 3)]),
+    ("np.linspace(-x, x, 2, endpoint=False, axis=0)", [(2, 2)]),
 ]
 
 
