@@ -57,6 +57,15 @@ MAX_PER_FUNCTION = 32
 # ----- the transforms -----
 
 
+def _transform(fn: Callable) -> Callable:
+    """Mark ``fn`` as a transform building a derivative: called in code being
+    differentiated (``ad.grad(f)(x)``), it runs while compiling."""
+    fn.builds_derivative = True
+    return fn
+
+
+
+@_transform
 def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
          has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
     """The gradient of the scalar function ``fn``, as generated Python source.
@@ -91,6 +100,7 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
                        jit, optimize, check_finite)
 
 
+@_transform
 def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
                    has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
     """Like :func:`grad`, but the derivative returns ``(fn(...), gradient)``; with
@@ -109,6 +119,7 @@ def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool =
                        jit, optimize, check_finite)
 
 
+@_transform
 def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False,
         check_finite: bool = False):
     """The vector-Jacobian product of ``fn``: a function ``(*args, seed)`` returning
@@ -128,6 +139,7 @@ def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
                        jit, optimize, check_finite)
 
 
+@_transform
 def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False,
         check_finite: bool = False):
     """The Jacobian-vector product of ``fn`` by forward mode: a function
@@ -146,6 +158,7 @@ def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
                        jit, optimize, check_finite)
 
 
+@_transform
 def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
     """The Hessian-vector product of the scalar ``fn``: ``(*args, v)`` returning
     ``H @ v``, by forward mode over the gradient, without building ``H``.

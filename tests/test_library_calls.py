@@ -55,6 +55,19 @@ def user(tmp_path):
 
         def conv(x, k):
             return np.sum(scipy.signal.convolve(x, k) ** 2)
+
+
+        def solved(A, b):
+            return np.sum(np.linalg.solve(A, b) ** 2)
+
+
+        def gradient_norm(A, b):
+            return np.sum(ad.grad(solved, wrt=(0, 1))(A, b)[0] ** 2)
+
+
+        def built_from_a_value(x):
+            scale = 2.0 * x
+            return ad.grad(np.sin, wrt=scale)(x)
     """)
 
 
@@ -112,3 +125,11 @@ def test_calls_are_never_merged_or_run_while_compiling(user):
     got = derivative(np.ones(3))  # compiling first: it must draw nothing itself
     assert np.allclose(got, a - b)
     assert not np.allclose(got, 0.0)
+
+
+def test_a_derivative_built_inside_the_differentiated_function(user):
+    A = np.array([[2.0, 0.3], [0.1, 1.5]])
+    b = np.array([1.0, -2.0])
+    check_against_finite_differences(user.gradient_norm, [A, b], wrt=(0, 1))
+    with pytest.raises(ad.UnknownFunctionError, match="known only when the code runs"):
+        ad.grad(user.built_from_a_value)

@@ -403,6 +403,8 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         text = ast.unparse(func)
         if isinstance(callee, LocalFunction):
             return self.call_function(node, callee, args, kwargs)
+        if isinstance(callee, Const) and getattr(callee.value, "builds_derivative", False):
+            return self.build_derivative(node, callee, args, kwargs)
         if isinstance(callee, Const) and callee.value is builtins.sum:
             return self.builtin_sum(node, args, kwargs)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
@@ -457,6 +459,25 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             raise self.error(node, f"cannot call '{text}': only functions known when the code "
                              "is compiled can be called", kind=UnknownFunctionError)
         return registry.callable_binding(callee.value)
+
+    def build_derivative(self, node: ast.Call, callee: Const, args: tuple,
+                         kwargs: dict) -> Const:
+        """``ad.grad(f, wrt=1)`` inside the code: the derivative, built now, is a constant
+        (called next, its graph is inlined like any derivative's)."""
+        operands = [*args, *kwargs.values()]
+        if not all(isinstance(o, Const) for o in operands):
+            raise self.error(node, f"'{ast.unparse(node)}' builds a derivative from values "
+                             "known only when the code runs", kind=UnknownFunctionError,
+                             hint="build it outside the function (at module level) from a "
+                             "function defined there, and call it here")
+        try:
+            built = callee.value(*(a.value for a in args),
+                                 **{k: v.value for k, v in kwargs.items()})
+        except AutodiffError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a bad call: report it at the user's line
+            raise self.error(node, f"cannot build {ast.unparse(node)}: {error}") from None
+        return Const(built)
 
     def call_as_it_is(self, node: ast.Call, callee: Const, args: tuple, kwargs: dict) -> Operand:
         """A call of a function with no rule that is not the user's own code: the

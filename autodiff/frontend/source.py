@@ -42,6 +42,7 @@ def _library_folders() -> tuple[str, ...]:
     folders.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
     if site.ENABLE_USER_SITE and site.getusersitepackages():
         folders.add(site.getusersitepackages())
+    folders.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # autodiff's own
     return tuple(os.path.join(os.path.realpath(folder), "") for folder in folders)
 
 
