@@ -31,7 +31,7 @@ import numpy as np
 
 from autodiff.codegen import compile_generated, generate
 from autodiff.custom import CustomGradient
-from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError
+from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError, raised_at_call
 from autodiff.frontend import function_to_graph
 from autodiff.graph.ir import Const, Graph, Location, Node, Region, Value
 from autodiff.graph.scopes import Home
@@ -58,8 +58,9 @@ MAX_PER_FUNCTION = 32
 
 
 def _transform(fn: Callable) -> Callable:
-    """Mark ``fn`` as a transform building a derivative: called in code being
-    differentiated (``ad.grad(f)(x)``), it runs while compiling."""
+    """A public transform: called in code being differentiated (``ad.grad(f)(x)``), it
+    runs while compiling; its errors end the traceback at the user's call."""
+    fn = raised_at_call(fn)
     fn.builds_derivative = True
     return fn
 
@@ -173,6 +174,7 @@ def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
                                           tangent="v"))
 
 
+@_transform
 def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: bool = True):
     """The Jacobian of ``fn``, shaped ``output.shape + argument.shape``.
 
@@ -193,6 +195,7 @@ def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: b
                        lambda: Jacobian(fn, wrt, mode, optimize))
 
 
+@_transform
 def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
     """The Hessian of the scalar ``fn``: forward mode over the reverse-mode gradient.
 

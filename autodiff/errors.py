@@ -11,6 +11,7 @@ followed by a hint when there is one.
 
 from __future__ import annotations
 
+import functools
 import os
 
 
@@ -87,3 +88,21 @@ class DerivativeError(AutodiffError):
 class NonFiniteError(AutodiffError, FloatingPointError):
     """A derivative built with ``check_finite=True`` met NaN or infinity: the error
     names the first statement that produced one and the user's line it comes from."""
+
+
+def raised_at_call(entry):
+    """Decorator for a public entry point (``ad.grad``, the first call of a ``jit``
+    derivative): an AutodiffError raised inside leaves without autodiff's own frames, so
+    the traceback ends at the user's call with the message. ``AUTODIFF_DEBUG=1`` keeps
+    the whole chain, for bug reports."""
+
+    @functools.wraps(entry)
+    def at_call(*args, **kwargs):
+        try:
+            return entry(*args, **kwargs)
+        except AutodiffError as error:
+            if os.environ.get("AUTODIFF_DEBUG"):
+                raise
+            raise error.with_traceback(None)  # (AUTODIFF_DEBUG=1 shows autodiff's frames)
+
+    return at_call

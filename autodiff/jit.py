@@ -23,6 +23,7 @@ import numpy as np
 
 from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
+from autodiff.errors import raised_at_call
 from autodiff.graph.scopes import Scope
 from autodiff.transforms.infer import of_argument, signature_key
 
@@ -186,9 +187,9 @@ def _dispatcher(state: Specialized) -> Callable:
     namespace = {"_jit_lookup_": state.compiled.get, "_jit_ndarray_": _ndarray,
                  "_jit_key_": value_key,
                  "_jit_variables_": state.variables.keys,
-                 "_jit_compile_": lambda values: state.for_values(
+                 "_jit_compile_": raised_at_call(lambda values: state.for_values(
                      values, tuple(value_key(v) for v in values.values())
-                     + state.variables.keys())}
+                     + state.variables.keys()))}
     filename = remember_source(text, f"dispatcher of {general.__name__}")
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
     derivative = namespace[name]

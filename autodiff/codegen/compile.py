@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import sys
+import traceback
 import types
 
 from autodiff.codegen import origins
@@ -29,7 +30,22 @@ def remember_source(text: str, label: str) -> str:
     """A new in-memory file name holding ``text`` for ``linecache`` (tracebacks, pdb)."""
     filename = f"<autodiff {label} #{next(_counter)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    _show_generated_lines()
     return filename
+
+
+def _show_generated_lines() -> None:
+    """Before Python 3.13 the default printer of an uncaught exception reads source lines
+    from files on disk, not from ``linecache``: a traceback through generated code
+    showed ``File "<autodiff ...>", line 34`` and nothing more. Python's own printer
+    (the traceback module, which Python 3.13 uses by default) reads ``linecache``: it
+    becomes the hook, unless a program or IPython installed one of its own."""
+    if sys.version_info < (3, 13) and sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _print_exception
+
+
+def _print_exception(kind, error, tb) -> None:
+    traceback.print_exception(kind, error, tb)
 
 
 def _cell_of(scope: Scope) -> types.CellType:

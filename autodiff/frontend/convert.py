@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import os
 import types
 
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
@@ -92,7 +93,8 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         self.globals = globals_
         self.closure = closure or {}  # free variable name -> its cell
         self.scope = Scope.of_globals(globals_)
-        self.fixed_location = location  # rules report the user's line, not their own
+        # a rule's nodes take the line of the user's call that brought it in
+        self.fixed_location = location
         self.env: dict[str, Operand] = {}
         self.return_location: Location | None = None
         self.function_name = ""  # set for inlined callees, shown in comments
@@ -106,12 +108,13 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
 
     def error(self, node: ast.AST, message: str, hint: str | None = None,
               kind: type[AutodiffError] = UnsupportedSyntaxError) -> AutodiffError:
-        loc = self.fixed_location
-        if loc is None:
-            lineno = getattr(node, "lineno", None)
-            loc = Location(self.source.filename, lineno or 0, self.source.line(lineno or 0))
-        return kind(message, filename=loc.filename, lineno=loc.lineno, source_line=loc.text,
-                    hint=hint)
+        lineno = getattr(node, "lineno", None) or 0
+        call = self.fixed_location
+        if call is not None:  # in a gradient rule: name the rule's line, and the user's call
+            message += (f" (in the gradient rule {self.source.tree.name!r}, brought in by "
+                        f"{os.path.basename(call.filename)}:{call.lineno}: {call.text.strip()})")
+        return kind(message, filename=self.source.filename, lineno=lineno,
+                    source_line=self.source.line(lineno), hint=hint)
 
     def emit(self, node: ast.AST, op_name: str | registry.Op, args: tuple,
              hint: str = "") -> Operand:
