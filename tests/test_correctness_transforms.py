@@ -166,9 +166,9 @@ def weighted_scaled(x):
 
 def test_custom_rule_returning_one_array_for_several_parameters_is_an_error():
     x = np.arange(12.0).reshape(3, 4) / 5
-    with ad.register_gradient(logsumexp_rows, logsumexp_bare):
-        with pytest.raises(AutodiffError) as caught:
-            ad.grad(weighted_logsumexp)
+    with ad.register_gradient(logsumexp_rows, logsumexp_bare), \
+            pytest.raises(AutodiffError) as caught:
+        ad.grad(weighted_logsumexp)
     message = str(caught.value)
     # once indexed with [0]: row 0 of the gradient copied into every row
     assert "'logsumexp_bare' of 'logsumexp_rows'" in message
@@ -196,9 +196,9 @@ def test_custom_rule_returning_one_array_for_several_parameters_is_an_error():
     assert caught.value.lineno == weighted_scaled.__code__.co_firstlineno + 1
 
     # a tuple of the wrong length
-    with ad.register_gradient(scaled, three_gradients):
-        with pytest.raises(AutodiffError, match="returns 3 gradients, but 'scaled' has 2"):
-            ad.grad(weighted_scaled)
+    with ad.register_gradient(scaled, three_gradients), \
+            pytest.raises(AutodiffError, match="returns 3 gradients, but 'scaled' has 2"):
+        ad.grad(weighted_scaled)
 
 
 # ----- 3. range inside enumerate and zip -----
@@ -337,7 +337,7 @@ def test_where_unselected_branch_gives_no_nan(quiet, jit):
     at = np.array([-1.0, 0.0, 0.5, 2.0])
     np.testing.assert_array_equal(ad.grad(identity_or_log, jit=jit)(at), [1.0, 1.0, 1.0, 0.5])
     # forward mode: the unselected branch's tangent is infinite or NaN, and dropped
-    value, tangent = ad.jvp(softplus_sum, jit=jit)(x, np.ones(3))
+    _, tangent = ad.jvp(softplus_sum, jit=jit)(x, np.ones(3))
     np.testing.assert_allclose(tangent, np.sum(grad), rtol=1e-12)
     assert ad.jvp(sqrt_or_zero, jit=jit)(np.array([0.0, 4.0]), np.ones(2))[1] == 0.25
     assert ad.jvp(identity_or_log, jit=jit)(at, np.ones(4))[1] == 3.5

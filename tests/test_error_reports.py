@@ -22,7 +22,8 @@ def _run_script(tmp_path, text: str, **env) -> str:
     script = tmp_path / "model.py"
     script.write_text(textwrap.dedent(text))
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                            timeout=120, env={**os.environ, **env}, cwd=tmp_path)
+                            timeout=120, env={**os.environ, **env}, cwd=tmp_path,
+                            check=False)
     assert result.returncode == 1, result.stdout + result.stderr
     return result.stderr
 
@@ -52,8 +53,8 @@ def test_a_compile_error_ends_at_the_users_call(tmp_path):
     assert frames[0].endswith("model.py") and len(frames) == 2, stderr
     assert "AUTODIFF_DEBUG=1" in stderr  # the one autodiff line says how to see more
     assert stderr.rstrip().splitlines()[-2:] == [
-        "autodiff.errors.UnsupportedSyntaxError: model.py:5: 'try' statements are not "
-        "supported in differentiated code", "    try:"]
+        ("autodiff.errors.UnsupportedSyntaxError: model.py:5: 'try' statements are not "
+         "supported in differentiated code"), "    try:"]
 
 
 def test_autodiff_debug_keeps_the_internal_frames(tmp_path):
@@ -121,9 +122,9 @@ def test_an_error_in_a_rule_names_the_rule_and_the_call(modules):
         def loss(x):
             return np.sum(softplus(x) ** 2)
     """)
-    with ad.register_gradient(user.softplus, rules.softplus_vjp):
-        with pytest.raises(ad.UnknownFunctionError) as raised:
-            ad.grad(user.loss)
+    with ad.register_gradient(user.softplus, rules.softplus_vjp), \
+            pytest.raises(ad.UnknownFunctionError) as raised:
+        ad.grad(user.loss)
     error = raised.value
     assert (error.filename, error.lineno) == (rules.__file__, 6)
     assert error.source_line == "slope = x.frobnicate"

@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from autodiff.errors import AutodiffError
+from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.graph.ir import Const, Location, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import runtime
@@ -427,12 +427,53 @@ def _constructor(name: str, stub, *aliases, shape=None) -> None:
 
 _constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape")
 _constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape")
-_constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape="of:shape")
 _constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a")
 _constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a")
-_constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a")
 _constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye)
-_constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange)
+
+
+# np.full(shape, v) is v broadcast to shape: its gradient sums back into v.
+@defop("full", "np.full(shape, fill_value, dtype=dtype)", aliases=(np.full,),
+       diff=("fill_value",), shape="of:shape", floating="inputs")
+def full(shape, fill_value, dtype=None): ...
+
+
+@defop("full_like", "np.full_like(a, fill_value, dtype=dtype)", aliases=(np.full_like,),
+       diff=("fill_value",), shape="like:a", floating="inputs")
+def full_like(a, fill_value, dtype=None): ...
+
+
+@full.defvjp
+def _(g, ans, shape, fill_value, dtype):
+    return runtime.unbroadcast(g, fill_value)
+
+
+@full.defjvp
+def _(t, ans, shape, fill_value, dtype):
+    return runtime.broadcast_like(t, ans)
+
+
+@full_like.defvjp
+def _(g, ans, a, fill_value, dtype):
+    return runtime.unbroadcast(g, fill_value)
+
+
+@full_like.defjvp
+def _(t, ans, a, fill_value, dtype):
+    return runtime.broadcast_like(t, ans)
+
+
+# Its elements are start + i * step, but how many there are depends on the values too:
+# a gradient into it is refused, never taken as zero.
+@defop("arange", "np.arange(start, stop, step=step, dtype=dtype)", aliases=(np.arange,),
+       diff=("start", "stop", "step"), floating=None)
+def arange(start, stop=None, step=None, dtype=None): ...
+
+
+arange.missing_rule = lambda named, where: NonDifferentiableError(
+    "np.arange of a value that carries a gradient: its length depends on the value, and "
+    "autodiff has no gradient rule for it", **where,
+    hint="build the values from a fixed range: start + step * np.arange(n)")
 
 # New arrays the code may fill in place: two of them are never the same array.
 for _name in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye", "arange"):

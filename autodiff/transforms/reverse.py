@@ -335,13 +335,9 @@ def _keep_zeros(nodes: list, g: Value) -> set[Value]:
         elif name == "divide" and is_linear(args[0]):
             if not (finite(args[1]) and args[1].value != 0):
                 node.op = OPS["keep_zeros_divide"]
-        elif name in _MOVING and is_linear(args[0]):
-            pass
-        elif name in _SUMS and all(is_linear(a) or zero(a) for a in args):
-            pass
-        elif name == "where" and all(is_linear(a) or zero(a) for a in args[1:]):
-            pass
-        else:
+        elif not ((name in _MOVING and is_linear(args[0]))
+                  or (name in _SUMS and all(is_linear(a) or zero(a) for a in args))
+                  or (name == "where" and all(is_linear(a) or zero(a) for a in args[1:]))):
             continue
         linear.add(node.out)
     return linear

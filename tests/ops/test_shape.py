@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import autodiff as ad
+from tests.helpers import UserModules
 from tests.ops.table import table_test
 
 CASES = [
@@ -42,6 +44,9 @@ CASES = [
     ("np.linspace(x, y, 5)", [None, None]), ("np.linspace(x, y, 4, endpoint=False)", [(3,), (3,)]),
     ("np.linspace(x, y, 3, axis=-1)", [(2,), (3, 1)]), ("np.linspace(x, 2.0, 4, axis=1)", [(2, 3)]),
     ("np.linspace(-x, x, 2, endpoint=False, axis=0)", [(2, 2)]),
+    ("np.full((2, 3), x)", [None]), ("np.full((2, 3), x)", [(3,)]),
+    ("np.full((2, 3), x * y)", [(2, 1), ()]), ("np.full_like(y, x)", [(3,), (2, 3)]),
+    ("np.full_like(x, np.sum(x))", [(2, 3)]),
 ]
 
 
@@ -70,3 +75,17 @@ def test_integer_array_index_accumulates_repeats(user_module):
     """)
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(ad.grad(mod.f)(x, np.array([0, 2, 2])), [2.0, 0.0, 12.0])
+
+
+def test_arange_of_a_value_with_a_gradient_is_refused(tmp_path):
+    module = UserModules(tmp_path)("""
+        import numpy as np
+
+        def f(x):
+            return np.sum(np.arange(x, 5.0) * x)
+    """)
+    with pytest.raises(ad.NonDifferentiableError, match="np.arange of a value") as raised:
+        ad.grad(module.f)
+    assert raised.value.lineno == 5
+    with pytest.raises(ad.NonDifferentiableError, match="np.arange of a value"):
+        ad.jvp(module.f)
