@@ -152,12 +152,19 @@ def value_key(a) -> object:
 
 # The dispatcher has the derivative's own parameters, so a call costs one
 # dictionary lookup more than calling the specialised code directly.
+# Specialised code computes Python floats with Python's arithmetic and ``math``, which
+# raise (math.exp(800.0), 1.0 / 0.0) where NumPy gives inf or nan, as in the branch a
+# ``where`` does not take: then the general derivative, in NumPy, answers the call.
 _DISPATCHER = """\
 def {name}({parameters}):
     _jit_function_ = _jit_lookup_(({keys}){variables})
     if _jit_function_ is None:
         _jit_function_ = _jit_compile_({{{values}}})
-    return _jit_function_({call})
+    try:
+        return _jit_function_({call})
+    except (ArithmeticError, ValueError):
+        pass
+    return _jit_general_({call})
 """
 
 
@@ -168,7 +175,11 @@ def _dispatcher(state: Specialized) -> Callable:
     params = list(state.signature.parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         def derivative(*args, **kwargs):
-            return state.specialized(args, kwargs)(*args, **kwargs)
+            try:
+                return state.specialized(args, kwargs)(*args, **kwargs)
+            except (ArithmeticError, ValueError):
+                pass
+            return general(*args, **kwargs)
 
         return derivative
     names = [p.name for p in params]
@@ -185,7 +196,7 @@ def _dispatcher(state: Specialized) -> Callable:
         call=", ".join(name if p.kind is not p.KEYWORD_ONLY else f"{name}={name}"
                        for name, p in zip(names, params)))
     namespace = {"_jit_lookup_": state.compiled.get, "_jit_ndarray_": _ndarray,
-                 "_jit_key_": value_key,
+                 "_jit_key_": value_key, "_jit_general_": general,
                  "_jit_variables_": state.variables.keys,
                  "_jit_compile_": raised_at_call(lambda values: state.for_values(
                      values, tuple(value_key(v) for v in values.values())

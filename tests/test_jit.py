@@ -352,3 +352,23 @@ def test_lambdas_get_valid_names(jit):
     g = ad.grad(lambda x: x * x, jit=jit)
     assert g(3.0) == 6.0 and g.__name__ == "lambda_grad"
     assert "def lambda_grad(x):" in g.source
+
+
+def _softplus(x):
+    return np.where(x > 20.0, x, np.log1p(np.exp(x)))
+
+
+def _log_or_zero(x):
+    return np.where(x > 0.0, np.log(np.abs(x) + (x <= 0.0)), 0.0)
+
+
+@pytest.mark.parametrize(("fn", "at"), [(_softplus, 800.0), (_softplus, 1.5),
+                                        (_log_or_zero, 0.0), (_log_or_zero, 2.0)])
+def test_python_floats_give_what_numpy_gives_where_math_would_raise(fn, at):
+    """Specialised float code uses ``math``, which raises on overflow and outside its
+    domain where NumPy gives inf or nan (in the branch a ``where`` drops)."""
+    with np.errstate(all="ignore"):
+        expected = ad.grad(fn)(at)
+        assert ad.grad(fn, jit=True)(at) == expected
+        assert ad.grad(fn, jit=True)(at) == expected  # the specialisation, called again
+    assert np.isfinite(expected)
