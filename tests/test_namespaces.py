@@ -84,6 +84,8 @@ def test_the_helpers_name_is_written_qualified(helper_and_user):
     helper, user = helper_and_user
     source = ad.grad(user.f).source
     assert f"{helper.__name__}.k" in source, source
+    # the comments name the file the helper's lines are in
+    assert f"# line 9 (in {helper.__name__}.h): return k * x" in source, source
 
 
 def test_a_helper_global_missing_from_the_callers_module(modules):

@@ -60,6 +60,8 @@ class CallsMixin:
         """The result of calling the user function ``fn``, with its body inlined."""
         key = fn.node if isinstance(fn, LocalFunction) else getattr(fn, "__code__", fn)
         name = fn.name if isinstance(fn, LocalFunction) else fn.__qualname__
+        if not isinstance(fn, LocalFunction) and fn.__code__.co_filename != self.source.filename:
+            name = f"{fn.__module__}.{name}"  # comments name lines of another file
         if key in self.calls_in_progress:
             raise self.error(node, f"recursive call to '{name}': recursion cannot be "
                              "differentiated by autodiff", hint="write the recursion as a loop")
