@@ -223,3 +223,18 @@ def test_a_helper_whose_globals_are_no_module(modules, tmp_path):
     del namespace["k"]
     with pytest.raises(NameError, match="'k'"):
         ad.grad(user.f)(X)
+
+
+def test_numba_reads_variables_when_it_runs(helper_and_user):
+    """numba freezes the globals a function reads when it compiles it: the derivative
+    is given them at each call instead."""
+    pytest.importorskip("numba")
+    helper, user = helper_and_user
+    derivative = ad.grad(user.f, jit="numba")
+    assert np.allclose(derivative(X), [2.0, 2.0, 2.0])
+    helper.k = 5.0
+    assert np.allclose(derivative(X), [5.0, 5.0, 5.0])
+    closure = ad.grad(user.f_closure, jit="numba")
+    assert np.allclose(closure(X), 3.0 * np.cos(X) + 100.0)
+    user.k = 1.0
+    assert np.allclose(closure(X), 3.0 * np.cos(X) + 1.0)

@@ -23,7 +23,7 @@ from autodiff.codegen.compile import compile_generated
 from autodiff.codegen.python import RUNTIME_NAMES, generate
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Graph, Location, Region, walk
-from autodiff.graph.scopes import Home
+from autodiff.graph.scopes import MISSING, Home
 
 _HINT = 'install it with: pip install "autodiff[jit]"'
 
@@ -81,6 +81,8 @@ def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) ->
                                defaults=getattr(graph, "defaults", None),
                                kwdefaults=getattr(graph, "kwdefaults", None))
     compiled = numba.njit(python)
+    if generated.variables:
+        compiled = _reading_variables(compiled, generated.variables)
     try:
         with warnings.catch_warnings():  # "np.dot is faster on contiguous arrays"
             warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
@@ -90,6 +92,20 @@ def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) ->
     compiled.source = generated.text
     compiled.graph = graph
     return compiled
+
+
+def _reading_variables(compiled: Callable, variables: dict) -> Callable:
+    """``compiled``, given the global and closure variables it reads at each call: numba
+    would freeze their values when it compiles, and a changed global would be ignored."""
+    def call(*args, **kwargs):
+        for parameter, (name, scope) in variables.items():
+            value = scope.read(name)
+            if value is MISSING:
+                raise NameError(f"name '{name}' is not defined")
+            kwargs[parameter] = value
+        return compiled(*args, **kwargs)
+
+    return call
 
 
 def _anchor(general: Callable):

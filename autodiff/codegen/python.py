@@ -60,6 +60,8 @@ class GeneratedSource:
     # names standing for the namespaces of code from elsewhere (a helper's module, a
     # rule's closure cell): name -> the scope it stands for
     foreign: dict[str, Scope] = field(default_factory=dict)
+    # numba: keyword-only parameters holding the variables read, (name, scope) each
+    variables: dict[str, tuple[str, Scope]] = field(default_factory=dict)
     # line of each source comment in ``text`` (the ``def`` is line 1) -> (location, phase)
     marks: dict[int, tuple[Location | None, str]] = field(default_factory=dict)
 
@@ -205,15 +207,21 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     for node in walk(graph.nodes):  # functions with rules of their own, called by name
         if not isinstance(node, Region):
             helpers.update(node.op.runtime)
-    foreign = _foreign_names(reads, home, user_names | set(helpers) | _BUILTINS_USED | reserved)
-    user_names |= set(foreign)
+    variables = {}
+    if numba:  # numba freezes globals when it compiles: variables are passed at each call
+        variables = _variable_parameters(graph, home, user_names | set(helpers) | reserved)
+        reads -= set(variables.values())
+    foreign = _foreign_names(reads, home, user_names | set(helpers) | _BUILTINS_USED | reserved
+                             | set(variables))
+    user_names |= set(foreign) | set(variables)
     aliases = _helper_aliases(user_names, helpers)
     taken = reserved | set(helpers) | set(aliases.values()) | _BUILTINS_USED | user_names
     layout = Layout(graph)
     in_place = InPlace(graph, layout)
     names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=in_place,
                             layout=layout)
-    render = _Renderer(names, aliases, _outer_names(reads, foreign))
+    render = _Renderer(names, aliases, _outer_names(reads, foreign)
+                       | {read: name for name, read in variables.items()})
     writer = _Writer(graph, names, layout, in_place, render)
     if numba:
         writer.releases, writer.numba = {}, True
@@ -230,7 +238,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
                          _free_name("error", taken | set(names.values())))
 
     name = function_name(graph.name)
-    text = _function_text(graph, lines, name)
+    text = _function_text(graph, lines, name, list(variables))
     used = _free_names(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
@@ -242,6 +250,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
                  if alias in used},
         closure_names={n for n in used if n in closure_names},
         foreign={n: scope for n, scope in foreign.items() if n in used},
+        variables=variables,
         marks=marks,
     )
 
@@ -434,6 +443,22 @@ def _constants(operands) -> list[Const]:
     return found
 
 
+def _variable_parameters(graph: Graph, home: Home,
+                         taken: set[str]) -> dict[str, tuple[str, Scope]]:
+    """A keyword-only parameter for each variable the graph reads: its own name when it
+    is the derivative's own, else a new one."""
+    parameters: dict[str, tuple[str, Scope]] = {}
+    reads = {(n.args[0].value, n.args[1].value) for n in walk(graph.nodes)
+             if not isinstance(n, Region) and n.op.name == "variable"}
+    for name, scope in sorted(reads, key=lambda read: (read[0], repr(read[1]))):
+        parameter = name
+        if not home.holds(name, scope):
+            while parameter in taken or parameter in parameters:
+                parameter += "_"
+        parameters[parameter] = (name, scope)
+    return parameters
+
+
 def _foreign_names(reads: set, home: Home, taken: set[str]) -> dict[str, Scope]:
     """A name for each scope, other than ``home``'s, that the graph reads from: a
     module's short name (``helpers.k``), or a closure variable's own name (``scale``),
@@ -477,8 +502,11 @@ def function_name(name: str) -> str:
     return name if name.isidentifier() else "_" + name
 
 
-def _function_text(graph: Graph, lines: list[str], name: str) -> str:
+def _function_text(graph: Graph, lines: list[str], name: str,
+                   keyword_only: list[str] = ()) -> str:
     arguments = copy.deepcopy(graph.arguments)
+    arguments.kwonlyargs += [ast.arg(k) for k in keyword_only]
+    arguments.kw_defaults += [None for _ in keyword_only]
     for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
         arg.annotation = None  # annotations would be evaluated where they mean nothing
     header = f"def {name}({ast.unparse(arguments)}):"
