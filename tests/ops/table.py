@@ -30,7 +30,9 @@ def check_case(module, cases, index: int, seed: int = 0) -> None:
     out_shape = np.shape(getattr(module, f"value_{index}")(*args))
     weights = rng.uniform(0.5, 1.5, size=out_shape)
     wrt = tuple(range(len(args))) if len(args) > 1 else 0
-    check_against_finite_differences(getattr(module, f"loss_{index}"), [*args, weights], wrt=wrt)
+    marker = rest[1] if len(rest) > 1 else True
+    check_against_finite_differences(getattr(module, f"loss_{index}"), [*args, weights], wrt=wrt,
+                                     second_order=marker)
 
 
 def case_ids(cases) -> list[str]:
