@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import autodiff as ad
+from autodiff.errors import NonDifferentiableError
 from tests.ops.table import table_test
 
 CASES = [
@@ -42,6 +44,10 @@ CASES = [
     ("np.linspace(x, y, 5)", [None, None]), ("np.linspace(x, y, 4, endpoint=False)", [(3,), (3,)]),
     ("np.linspace(x, y, 3, axis=-1)", [(2,), (3, 1)]), ("np.linspace(x, 2.0, 4, axis=1)", [(2, 3)]),
     ("np.linspace(-x, x, 2, endpoint=False, axis=0)", [(2, 2)]),
+    ("x.astype(int) * x", [(2, 3)]), ("np.array(x, dtype=np.int32) * x", [(3,)]),
+    ("x.astype(bool) + x", [(3,)]),
+    ("np.full((2, 3), x) * x", [None]), ("np.full(x.shape, y) * x", [(2, 3), (3,)]),
+    ("np.full_like(x, y, dtype=float) * x", [(2, 3), (3,)]),
 ]
 
 
@@ -70,3 +76,24 @@ def test_integer_array_index_accumulates_repeats(user_module):
     """)
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(ad.grad(mod.f)(x, np.array([0, 2, 2])), [2.0, 0.0, 12.0])
+
+
+def test_arange_refuses_a_gradient_through_its_bounds(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.arange(x, 5.0) * x)
+    """)
+    for derivative in (lambda x: ad.grad(mod.f)(x), lambda x: ad.jvp(mod.f)(x, 1.0)):
+        with pytest.raises(NonDifferentiableError, match="np.arange has no gradient rule"):
+            derivative(1.5)
+
+
+def test_full_like_refuses_a_gradient_without_a_floating_dtype(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x, y):
+            return np.sum(np.full_like(x, y) * y)
+    """)
+    with pytest.raises(NonDifferentiableError, match="give dtype=float"):
+        ad.grad(mod.f, wrt=1)(np.ones(3), 1.5)
