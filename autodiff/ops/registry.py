@@ -97,6 +97,9 @@ class Op:
         # The kernel runs code autodiff does not know (see ops.calls): never run it while
         # compiling, not even on stand-in values.
         self.opaque = False
+        # Why no op-table case (tests/ops) can go through the op, when none can: it is
+        # built by an API or around a user's rule, never written in code.
+        self.outside_tables: str | None = None
         # fn(named_args, where) -> the error for a gradient reaching it with no rule.
         self.missing_rule: Callable[[dict, dict], Exception] | None = None
 

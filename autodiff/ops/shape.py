@@ -450,17 +450,20 @@ def _(g, ans, base, index, value):
 # ----- shape queries (no gradient) -----
 
 
-def _query(name: str, kernel: str, *aliases, methods=(), attributes=(), shape=None) -> None:
+QUERY = "a query of the shape or dtype, not of the values"
+
+
+def _query(name: str, kernel: str, *aliases, methods=(), attributes=(), shape=None,
+           no_gradient: str) -> None:
     defop(name, kernel, aliases=aliases, methods=methods, attributes=attributes,
-          nondiff_output=True, floating=None, shape=shape,
-          no_gradient="a query of the shape or dtype, not of the values")(lambda a: None)
+          nondiff_output=True, floating=None, shape=shape, no_gradient=no_gradient)(lambda a: None)
 
 
-_query("shape", "np.shape(a)", np.shape, attributes=("shape",))
-_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar")
-_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar")
-_query("len", "len(a)", builtins.len, shape="scalar")
-_query("result_type", "np.result_type(a)", np.result_type)
+_query("shape", "np.shape(a)", np.shape, attributes=("shape",), no_gradient=QUERY)
+_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", no_gradient=QUERY)
+_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar", no_gradient=QUERY)
+_query("len", "len(a)", builtins.len, shape="scalar", no_gradient=QUERY)
+_query("result_type", "np.result_type(a)", np.result_type, no_gradient=QUERY)
 
 # ----- constructors (no gradient) -----
 
@@ -469,17 +472,22 @@ def _constructor(name: str, stub, *aliases, shape=None, **facts) -> None:
     kernel = f"np.{name}(" + ", ".join(
         p if p in ("shape", "a", "N", "start", "stop", "fill_value") else f"{p}={p}"
         for p in stub.__code__.co_varnames[: stub.__code__.co_argcount]) + ")"
-    facts = {"nondiff_output": True, "no_gradient": CONSTANT, **facts}
+    facts = {"nondiff_output": True, **facts}
     defop(name, kernel, aliases=aliases, floating=None, shape=shape, **facts)(stub)
 
 
 CONSTANT = "a constant array: of the values it is given it reads only shapes and dtypes"
 
-_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape")
-_constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape")
-_constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a")
-_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a")
-_constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye)
+_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape",
+             no_gradient=CONSTANT)
+_constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape",
+             no_gradient=CONSTANT)
+_constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a",
+             no_gradient=CONSTANT)
+_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a",
+             no_gradient=CONSTANT)
+_constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye,
+             no_gradient=CONSTANT)
 # Its elements are start + k * step: a gradient may well reach start or step. Until it has
 # rules, one that does is an error.
 _constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange,
@@ -489,9 +497,9 @@ _constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.
 
 # np.full and np.full_like are linear in their fill value (broadcast to the result).
 _constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape="of:shape",
-             nondiff_output=False, no_gradient=None, diff=("fill_value",))
+             nondiff_output=False, diff=("fill_value",))
 _constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a",
-             nondiff_output=False, no_gradient=None, diff=("fill_value",))
+             nondiff_output=False, diff=("fill_value",))
 
 
 def _full_check(named) -> str | None:
