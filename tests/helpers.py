@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import autodiff as ad
+from autodiff.ops import registry
 
 _module_ids = itertools.count()
 
@@ -211,18 +212,13 @@ def _hessian_along(f, args, wrt, positions, v) -> list:
 def _reverse_over_reverse(f, args, wrt, v=None):
     positions = _positions(f, wrt)
     v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
-    along = _along_module(len(args), len(positions), isinstance(wrt, tuple)).along(
-        ad.grad(f, wrt=wrt))
-    outer = tuple(positions) if isinstance(wrt, tuple) else positions[0]
-    return ad.grad(along, wrt=outer)(*args, *v)
+    return derivatives_of(f, len(args), wrt)[3](*args, *v)
 
 
 def _reverse_over_forward(f, args, wrt, v=None):
     positions = _positions(f, wrt)
     v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
-    several = isinstance(wrt, tuple)
-    along = _along_module(len(args), len(positions), several).forward_along(ad.jvp(f, wrt=wrt))
-    return ad.grad(along, wrt=tuple(positions) if several else positions[0])(*args, *v)
+    return derivatives_of(f, len(args), wrt)[4](*args, *v)
 
 
 def _forward_over_reverse(f, args, wrt, v=None):
@@ -236,11 +232,29 @@ def _forward_over_forward(f, args, wrt, v=None, u=None, s=None):
     rng = np.random.default_rng(11)
     v, u, s = (d if d is not None else _directions(rng, args, positions) for d in (v, u, s))
     several = isinstance(wrt, tuple)
-    push = ad.jvp(f, wrt=wrt)
-    twice = ad.jvp(push, wrt=(*positions, push.tangent_name))
+    push, twice = ad.jvp(f, wrt=wrt), derivatives_of(f, len(args), wrt)[5]
     inner = tuple(v) if several else v[0]
     outer = (*u, tuple(s) if several else s[0])
     return twice(*args, **{push.tangent_name: inner, twice.tangent_name: outer})
+
+
+def derivatives_of(f, arity: int, wrt) -> list:
+    """Every derivative of ``f`` the checks build: ``ad.grad``, ``ad.jvp``, ``ad.hvp``,
+    reverse over reverse, reverse over forward and forward over forward (unevaluated;
+    their graphs show which ops the checks go through). Built once per rule set."""
+    return _derivatives(f, arity, wrt, registry.generation)
+
+
+@functools.lru_cache(maxsize=4096)
+def _derivatives(f, arity: int, wrt, generation: int) -> list:
+    positions = _positions(f, wrt)
+    several = isinstance(wrt, tuple)
+    outer = tuple(positions) if several else positions[0]
+    module = _along_module(arity, len(positions), several)
+    gradient, push = ad.grad(f, wrt=wrt), ad.jvp(f, wrt=wrt)
+    return [gradient, push, ad.hvp(f, wrt=wrt), ad.grad(module.along(gradient), wrt=outer),
+            ad.grad(module.forward_along(push), wrt=outer),
+            ad.jvp(push, wrt=(*positions, push.tangent_name))]
 
 
 _SECOND_ORDER = {"reverse-over-reverse": _reverse_over_reverse,
@@ -249,8 +263,9 @@ _SECOND_ORDER = {"reverse-over-reverse": _reverse_over_reverse,
                  "forward-over-forward": _forward_over_forward}
 
 
-_GENERATED = Path(tempfile.mkdtemp(prefix="autodiff-tests-"))
-atexit.register(shutil.rmtree, _GENERATED, True)
+# Source files the helpers write for the session (second-order wrappers, op tables).
+GENERATED = Path(tempfile.mkdtemp(prefix="autodiff-tests-"))
+atexit.register(shutil.rmtree, GENERATED, True)
 
 
 @functools.cache
@@ -282,4 +297,4 @@ def _along_module(arity: int, differentiated: int, several: bool):
                 return derivative
             return derivative_along
     """
-    return UserModules(_GENERATED)(source, f"second_order_{arity}_{differentiated}_{int(several)}")
+    return UserModules(GENERATED)(source, f"second_order_{arity}_{differentiated}_{int(several)}")

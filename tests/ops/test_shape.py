@@ -48,10 +48,22 @@ CASES = [
     ("x.astype(bool) + x", [(3,)]),
     ("np.full((2, 3), x) * x", [None]), ("np.full(x.shape, y) * x", [(2, 3), (3,)]),
     ("np.full_like(x, y, dtype=float) * x", [(2, 3), (3,)]),
+    ("float(x) * x", [None]), ("float(x[1]) * x", [(3,)]),
+    ("sum([np.sin(r) * y for r in x])", [(3,), (2,)]),
+    ("filled(x) * y", [(4,), (4,)]),
 ]
 
+# Functions the cases call: element updates need statements.
+PREAMBLE = """
+def filled(x):
+    out = np.zeros(np.shape(x))
+    for i in range(len(x)):
+        out[i] = x[i] * x[-1 - i]
+    return out
+"""
 
-test_shape_op = table_test(CASES, seed=500)
+
+test_shape_op = table_test(CASES, seed=500, preamble=PREAMBLE)
 
 
 def test_index_by_an_integer_argument(user_module):
