@@ -91,6 +91,7 @@ def _rule_gradients(result, count, rule): ...
 
 OPS["rule_gradients"].runtime = {"rule_gradients": rule_gradients}
 OPS["rule_gradients"].effect = True  # the check runs even if no gradient is read
+OPS["rule_gradients"].outside_tables = "it wraps the result of a user's VJP rule"
 
 
 @OPS["rule_gradients"].defvjp

@@ -6,15 +6,20 @@ uses: our gradient against central differences in float64 at the same point.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.util
 import itertools
+import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import numpy as np
 
 import autodiff as ad
+from autodiff.ops import registry
 
 _module_ids = itertools.count()
 
@@ -46,11 +51,15 @@ def central_difference(f, args: list, index: int):
 
 
 def check_against_finite_differences(f, args: list, wrt=0, rtol: float = 1e-5,
-                                     atol: float = 1e-7, forward: bool = True):
+                                     atol: float = 1e-7, forward: bool = True,
+                                     second_order=False):
     """Assert ``ad.grad(f, wrt=wrt)`` matches central differences; return our gradients.
 
     With ``forward``, also the forward mode: ``ad.jvp`` along a random tangent
     gives the value of ``f`` and the directional derivative ``<gradient, tangent>``.
+    With ``second_order``, also the three ways of differentiating twice (see
+    :func:`check_second_order`); a :class:`NoSecondOrder` instead says that they
+    must each stop with the error it names.
     """
     indices = wrt if isinstance(wrt, tuple) else (wrt,)
     names = f.__code__.co_varnames[: f.__code__.co_argcount]
@@ -65,6 +74,10 @@ def check_against_finite_differences(f, args: list, wrt=0, rtol: float = 1e-5,
                                    err_msg=f"gradient w.r.t. argument {position}")
     if forward:
         check_jvp(f, args, wrt, ours, rtol=rtol, atol=atol)
+    if isinstance(second_order, NoSecondOrder):
+        second_order.check(f, args, wrt)
+    elif second_order:
+        check_second_order(f, args, wrt, ours)
     return ours
 
 
@@ -96,3 +109,192 @@ def random_array(rng: np.random.Generator, shape, domain: str = "real"):
     if domain == "real":  # keep away from 0 where abs/sign/maximum are not smooth
         values = np.where(np.abs(values) < 0.1, values + 0.3, values)
     return values
+
+
+# ----- second order -----
+
+MODES = ("reverse-over-reverse", "forward-over-reverse", "reverse-over-forward",
+         "forward-over-forward")
+
+
+class NoSecondOrder:
+    """A case whose function cannot be differentiated twice: each way of doing so
+    (``modes``, of ``"reverse-over-reverse"``, ``"forward-over-reverse"``,
+    ``"forward-over-forward"``) must raise ``error`` (an AutodiffError) matching
+    ``match``, never return a number."""
+
+    def __init__(self, match: str, error: type = ad.AutodiffError, modes: tuple = MODES) -> None:
+        self.match, self.error, self.modes = match, error, modes
+
+    def check(self, f, args: list, wrt) -> None:
+        import pytest
+
+        for mode in self.modes:
+            with pytest.raises(self.error, match=self.match):
+                _SECOND_ORDER[mode](f, list(args), wrt)
+
+    def __repr__(self) -> str:
+        return f"NoSecondOrder({self.match!r})"
+
+
+def check_second_order(f, args: list, wrt, gradients, rtol: float = 1e-5, atol: float = 1e-6):
+    """Assert the second derivatives of the scalar ``f`` agree with central differences
+    of its (checked) gradient ``ad.grad(f, wrt=wrt)``, in float64, three ways:
+
+    - reverse over reverse: ``ad.grad`` of ``sum_p <v_p, ad.grad(f)(...)_p>``, ``H v``;
+    - forward over reverse: ``ad.hvp(f)`` along ``v``, ``H v``;
+    - reverse over forward: ``ad.grad`` of the derivative ``ad.jvp(f)`` gives along ``v``,
+      ``H v`` (it goes through the VJPs of the ops forward mode writes);
+    - forward over forward: ``ad.jvp`` of ``ad.jvp(f)`` along ``u`` for the arguments
+      and ``s`` for the inner tangent, whose derivative is ``<u, H v> + <gradient, s>``.
+
+    ``H v`` is ``ad.numeric_grad`` of ``sum_p <v_p, gradient_p>`` (the Hessian of a
+    function smooth at the point is symmetric). The directions are random.
+    """
+    positions = _positions(f, wrt)
+    rng = np.random.default_rng(11)
+    v = _directions(rng, args, positions)
+    expected = _hessian_along(f, args, wrt, positions, v)
+    tolerance = {"rtol": rtol, "atol": atol}
+    for mode in MODES[:3]:
+        ours = _SECOND_ORDER[mode](f, list(args), wrt, v)
+        ours = ours if isinstance(wrt, tuple) else (ours,)
+        for position, got, want in zip(positions, ours, expected):
+            assert np.shape(got) == np.shape(args[position]), (
+                f"{mode}: shape {np.shape(got)} != argument shape {np.shape(args[position])}")
+            np.testing.assert_allclose(got, want, **tolerance,
+                                       err_msg=f"{mode} w.r.t. argument {position}")
+    u, s = _directions(rng, args, positions), _directions(rng, args, positions)
+    (value, derivative), (value_dot, derivative_dot) = _SECOND_ORDER["forward-over-forward"](
+        f, list(args), wrt, v, u, s)
+    np.testing.assert_allclose(value, f(*args), rtol=1e-12, atol=1e-12)
+    parts = [np.sum(np.asarray(a) * b) for a, b in zip(u, expected)]
+    parts += [np.sum(np.asarray(g) * b) for g, b in zip(gradients, s)]
+    scale = sum(float(np.sum(np.abs(a) * np.abs(b))) for a, b in
+                [*zip(u, expected), *zip(gradients, s)])
+    np.testing.assert_allclose(derivative_dot, sum(parts), rtol=rtol, atol=atol * (1 + scale),
+                               err_msg="forward-over-forward: <u, H v> + <gradient, s>")
+    first = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(gradients, v))
+    np.testing.assert_allclose(derivative, first, rtol=rtol, atol=atol * 10)
+    inner = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(gradients, u))
+    np.testing.assert_allclose(value_dot, inner, rtol=rtol, atol=atol * 10)
+
+
+def _positions(f, wrt) -> list[int]:
+    indices = wrt if isinstance(wrt, tuple) else (wrt,)
+    names = f.__code__.co_varnames[: f.__code__.co_argcount]
+    return [names.index(i) if isinstance(i, str) else i for i in indices]
+
+
+def _directions(rng, args, positions) -> list:
+    """One random direction per differentiated argument, of its kind and shape."""
+    directions = []
+    for p in positions:
+        d = rng.uniform(-1.0, 1.0, size=np.shape(args[p]))
+        directions.append(float(d) if not isinstance(args[p], np.ndarray) else d)
+    return directions
+
+
+def _hessian_along(f, args, wrt, positions, v) -> list:
+    """``H v`` by central differences of ``ad.grad(f, wrt=wrt)``."""
+    gradient = ad.grad(f, wrt=wrt)
+
+    def along(*a):
+        g = gradient(*a)
+        g = g if isinstance(wrt, tuple) else (g,)
+        return sum(np.sum(np.asarray(gp) * vp) for gp, vp in zip(g, v))
+
+    args = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) else a for a in args]
+    expected = ad.numeric_grad(along, *args, wrt=tuple(positions))
+    return list(expected)
+
+
+def _reverse_over_reverse(f, args, wrt, v=None):
+    positions = _positions(f, wrt)
+    v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
+    return derivatives_of(f, len(args), wrt)[3](*args, *v)
+
+
+def _reverse_over_forward(f, args, wrt, v=None):
+    positions = _positions(f, wrt)
+    v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
+    return derivatives_of(f, len(args), wrt)[4](*args, *v)
+
+
+def _forward_over_reverse(f, args, wrt, v=None):
+    positions = _positions(f, wrt)
+    v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
+    return ad.hvp(f, wrt=wrt)(*args, tuple(v) if isinstance(wrt, tuple) else v[0])
+
+
+def _forward_over_forward(f, args, wrt, v=None, u=None, s=None):
+    positions = _positions(f, wrt)
+    rng = np.random.default_rng(11)
+    v, u, s = (d if d is not None else _directions(rng, args, positions) for d in (v, u, s))
+    several = isinstance(wrt, tuple)
+    push, twice = ad.jvp(f, wrt=wrt), derivatives_of(f, len(args), wrt)[5]
+    inner = tuple(v) if several else v[0]
+    outer = (*u, tuple(s) if several else s[0])
+    return twice(*args, **{push.tangent_name: inner, twice.tangent_name: outer})
+
+
+def derivatives_of(f, arity: int, wrt) -> list:
+    """Every derivative of ``f`` the checks build: ``ad.grad``, ``ad.jvp``, ``ad.hvp``,
+    reverse over reverse, reverse over forward and forward over forward (unevaluated;
+    their graphs show which ops the checks go through). Built once per rule set."""
+    return _derivatives(f, arity, wrt, registry.generation)
+
+
+@functools.lru_cache(maxsize=4096)
+def _derivatives(f, arity: int, wrt, generation: int) -> list:
+    positions = _positions(f, wrt)
+    several = isinstance(wrt, tuple)
+    outer = tuple(positions) if several else positions[0]
+    module = _along_module(arity, len(positions), several)
+    gradient, push = ad.grad(f, wrt=wrt), ad.jvp(f, wrt=wrt)
+    return [gradient, push, ad.hvp(f, wrt=wrt), ad.grad(module.along(gradient), wrt=outer),
+            ad.grad(module.forward_along(push), wrt=outer),
+            ad.jvp(push, wrt=(*positions, push.tangent_name))]
+
+
+_SECOND_ORDER = {"reverse-over-reverse": _reverse_over_reverse,
+                 "forward-over-reverse": _forward_over_reverse,
+                 "reverse-over-forward": _reverse_over_forward,
+                 "forward-over-forward": _forward_over_forward}
+
+
+# Source files the helpers write for the session (second-order wrappers, op tables).
+GENERATED = Path(tempfile.mkdtemp(prefix="autodiff-tests-"))
+atexit.register(shutil.rmtree, GENERATED, True)
+
+
+@functools.cache
+def _along_module(arity: int, differentiated: int, several: bool):
+    """A module whose ``along(gradient)`` is the scalar ``sum_p <v_p, gradient(...)_p>``
+    of the arguments and one direction per gradient, and ``forward_along(push)`` the
+    derivative ``push`` (an ``ad.jvp``) gives along those directions, as source
+    autodiff can read."""
+    args = ", ".join(f"a{i}" for i in range(arity))
+    v = ", ".join(f"v{i}" for i in range(differentiated))
+    g = ", ".join(f"g{i}" for i in range(differentiated)) + ("," if several and
+                                                             differentiated == 1 else "")
+    total = " + ".join(f"np.sum(v{i} * g{i})" for i in range(differentiated))
+    tangent = f"({v},)" if several else v
+    source = f"""
+        import numpy as np
+
+
+        def along(gradient):
+            def gradient_along({args}, {v}):
+                {g} = gradient({args})
+                return {total}
+            return gradient_along
+
+
+        def forward_along(push):
+            def derivative_along({args}, {v}):
+                value, derivative = push({args}, {tangent})
+                return derivative
+            return derivative_along
+    """
+    return UserModules(GENERATED)(source, f"second_order_{arity}_{differentiated}_{int(several)}")

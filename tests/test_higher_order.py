@@ -263,3 +263,23 @@ def test_third_derivatives_of_prod_are_refused(functions):
     along = functions.gradient_along(functions.product, np.ones(4))
     with pytest.raises(NonDifferentiableError, match="product_of_others_jvp"):
         ad.hessian(along)(np.array(POINTS["product"]))
+
+
+def test_gradient_of_a_function_calling_a_vjp(user_module):
+    # The derivative ad.vjp writes checks its seed (the op vjp_seed): a gradient flows
+    # through the seed and through the point.
+    module = user_module("""
+        import numpy as np
+        import autodiff as ad
+
+        def f(x):
+            return np.tanh(x) * x
+
+        def pulled(x, seed):
+            return np.sum(ad.vjp(f)(x, seed) ** 2)
+    """)
+    x, seed = np.array([0.3, -0.8, 1.1]), np.array([0.5, 1.5, -1.0])
+    ours = ad.grad(module.pulled, wrt=(0, 1))(x, seed)
+    expected = ad.numeric_grad(module.pulled, x, seed, wrt=(0, 1))
+    for got, want in zip(ours, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)

@@ -22,7 +22,7 @@ from autodiff.ops.registry import defop
 
 
 @defop("variable", lambda named: named["name"].value, nondiff_output=True, floating=None,
-       fresh=False)
+       fresh=False, no_gradient="a global or closure variable: a constant of the derivative")
 def variable(name, scope): ...
 
 
@@ -34,13 +34,15 @@ variable.inline = True
 
 
 @defop("range_of", "range(start, stop, step)", nondiff_output=True, floating=None,
+       no_gradient="a range of integers",
        impl=lambda start, stop, step: range(start, stop, step))
 def range_of(start, stop, step): ...
 
 
 # ----- truth values -----
 
-_truth = {"nondiff_output": True, "floating": None, "shape": "scalar"}
+_truth = {"nondiff_output": True, "floating": None, "shape": "scalar",
+          "no_gradient": "a truth value"}
 
 
 @defop("truth_not", "not a", **_truth)
@@ -68,7 +70,9 @@ list_new.distinct = True
 
 
 @defop("list_append", "lst + [item]", diff=("lst", "item"), **_list,
-       inplace=lambda named: "lst.append(item)")
+       inplace=lambda named: "lst.append(item)",
+       no_gradient="no JVP rule: forward mode appends the item's tangent to the list's tangent "
+       "itself (transforms.forward)")
 def list_append(lst, item): ...
 
 
@@ -86,7 +90,8 @@ def _(g, ans, lst, item):
 # forward mode pops the twin list of tangents beside it. Reverse mode has no rule (the
 # pop changes the list it reads) and refuses derivatives that pop varied lists.
 @defop("list_pop", "lst.pop()", aliases=(runtime.pop_last,), diff=("lst",), fresh=False,
-       floating="always")
+       floating="always", no_gradient="it pops the list it reads: forward mode pops the list of "
+       "tangents beside it (transforms.forward); reverse mode refuses")
 def list_pop(lst): ...
 
 
@@ -140,7 +145,8 @@ def _(t, ans, a, b):
     return t
 
 
-@defop("zero_adjoints", "zero_adjoints(items)", aliases=(runtime.zero_adjoints,), **_list)
+@defop("zero_adjoints", "zero_adjoints(items)", aliases=(runtime.zero_adjoints,), **_list,
+       no_gradient="zeros: it reads only the items' shapes")
 def zero_adjoints(items): ...
 
 
@@ -240,21 +246,26 @@ def _(t, ans, a, index):
 # ----- the tape -----
 
 
-@defop("tape_new", "[]", nondiff_output=True, floating=None)
+TAPE = ("the tape of a reverse sweep: forward mode follows it itself (transforms.forward), "
+        "and reverse mode over a reverse sweep that reads one runs forward mode "
+        "(api.ForwardGradient)")
+
+
+@defop("tape_new", "[]", nondiff_output=True, floating=None, no_gradient=TAPE)
 def tape_new(): ...
 
 
 tape_new.distinct = True
 
 
-@defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None)
+@defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None, no_gradient=TAPE)
 def tape_push(tape, value): ...
 
 
 tape_push.effect = tape_push.statement = True
 
 
-@defop("tape_pop", "tape.pop()", fresh=False, floating=None)
+@defop("tape_pop", "tape.pop()", fresh=False, floating=None, no_gradient=TAPE)
 def tape_pop(tape): ...
 
 
@@ -353,18 +364,25 @@ def _quotient_kernel(named) -> str:
         "np.where(a == 0, 0.0, a / b)")
 
 
-@defop("keep_zeros_product", _product_kernel, shape="elementwise:a,b")
+SPECIALISED = ("specialised derivatives only (transforms.specialize), which are never "
+               "differentiated")
+
+
+@defop("keep_zeros_product", _product_kernel, shape="elementwise:a,b", diff=("a", "b"),
+       no_gradient=SPECIALISED)
 def keep_zeros_product(a, b, scalars): ...
 
 
-@defop("keep_zeros_quotient", _quotient_kernel, shape="elementwise:a,b", floating="always")
+@defop("keep_zeros_quotient", _quotient_kernel, shape="elementwise:a,b", floating="always",
+       diff=("a", "b"), no_gradient=SPECIALISED)
 def keep_zeros_quotient(a, b, scalars): ...
 
 
 # ----- cutting the gradient -----
 
 
-@defop("stop_gradient", "x", nondiff_output=True, fresh=False, shape="like:x")
+@defop("stop_gradient", "x", nondiff_output=True, fresh=False, shape="like:x",
+       no_gradient="ad.stop_gradient: the user asks for none")
 def stop_gradient(x): ...
 
 

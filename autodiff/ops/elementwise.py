@@ -675,21 +675,25 @@ def _(t, ans, a, a_min, a_max):
 # ----- no gradient: piecewise-constant results -----
 
 
-def _nondiff(name: str, kernel: str, *aliases, params: str = "x") -> None:
+STEPS = "piecewise constant: its derivative is 0 wherever it has one"
+TEST = "a boolean result"
+
+
+def _nondiff(name: str, kernel: str, *aliases, params: str = "x", reason: str) -> None:
     arity = params.count(",") + 1
     stub = {1: lambda x: None, 2: lambda x1, x2: None}[arity]
-    defop(name, kernel, aliases=aliases, nondiff_output=True,
+    defop(name, kernel, aliases=aliases, nondiff_output=True, no_gradient=reason,
           shape="elementwise:" + params, floating=None)(stub)
 
 
-_nondiff("sign", "np.sign(x)", np.sign)
-_nondiff("floor", "np.floor(x)", np.floor, math.floor)
-_nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil)
-_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round)
-_nondiff("isfinite", "np.isfinite(x)", np.isfinite)
-_nondiff("isnan", "np.isnan(x)", np.isnan)
-_nondiff("logical_not", "np.logical_not(x)", np.logical_not)
-_nondiff("invert", "~x", np.invert, operator.invert)
+_nondiff("sign", "np.sign(x)", np.sign, reason=STEPS)
+_nondiff("floor", "np.floor(x)", np.floor, math.floor, reason=STEPS)
+_nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil, reason=STEPS)
+_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS)
+_nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST)
+_nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST)
+_nondiff("logical_not", "np.logical_not(x)", np.logical_not, reason=TEST)
+_nondiff("invert", "~x", np.invert, operator.invert, reason="bitwise: integers and booleans")
 for _name, _symbol, _ufunc, _operator in [
     ("greater", ">", np.greater, operator.gt),
     ("greater_equal", ">=", np.greater_equal, operator.ge),
@@ -701,11 +705,13 @@ for _name, _symbol, _ufunc, _operator in [
     ("bitwise_or", "|", np.bitwise_or, operator.or_),
     ("bitwise_xor", "^", np.bitwise_xor, operator.xor),
 ]:
-    _nondiff(_name, f"x1 {_symbol} x2", _ufunc, _operator, params="x1,x2")
+    _nondiff(_name, f"x1 {_symbol} x2", _ufunc, _operator, params="x1,x2",
+             reason="bitwise: integers and booleans" if _name.startswith("bitwise") else TEST)
     OPS[_name].impl = _operator
 for _name, _ufunc in [("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
-    _nondiff(_name, f"np.{_name}(x1, x2)", _ufunc, params="x1,x2")
-_nondiff("floor_divide", "x1 // x2", np.floor_divide, operator.floordiv, params="x1,x2")
+    _nondiff(_name, f"np.{_name}(x1, x2)", _ufunc, params="x1,x2", reason=TEST)
+_nondiff("floor_divide", "x1 // x2", np.floor_divide, operator.floordiv, params="x1,x2",
+         reason=STEPS)
 OPS["floor_divide"].impl = operator.floordiv
 
 

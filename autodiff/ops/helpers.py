@@ -98,7 +98,8 @@ def _zero(x):
 
 
 @defop("zero_tangent", "zero_tangent(x)", aliases=(runtime.zero_tangent,), nondiff_output=True,
-       floating="always", shape=_like("x"), impl=_zero)
+       floating="always", shape=_like("x"), impl=_zero,
+       no_gradient="zeros: it reads only the shape")
 def zero_tangent(x): ...
 
 
@@ -142,7 +143,8 @@ def _reduced_size_kernel(named):
 
 
 @defop("reduced_size", _reduced_size_kernel, aliases=(runtime.reduced_size,),
-       nondiff_output=True, floating=None, shape="scalar")
+       nondiff_output=True, floating=None, shape="scalar",
+       no_gradient="a count of elements, read from the shape")
 def reduced_size(a, axis): ...
 
 
@@ -161,7 +163,8 @@ def _within_bounds_kernel(named):
 
 
 @defop("within_bounds", _within_bounds_kernel, aliases=(runtime.within_bounds,),
-       nondiff_output=True, floating=None, shape="elementwise:a,low,high")
+       nondiff_output=True, floating=None, shape="elementwise:a,low,high",
+       no_gradient="a boolean mask (of np.clip's rule)")
 def within_bounds(a, low, high): ...
 
 
@@ -285,9 +288,12 @@ def _(gg, result, g, a, b):
 
 # ----- np.prod: the product of the others -----
 
+THIRD = "a third derivative of {}: no rule"
+
 _call("product_of_others", "a, axis", diff=("a",), shape=_like("a"))
 # Linear in t; its derivative in a (a third derivative of np.prod) has no rule.
-_call("product_of_others_jvp", "t, a, axis", diff=("t", "a"), shape=_like("a"))
+_call("product_of_others_jvp", "t, a, axis", diff=("t", "a"), shape=_like("a"),
+      no_gradient=THIRD.format("np.prod"))
 
 
 @OPS["product_of_others"].defjvp
@@ -337,14 +343,16 @@ def _(gg, result, g, axis):
 _call("einsum_grads", "g, subscripts, operands", diff=("g", "operands"), shape="list",
       fresh=False)
 _call("einsum_grads_jvp", "tangents, g, subscripts, operands",
-      diff=("tangents", "g", "operands"), shape="list", fresh=False)
+      diff=("tangents", "g", "operands"), shape="list", fresh=False,
+      no_gradient=THIRD.format("np.einsum"))
 _call("einsum_grads_vjp", "cotangents, g, subscripts, operands",
-      diff=("cotangents", "g", "operands"), fresh=False)
+      diff=("cotangents", "g", "operands"), fresh=False, no_gradient=THIRD.format("np.einsum"))
 _call("solve_grads", "g, x, a, b", diff=("g", "x", "a"), shape="list", fresh=False)
 _call("solve_grads_jvp", "grads, x, a, b, dx, da", diff=("grads", "x", "a", "dx", "da"),
-      shape="list", fresh=False)
+      shape="list", fresh=False, no_gradient=THIRD.format("np.linalg.solve"))
 _call("solve_grads_vjp", "cotangents, grads, x, a, b",
-      diff=("cotangents", "grads", "x", "a"), fresh=False)
+      diff=("cotangents", "grads", "x", "a"), fresh=False,
+      no_gradient=THIRD.format("np.linalg.solve"))
 
 
 @OPS["einsum_grads"].defjvp("g")
@@ -383,14 +391,15 @@ def _(gg, result, g, x, a, b):
 
 
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
-      impl=runtime.inverse_permutation)
+      impl=runtime.inverse_permutation, no_gradient="axis numbers")
 _call("scalar_output_seed", "out, where", nondiff_output=True, floating="always",
-      shape=_like("out"))
+      shape=_like("out"), no_gradient="the seed 1.0 of a reverse sweep")
 
 
 _call("vjp_seed", "seed, out, where", diff=("seed",), shape=_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
 OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
+OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/test_higher_order.py)"
 
 
 @OPS["vjp_seed"].defvjp

@@ -211,12 +211,57 @@ def einsum_tangent(t, ans, subscripts, operands):
     return np.zeros(np.shape(ans)) if total is None else total
 
 
-_helper_op(einsum_tangent, diff=("t", "operands"), shape="like:ans")
+einsum_tangent_op = _helper_op(einsum_tangent, diff=("t", "operands"), shape="like:ans")
 
 
 @einsum.defjvp
 def _(t, ans, subscripts, operands):
     return einsum_tangent(t, ans, subscripts, operands)
+
+
+def einsum_tangent_jvp(t, d, ans, subscripts, operands):
+    """Tangent of ``einsum_tangent(t, ans, subscripts, operands)`` along tangents ``d`` of
+    the operands: the sum over pairs ``k != j`` of the einsum with operand ``k`` replaced
+    by ``t[k]`` and operand ``j`` by ``d[j]`` (a second derivative of einsum).
+
+    >>> a, b = np.eye(2), np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> einsum_tangent_jvp((a, np.zeros((2, 2))), (np.zeros((2, 2)), b), a @ b, "ij,jk->ik",
+    ...                    (a, b)).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    total = None
+    for k, tangent in enumerate(t):
+        for j, direction in enumerate(d):
+            if j != k and np.any(tangent) and np.any(direction):
+                swapped = list(operands)
+                swapped[k], swapped[j] = tangent, direction
+                part = np.einsum(subscripts, *swapped)
+                total = part if total is None else total + part
+    return np.zeros(np.shape(ans)) if total is None else total
+
+
+_helper_op(einsum_tangent_jvp, diff=("t", "d", "operands"), shape="like:ans",
+           no_gradient="a third derivative of np.einsum: no rule")
+
+
+# Forward over forward: einsum_tangent is linear in t, and in each operand but the one
+# whose tangent replaces it.
+@einsum_tangent_op.defjvp("t")
+def _(dt, result, t, ans, subscripts, operands):
+    return einsum_tangent(dt, ans, subscripts, operands)
+
+
+@einsum_tangent_op.defjvp("operands")
+def _(doperands, result, t, ans, subscripts, operands):
+    return einsum_tangent_jvp(t, doperands, ans, subscripts, operands)
+
+
+# Reverse over forward: the adjoint of t[k] is einsum's adjoint of operand k; that of
+# operand j sums, over the k != j, einsum's adjoint of j with operand k replaced by t[k].
+@einsum_tangent_op.defvjp
+def _(gg, result, t, ans, subscripts, operands):
+    return (runtime.einsum_grads(gg, subscripts, operands),
+            runtime.einsum_grads_jvp(t, gg, subscripts, operands))
 
 
 # ----- np.linalg: inverse, determinant, solve (square matrices, stacks of them) -----
@@ -290,6 +335,35 @@ def _(dx, ans, t, x, a, b):
 @solve_tangent_op.defjvp("a")
 def _(da, ans, t, x, a, b):
     return solve_tangent(da, ans, a, b)
+
+
+def solve_tangent_grads(gg, result, t, x, a, b):
+    """Adjoints of ``t``, ``x`` and ``a`` in ``result = solve_tangent(t, x, a, b)``, which is
+    ``-solve(a, t @ x)``, given the adjoint ``gg`` of ``result``: with ``u = solve(a.T, gg)``,
+    ``-u @ x.T``, ``-t.T @ u`` and ``-u @ result.T`` (the last from d(A^-1) = -A^-1 dA A^-1).
+
+    >>> grads = solve_tangent_grads(np.array([1.0, 0.0]), np.array([-1.0, 0.0]), np.eye(2),
+    ...                             np.array([2.0, 0.0]), 2 * np.eye(2), np.array([4.0, 0.0]))
+    >>> [float(np.ravel(g)[0]) for g in grads]  # the only nonzero entries
+    [-1.0, -0.5, 0.5]
+    """
+    if np.ndim(b) == 1:
+        gg, result, x = gg[..., None], result[..., None], x[..., None]
+    u = np.linalg.solve(np.swapaxes(a, -1, -2), gg)
+    dt = -(u @ np.swapaxes(x, -1, -2))
+    dx = -(np.swapaxes(t, -1, -2) @ u)
+    da = -(u @ np.swapaxes(result, -1, -2))
+    return [dt, dx[..., 0] if np.ndim(b) == 1 else dx, da]
+
+
+_helper_op(solve_tangent_grads, diff=("gg", "result", "t", "x", "a"), shape="list",
+           fresh=False, no_gradient="a third derivative of np.linalg.solve: no rule")
+
+
+# Reverse over forward (ad.grad of an ad.jvp).
+@solve_tangent_op.defvjp
+def _(gg, result, t, x, a, b):
+    return solve_tangent_grads(gg, result, t, x, a, b)
 
 
 @solve.defjvp("a")

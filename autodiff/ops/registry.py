@@ -29,6 +29,10 @@ class Op:
 
     - ``diff``: parameters a gradient flows into (the rule returns one per entry);
     - ``nondiff_output``: the result never carries a gradient (comparisons, shapes);
+    - ``no_gradient``: why no gradient flows through the op, stated where it is defined:
+      required of an op with parameters that has no ``diff`` (or ``nondiff_output``),
+      and of one missing a rule for a ``diff`` parameter (a gradient reaching that
+      parameter is then an error, which gives this reason); see tests/ops/test_registry.py;
     - ``fresh``: the result is a new array that aliases none of the inputs;
     - ``shape``: how the result's shape relates to the inputs' (see graph.shapes);
     - ``floating``: ``"always"``, ``"inputs"`` (floating if an input is) or ``None``;
@@ -44,6 +48,7 @@ class Op:
         *,
         diff: tuple[str, ...] = (),
         nondiff_output: bool = False,
+        no_gradient: str | None = None,
         fresh: bool = True,
         shape: str | None = None,
         floating: str | None = "inputs",
@@ -62,6 +67,7 @@ class Op:
         self.kernel = kernel
         self.diff = diff
         self.nondiff_output = nondiff_output
+        self.no_gradient = no_gradient
         self.fresh = fresh
         self.shape = shape
         self.floating = floating
@@ -91,6 +97,9 @@ class Op:
         # The kernel runs code autodiff does not know (see ops.calls): never run it while
         # compiling, not even on stand-in values.
         self.opaque = False
+        # Why no op-table case (tests/ops) can go through the op, when none can: it is
+        # built by an API or around a user's rule, never written in code.
+        self.outside_tables: str | None = None
         # fn(named_args, where) -> the error for a gradient reaching it with no rule.
         self.missing_rule: Callable[[dict, dict], Exception] | None = None
 

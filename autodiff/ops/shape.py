@@ -6,10 +6,11 @@ import builtins
 
 import numpy as np
 
-from autodiff.errors import AutodiffError, NonDifferentiableError
+from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Const, Location, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import runtime
+from autodiff.ops.elementwise import STEPS
 from autodiff.ops.registry import OPS, alias, defop
 
 # ----- views and reshapes -----
@@ -227,9 +228,54 @@ def _(t, ans, a, dtype):
     return t
 
 
+# A cast to integers or booleans is piecewise constant, like np.floor: written as an op
+# of its own that passes no gradient. A dtype known only at run time has no gradient.
+
+
+def _discrete(dtype) -> bool | None:
+    """Whether the constant ``dtype`` holds no fractions (ints, bools); None if unknown."""
+    if not isinstance(dtype, Const) or dtype.value is None:
+        return None if not isinstance(dtype, Const) else False
+    try:
+        return np.dtype(dtype.value).kind not in "fc"
+    except TypeError:
+        return None
+
+
+def _discrete_cast(name: str):
+    def simplify(named, builder):
+        if _discrete(named["dtype"]):
+            return builder.emit(OPS[name], (named["a"], named["dtype"]))
+        return None
+    return simplify
+
+
+def _cast_check(named) -> str | None:
+    if _discrete(named["dtype"]) is None:
+        return "a cast to a dtype known only at run time has no gradient: give the dtype itself"
+    return None
+
+
+@defop("astype_discrete", "a.astype(dtype)", nondiff_output=True, shape="like:a", floating=None,
+       no_gradient="a cast to integers or booleans: " + STEPS)
+def astype_discrete(a, dtype): ...
+
+
+@defop("array_discrete", "np.array(a, dtype=dtype)", nondiff_output=True, shape="like:a",
+       floating=None, no_gradient="a cast to integers or booleans: " + STEPS)
+def array_discrete(a, dtype): ...
+
+
+array.simplify = _discrete_cast("array_discrete")
+array.vjp_check = _cast_check
+
+
 @defop("astype", "a.astype(dtype)", methods=("astype",), diff=("a",), shape="like:a",
-       floating=None)
+       floating=None, simplify=_discrete_cast("astype_discrete"))
 def astype(a, dtype): ...
+
+
+astype.vjp_check = _cast_check
 
 
 @astype.defvjp
@@ -404,76 +450,93 @@ def _(g, ans, base, index, value):
 # ----- shape queries (no gradient) -----
 
 
-def _query(name: str, kernel: str, *aliases, methods=(), attributes=(), shape=None) -> None:
+QUERY = "a query of the shape or dtype, not of the values"
+
+
+def _query(name: str, kernel: str, *aliases, methods=(), attributes=(), shape=None,
+           no_gradient: str) -> None:
     defop(name, kernel, aliases=aliases, methods=methods, attributes=attributes,
-          nondiff_output=True, floating=None, shape=shape)(lambda a: None)
+          nondiff_output=True, floating=None, shape=shape, no_gradient=no_gradient)(lambda a: None)
 
 
-_query("shape", "np.shape(a)", np.shape, attributes=("shape",))
-_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar")
-_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar")
-_query("len", "len(a)", builtins.len, shape="scalar")
-_query("result_type", "np.result_type(a)", np.result_type)
+_query("shape", "np.shape(a)", np.shape, attributes=("shape",), no_gradient=QUERY)
+_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", no_gradient=QUERY)
+_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar", no_gradient=QUERY)
+_query("len", "len(a)", builtins.len, shape="scalar", no_gradient=QUERY)
+_query("result_type", "np.result_type(a)", np.result_type, no_gradient=QUERY)
 
 # ----- constructors (no gradient) -----
 
 
-def _constructor(name: str, stub, *aliases, shape=None) -> None:
+def _constructor(name: str, stub, *aliases, shape=None, **facts) -> None:
     kernel = f"np.{name}(" + ", ".join(
         p if p in ("shape", "a", "N", "start", "stop", "fill_value") else f"{p}={p}"
         for p in stub.__code__.co_varnames[: stub.__code__.co_argcount]) + ")"
-    defop(name, kernel, aliases=aliases, nondiff_output=True, floating=None, shape=shape)(stub)
+    facts = {"nondiff_output": True, **facts}
+    defop(name, kernel, aliases=aliases, floating=None, shape=shape, **facts)(stub)
 
 
-_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape")
-_constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape")
-_constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a")
-_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a")
-_constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye)
+CONSTANT = "a constant array: of the values it is given it reads only shapes and dtypes"
+
+_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape",
+             no_gradient=CONSTANT)
+_constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape",
+             no_gradient=CONSTANT)
+_constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a",
+             no_gradient=CONSTANT)
+_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a",
+             no_gradient=CONSTANT)
+_constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye,
+             no_gradient=CONSTANT)
+# Its elements are start + k * step: a gradient may well reach start or step. Until it has
+# rules, one that does is an error.
+_constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange,
+             nondiff_output=False, diff=("start", "stop", "step"),
+             no_gradient="np.arange has no gradient rule for start, stop or step: build the "
+             "values from np.arange of constants, as start + step * np.arange(n)")
+
+# np.full and np.full_like are linear in their fill value (broadcast to the result).
+_constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape="of:shape",
+             nondiff_output=False, diff=("fill_value",))
+_constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a",
+             nondiff_output=False, diff=("fill_value",))
 
 
-# np.full(shape, v) is v broadcast to shape: its gradient sums back into v.
-@defop("full", "np.full(shape, fill_value, dtype=dtype)", aliases=(np.full,),
-       diff=("fill_value",), shape="of:shape", floating="inputs")
-def full(shape, fill_value, dtype=None): ...
+def _full_check(named) -> str | None:
+    dtype = named["dtype"]
+    floating = isinstance(dtype, Const) and dtype.value is not None and np.dtype(
+        dtype.value).kind in "fc"
+    if floating or (isinstance(dtype, Const) and dtype.value is None and "shape" in named):
+        return None  # np.full takes the fill value's dtype, a float's when it varies
+    if "shape" in named:
+        return "np.full with a dtype other than a floating one has no gradient"
+    return ("np.full_like takes the dtype of its first argument, unknown when compiling: "
+            "give dtype=float (or a floating dtype) to differentiate its fill value")
 
 
-@defop("full_like", "np.full_like(a, fill_value, dtype=dtype)", aliases=(np.full_like,),
-       diff=("fill_value",), shape="like:a", floating="inputs")
-def full_like(a, fill_value, dtype=None): ...
+for _op in (OPS["full"], OPS["full_like"]):
+    _op.vjp_check = _full_check
 
 
-@full.defvjp
+@OPS["full"].defvjp
 def _(g, ans, shape, fill_value, dtype):
     return runtime.unbroadcast(g, fill_value)
 
 
-@full.defjvp
+@OPS["full"].defjvp
 def _(t, ans, shape, fill_value, dtype):
     return runtime.broadcast_like(t, ans)
 
 
-@full_like.defvjp
+@OPS["full_like"].defvjp
 def _(g, ans, a, fill_value, dtype):
     return runtime.unbroadcast(g, fill_value)
 
 
-@full_like.defjvp
+@OPS["full_like"].defjvp
 def _(t, ans, a, fill_value, dtype):
     return runtime.broadcast_like(t, ans)
 
-
-# Its elements are start + i * step, but how many there are depends on the values too:
-# a gradient into it is refused, never taken as zero.
-@defop("arange", "np.arange(start, stop, step=step, dtype=dtype)", aliases=(np.arange,),
-       diff=("start", "stop", "step"), floating=None)
-def arange(start, stop=None, step=None, dtype=None): ...
-
-
-arange.missing_rule = lambda named, where: NonDifferentiableError(
-    "np.arange of a value that carries a gradient: its length depends on the value, and "
-    "autodiff has no gradient rule for it", **where,
-    hint="build the values from a fixed range: start + step * np.arange(n)")
 
 # New arrays the code may fill in place: two of them are never the same array.
 for _name in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "eye", "arange"):

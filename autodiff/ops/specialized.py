@@ -18,6 +18,12 @@ from __future__ import annotations
 
 from autodiff.ops.registry import defop
 
+# Specialised derivatives are never differentiated (a derivative of one differentiates
+# the general graph): their params are in diff so that a gradient reaching them by
+# mistake is an error, not a zero.
+SPECIALISED = ("specialised derivatives only (transforms.specialize), which are never "
+               "differentiated")
+
 # NumPy's name of each function -> its name in ``math``.
 MATH_NAMES = {
     "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
@@ -28,7 +34,7 @@ MATH_NAMES = {
 
 
 @defop("math", lambda named: f"math.{named['function'].value}(x)", shape="scalar",
-       floating="always")
+       floating="always", diff=("x",), no_gradient=SPECIALISED)
 def math_function(function, x): ...
 
 
@@ -37,7 +43,8 @@ UPDATES = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 
 
 @defop("update", lambda named: f"x1 {named['operator'].value} x2", shape="like:x1",
-       inplace=lambda named: f"x1 {named['operator'].value}= x2")
+       inplace=lambda named: f"x1 {named['operator'].value}= x2", diff=("x1", "x2"),
+       no_gradient=SPECIALISED)
 def update(x1, x2, operator): ...
 
 
@@ -49,10 +56,12 @@ UFUNC_UPDATES = frozenset({
 
 
 @defop("ufunc_update", lambda named: f"np.{named['function'].value}(x)", shape="like:x",
-       inplace=lambda named: f"np.{named['function'].value}(x, out=x)")
+       inplace=lambda named: f"np.{named['function'].value}(x, out=x)", diff=("x",),
+       no_gradient=SPECIALISED)
 def ufunc_update(x, function): ...
 
 
 # numba reshapes only contiguous arrays.
-@defop("contiguous", "np.ascontiguousarray(a)", shape="like:a", fresh=False)
+@defop("contiguous", "np.ascontiguousarray(a)", shape="like:a", fresh=False, diff=("a",),
+       no_gradient=SPECIALISED)
 def contiguous(a): ...

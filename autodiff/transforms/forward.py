@@ -161,8 +161,8 @@ class _Tangents:
             raise op.missing_rule(named, where)
         if missing:
             raise NonDifferentiableError(
-                f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'",
-                **where, hint="use reverse mode (mode='rev'), or ad.register_gradient a rule")
+                f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'"
+                + (f" ({op.no_gradient})" if op.no_gradient else ""), **where, hint="use reverse mode (mode='rev'), or ad.register_gradient a rule")
         parts = [inline_rule(op.jvps[p], self.builder, named, node.loc,
                              leading=(self.tangent(named[p]), node.out)) for p in active]
         total = parts[0]

@@ -260,7 +260,8 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         if op.missing_rule is not None:
             raise op.missing_rule(named, where)
         raise NonDifferentiableError(
-            f"'{op.name}' has no gradient rule, and the result depends on it", **where,
+            f"'{op.name}' has no gradient rule, and the result depends on it"
+            + (f" ({op.no_gradient})" if op.no_gradient else ""), **where,
             hint="compute this part from non-differentiated values, or register a gradient")
     problem = op.vjp_check(named) if op.vjp_check is not None else None
     if problem:

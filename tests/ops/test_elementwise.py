@@ -11,6 +11,7 @@ import pytest
 
 import autodiff as ad
 from tests.helpers import check_against_finite_differences, random_array
+from tests.ops.table import shared_module
 
 # (expression in x, domain of x, also valid on Python floats through math)
 UNARY = [
@@ -26,6 +27,7 @@ UNARY = [
     ("x.clip(-0.5, None)", "real"), ("np.maximum(x, 0.3)", "real"),
     ("np.minimum(0.3, x)", "real"), ("np.where(x > 0, x * x, -x)", "real"),
     ("np.sign(x) * x", "real"), ("x % 0.7", "positive"), ("x.astype(float) * x", "real"),
+    ("np.where(x > 0, 1.0 / x, x * x)", "real"),
 ]
 MATH_TWINS = [
     ("math.sin(x)", "real"), ("math.cos(x)", "real"), ("math.tan(x)", "unit"),
@@ -55,17 +57,15 @@ PAIRS = [(None, None), ((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)),
          (None, (2, 3)), ((2, 3), ()), ((4, 1, 3), (2, 1))]
 
 
-@pytest.fixture(scope="module")
-def functions(tmp_path_factory):
-    from tests.helpers import UserModules
+# One function per expression, ``loss_{index}``: unary ones, then their math twins, then
+# binary ones (the op tables' module, shared with test_registry.py).
+SIGNATURES = tuple([(expr, 1) for expr, *_ in UNARY + MATH_TWINS]
+                   + [(expr, 2) for expr, *_ in BINARY])
 
-    modules = UserModules(tmp_path_factory.mktemp("elementwise"))
-    lines = ["import math", "import numpy as np", ""]
-    for index, (expr, *_) in enumerate(UNARY + MATH_TWINS):
-        lines += [f"def unary_{index}(x, w):", f"    return np.sum(w * {expr})", ""]
-    for index, (expr, *_) in enumerate(BINARY):
-        lines += [f"def binary_{index}(x, y, w):", f"    return np.sum(w * ({expr}))", ""]
-    return modules("\n".join(lines))
+
+@pytest.fixture(scope="module")
+def functions():
+    return shared_module(SIGNATURES)
 
 
 def _weights(rng, *shapes):
@@ -81,16 +81,17 @@ def test_unary(functions, index, shape):
         shape = ()  # a method call needs an array, as in NumPy itself
     rng = np.random.default_rng(index)
     x = random_array(rng, shape, domain)
-    f = getattr(functions, f"unary_{index}")
-    check_against_finite_differences(f, [x, _weights(rng, shape)])
+    f = getattr(functions, f"loss_{index}")
+    check_against_finite_differences(f, [x, _weights(rng, shape)], second_order=True)
 
 
 @pytest.mark.parametrize("index", range(len(MATH_TWINS)), ids=[e for e, _ in MATH_TWINS])
 def test_math_twin_on_python_floats(functions, index):
     _, domain = MATH_TWINS[index]
     rng = np.random.default_rng(100 + index)
-    f = getattr(functions, f"unary_{len(UNARY) + index}")
-    gradient = check_against_finite_differences(f, [random_array(rng, None, domain), 1.3])[0]
+    f = getattr(functions, f"loss_{len(UNARY) + index}")
+    gradient = check_against_finite_differences(f, [random_array(rng, None, domain), 1.3],
+                                                second_order=True)[0]
     assert type(gradient) is float
 
 
@@ -101,8 +102,9 @@ def test_binary_with_broadcasting(functions, index, shapes):
     rng = np.random.default_rng(200 + index)
     x = random_array(rng, shapes[0], x_domain)
     y = random_array(rng, shapes[1], y_domain)
-    f = getattr(functions, f"binary_{index}")
-    check_against_finite_differences(f, [x, y, _weights(rng, *shapes)], wrt=(0, 1))
+    f = getattr(functions, f"loss_{len(UNARY) + len(MATH_TWINS) + index}")
+    check_against_finite_differences(f, [x, y, _weights(rng, *shapes)], wrt=(0, 1),
+                                     second_order=True)
 
 
 def test_maximum_and_minimum_split_ties_evenly(user_module):

@@ -1,0 +1,105 @@
+"""Every op either has its rules or says why it has none, and every op with rules is
+checked by the op tables.
+
+- An op a gradient can reach (its ``diff`` parameters) has a VJP rule and a JVP rule
+  for each of them; an op missing one states why in its ``no_gradient`` (a gradient
+  reaching it is then an error that gives the reason, see test_missing_rules_...).
+- An op that passes no gradient at all (no ``diff`` parameters, or ``nondiff_output``)
+  but takes parameters states why too: np.linspace was once declared gradient-free
+  by mistake, and an op whose values could carry a gradient must not drop it unsaid.
+- Every op with rules appears in a graph the op tables build: the function of a case,
+  its gradient and JVP, and the second-order derivatives of both (ops only rules use,
+  such as unbroadcast or product_of_others, appear in those). An op no case can
+  reach, because an API writes it rather than code, says so in ``outside_tables``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import autodiff as ad
+from autodiff.graph.ir import walk
+from autodiff.ops import OPS
+from tests.helpers import derivatives_of
+from tests.ops import test_elementwise, test_linalg, test_reduce, test_shape
+from tests.ops.table import shared_module, signatures
+
+
+def _has_rules(op) -> bool:
+    return op.vjp is not None or bool(op.jvps)
+
+
+def _missing_rules(op) -> list[str]:
+    missing = [] if op.vjp is not None else ["VJP"]
+    return missing + [f"JVP for '{p}'" for p in op.diff if p not in op.jvps]
+
+
+def test_every_op_has_its_rules_or_says_why_not():
+    problems = []
+    for name, op in OPS.items():
+        reason = op.no_gradient
+        if reason is not None and not (isinstance(reason, str) and reason.strip()):
+            problems.append(f"{name}: no_gradient must be a sentence, not {reason!r}")
+        passes_none = not op.diff or op.nondiff_output
+        if passes_none:
+            if op.params and not reason:
+                problems.append(f"{name}: takes ({', '.join(op.params)}) but passes no gradient "
+                                "(no diff parameters or nondiff_output): say why in no_gradient")
+            if _has_rules(op):
+                problems.append(f"{name}: has rules but passes no gradient")
+            continue
+        missing = _missing_rules(op)
+        if missing and not reason:
+            problems.append(f"{name}: no {', no '.join(missing)}, and no no_gradient saying why")
+        if not missing and reason:
+            problems.append(f"{name}: has every rule, yet no_gradient says {reason!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_missing_rules_are_errors_that_give_the_reason(user_module):
+    module = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.arange(x, 4.0))
+    """)
+    with pytest.raises(ad.AutodiffError, match=r"has no gradient rule.*\(np\.arange has no"):
+        ad.grad(module.f)(0.5)
+    with pytest.raises(ad.AutodiffError, match=r"no forward-mode \(JVP\) rule.*\(np\.arange"):
+        ad.jvp(module.f)(0.5, 1.0)
+
+
+# ----- coverage by the op tables -----
+
+
+def _tables() -> list[tuple]:
+    """Each op table as (its shared module, its signatures)."""
+    tables = [(shared_module(test_elementwise.SIGNATURES), test_elementwise.SIGNATURES)]
+    for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""),
+                            (test_shape.CASES, test_shape.PREAMBLE)):
+        tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
+    return tables
+
+
+def _graphs(derivative):
+    jacobian = getattr(derivative, "jacobian", None)  # ad.grad of a loop's gradient
+    if jacobian is not None:
+        derivative = jacobian.jvp
+    for name in ("original_graph", "graph"):
+        graph = getattr(derivative, name, None)
+        if graph is not None:
+            yield graph
+
+
+def test_every_op_with_rules_is_checked_by_an_op_table():
+    seen = set()
+    for module, table in _tables():
+        for index, (_, arity) in enumerate(table):
+            loss = getattr(module, f"loss_{index}")
+            for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
+                for graph in _graphs(derivative):
+                    seen.update(node.op.name for node in walk(graph.nodes)
+                                if hasattr(node, "op"))
+    unchecked = sorted(name for name, op in OPS.items() if _has_rules(op) and name not in seen
+                       and not op.outside_tables)
+    assert not unchecked, ("ops with rules that no op-table case goes through: "
+                           + ", ".join(unchecked))
