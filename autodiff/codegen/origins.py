@@ -104,7 +104,7 @@ def at_user_line(error: BaseException) -> BaseException:
         name, value = structured
         refused = runtime.not_differentiable(value)
         return _located_copy(type(refused)(refused.message.replace("an argument", f"'{name}'", 1),
-                                           hint=refused.hint), fields, "")
+                                           hint=refused.hint), _location_fields(None, origins), "")
     kind = _builtin_kind(type(error))
     if kind is None:
         return error
