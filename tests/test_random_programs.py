@@ -71,8 +71,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 
+from autodiff.ops import registry
 from tests.fuzz.checks import check_program
-from tests.fuzz.programs import programs
+from tests.fuzz.programs import COMPOSITIONS, programs
 from tests.helpers import UserModules
 
 EXAMPLES = int(os.environ.get("AUTODIFF_FUZZ_EXAMPLES", "20"))
@@ -120,6 +121,23 @@ CONSTRUCTS = [
     r"np\.exp\(", r"np\.copy\(", r"np\.exp\(np\.tanh\(", r"np\.log\(1 \+ ", r"/ \(1 \+ ",
     r"\w+\[(i|j|step)\]", r"\n    def inner\(", r"\n    inner = lambda ",
     r"(?<!def )(cell|mix|inner)\(.*, (m|v|c)=",
+    # a second module: helpers and registered rules reading its own SCALE
+    r"import random_library_\w+ as lib\n", r"from random_library_\w+ import \w+",
+    r"(?<!def )\blib\.\w+\(", r"\nSCALE = 0\.\d", r"\nSCALE = 1\.\d", r"return SCALE \* ",
+    r"ad\.register_gradient\(\w+, \w+_vjp, jvp=\w+_jvp\)", r"(?<!def )\b(soft|smooth)\(",
+    # helpers made by factories
+    r"def make_\w+\(gain, offset\):\n    def ", r"def make_\w+\(gain, offset\):\n    return lambda ",
+    r"\n\w+ = make_\w+\(",
+    # nested lists, enumerate/zip over ranges, np.sum over lists
+    r"np\.array\(\[\[[^\[\]]*\b(np|math|[a-z])", r"np\.array\(\[\[.*\], \[.*-?\d\.\d\b",
+    r"for \w+, \w+ in enumerate\(range\(\d, \d\)\):", r"for \w+, \w+ in enumerate\(range\([nk]\)\):",
+    r"for \w+, \w+ in zip\(range\([nk]\), \w+\):", r"for \w+, \w+ in zip\(range\(\d\), \w+\):",
+    r"np\.sum\(\[.* for r in \w+\]\)", r"np\.sum\(\[.* for r in \w+\], axis=0\)",
+    r"\n {8}(row|line) = \[\]\n {8}for ", r"\.append\((row|line)\)\n", r"np\.array\((rows|grid)\)",
+    r"np\.sum\((rows|grid)(, axis=1)?\)", r"np\.sum\((hs|states|ys)\)",
+    # derivatives inside the differentiated function
+    r"\nd\w+ = ad\.grad\([\w.]+\)\n", r"np\.tanh\(d(cell|mix)\(", r"ad\.grad\([\w.]+\)\(",
+    r"f_value_and_grad = ad\.value_and_grad\(f, wrt=\d\)",
 ]
 
 
@@ -134,9 +152,10 @@ def test_generator_reaches_every_construct():
         found.append(program)
 
     collect()
-    text = "\n".join(p.source for p in found)
+    text = "\n".join(p.library + p.source for p in found)
     missing = [pattern for pattern in CONSTRUCTS if not re.search(pattern, text)]
     assert not missing, missing
+    assert {p.composition for p in found} == {None, *COMPOSITIONS}
     assert max(_loop_nesting(p.source) for p in found) >= 2
     kinds = {_kind(a) for p in found for a in p.args if type(a) is not int}
     assert kinds == {"float", "0-d", "vector", "row", "matrix", "batch", "square", "column"}, kinds
@@ -174,16 +193,29 @@ def _seeded(test):
 def test_random_program_gradients(modules, program):
     digest = hashlib.sha1(program.source.encode()).hexdigest()[:12]
     names = [f"random_program_{digest}_{copy}" for copy in "ab"]
-    first, second = (modules(program.source, name) for name in names)
-    value = first.f(*program.arguments())
-    assume(np.all(np.isfinite(value)))
+    library = modules(program.library, program.library_name) if program.library else None
     try:
+        first, second = (modules(program.source, name) for name in names)
+        value = first.f(*program.arguments())
+        assume(np.all(np.isfinite(value)))
         check_program(program, first, second, names, value)
     except Exception as error:  # noqa: BLE001 - any failure, with the program
         # Raised from here, without the chain: the generated code's file names change with
         # every compilation, and hypothesis would take a replay for a different failure.
         trace = "".join(traceback.format_exception(error)[-6:])
         raise AssertionError(f"{trace}\nthe program:{program!r}") from None
-    finally:  # let the modules and their derivatives go: a long run keeps thousands
+    finally:  # let the modules, rules and derivatives go: a long run makes thousands
         for name in names:
             sys.modules.pop(name, None)
+        if library is not None:
+            forget_library(library)
+
+
+def forget_library(library) -> None:
+    """Remove the library's gradient rules (its module-level register_gradient calls) and the
+    module itself."""
+    for value in vars(library).values():
+        if getattr(value, "__module__", None) == library.__name__ \
+                and registry.callable_binding(value) is not None:
+            registry.unalias(value)
+    sys.modules.pop(library.__name__, None)
