@@ -256,3 +256,18 @@ def f(x, c):
     return np.sum(np.stack(hs) * np.arange(12.0).reshape(3, 4, 1))
 """, x=np.array([[0.41, -1.18], [-0.23, 0.06], [-0.58, -0.83], [-0.68, -1.13]]),
            c=np.array([1.01, -1.03]))
+
+
+def test_loop_variable_named_like_a_temporary_in_forward_mode(user_module):
+    # The forward mode wrote 't1 = len(x)', then set the loop's variable 't1' (the user's)
+    # from w, and only then read 'range(t1)': the loop ran w times, or failed for a float.
+    _check(user_module, """
+import numpy as np
+
+
+def f(w, x):
+    t1 = w
+    for r in x:
+        t1 = t1 * np.cos(r) + w
+    return t1
+""", w=0.4, x=np.array([0.3, -0.5]))

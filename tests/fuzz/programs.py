@@ -452,7 +452,9 @@ def programs(draw) -> Program:
     weights = np.round(rng.uniform(0.5, 1.5, weights_shape), 2)
     body = [f"def f({', '.join(p for p, _ in order)}):", *writer.lines, ""]
     lines = ["import math", "", "import numpy as np", ""]
-    uses_ad = re.search(r"\bad\.", "\n".join(body)) or derivatives
+    written = [*body, *(line for h in own for line in h.lines),
+               *(c.expression for c in conditions)]  # conditions are placeholders yet
+    uses_ad = re.search(r"\bad\.", "\n".join(written)) or derivatives
     if uses_ad:
         lines += ["import autodiff as ad"]
     if library:
