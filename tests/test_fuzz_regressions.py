@@ -271,3 +271,80 @@ def f(w, x):
         t1 = t1 * np.cos(r) + w
     return t1
 """, w=0.4, x=np.array([0.3, -0.5]))
+
+
+def test_gradient_of_a_helper_with_nested_branches(user_module):
+    # Reverse over reverse: the helper's backward 'if' reads the values of its forward
+    # branch; the adjoints those values get were passed into the branch, but not on to
+    # the 'if' nested in it, and were lost: a wrong gradient, silently.
+    _check(user_module, """
+import numpy as np
+
+import autodiff as ad
+
+
+def cell(h):
+    if h[0] < 1.0:
+        if h[0] < 0.03:
+            c = h[0]
+        else:
+            c = h[2] * h[1]
+    else:
+        c = h[1]
+    return c * c
+
+
+def f(b):
+    return np.sum(np.sin(ad.grad(cell)(b)))
+""", b=np.array([0.06, -1.03, 0.86]))
+
+
+def test_gradient_of_a_helper_with_branches_called_in_a_loop(user_module):
+    # The condition of the ternary, defined in the branch of the helper's 'if' and read
+    # again by the helper's backward 'if', was popped from the tape in the backward of
+    # the first branch, after the backward of the second had read it.
+    _check(user_module, """
+import numpy as np
+
+import autodiff as ad
+
+
+def cell(h, c=0.5):
+    if c < 1.0:
+        c = np.cos(h[0] * c) if np.tanh(c) < 0.3 else h[2] * h[1]
+    return c * c
+
+
+def f(b, n):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(np.sin(ad.grad(cell)(b)))
+    return s
+""", b=np.array([0.06, -1.03, 0.86]), n=2)
+
+
+def test_gradient_of_a_helper_whose_branch_has_no_backward_in_a_loop(user_module):
+    # A value of a branch with no backward block (nothing in it to differentiate) was to
+    # be popped there: a KeyError while compiling.
+    _check(user_module, """
+import numpy as np
+
+import autodiff as ad
+
+
+def cell(h, c):
+    if h > 1.2:
+        tmp = h * h
+    elif h > -0.5:
+        tmp = h
+    else:
+        tmp = h * c
+    return tmp
+
+
+def f(x, y):
+    tmp = y
+    for r in x:
+        tmp = tmp * np.cos(r + np.tanh(ad.grad(cell)(y, tmp)))
+    return tmp
+""", x=np.array([0.3, -0.4]), y=-0.48)
