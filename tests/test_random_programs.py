@@ -1,8 +1,12 @@
 """Random programs, differentiated and checked against finite differences and against themselves.
 
 Hypothesis draws a module (``tests/fuzz``): up to two helper functions (some
-of them lambdas, with int, scalar and keyword-default parameters), ``f``, and
-sometimes a function nested in ``f`` that reads ``f``'s arguments.
+of them lambdas, with int, scalar and keyword-default parameters, some made by
+a factory ``make_cell(gain, offset)`` whose parameters they read), ``f``, and
+sometimes a function nested in ``f`` that reads ``f``'s arguments. Helpers may
+live in a second module, imported as ``lib`` or by name, with a ``SCALE`` of
+its own that the caller's module also defines with another value, and with an
+elementwise helper whose VJP and JVP it registers (``ad.register_gradient``).
 The float arguments of ``f`` have shapes that broadcast together, such as
 ``(3,)``, ``(2, 3)``, ``(1, 3)``, ``(2, 1, 3)``, ``(3, 3)`` and ``(2, 1)``, or are
 0-d arrays or Python floats; the int arguments ``n`` and ``k`` hold 0 to 3.
@@ -26,9 +30,14 @@ The float arguments of ``f`` have shapes that broadcast together, such as
 - loop-carried values updated in place or not (an RNN step among them),
   lists appended to and read with ``np.stack``/``sum``, and buffers (zeros or
   a copy of an argument) written row by row, read in the loop and after it;
-- comprehensions (``np.stack([... for r in xs])``, ``sum(... for r in xs)``)
-  and calls to the helpers anywhere, loops included, with arguments by
-  position or keyword.
+- comprehensions (``np.stack([... for r in xs])``, ``sum(... for r in xs)``,
+  ``np.sum([... for r in xs])``), ``np.array([[a, 0.5], [b, c]])`` of scalars
+  and constants, tables built by nested loops appending to lists then read
+  with ``np.array(rows)`` or ``np.sum(rows)``, ``enumerate(range(1, 4))`` and
+  ``zip(range(n), xs)``;
+- calls to the helpers anywhere, loops included, with arguments by position or
+  keyword, and to their gradients (``dcell = ad.grad(cell)`` at module level,
+  or ``ad.grad(cell)(x)`` in ``f``).
 
 Every intermediate has a magnitude bound, and the generator runs each program
 at its test point first: conditions on data get thresholds away from every
@@ -44,9 +53,12 @@ are fresh writable arrays (or Python floats) of the arguments' shapes and
 dtypes, read-only array inputs accepted with the same results, inputs left
 untouched, float32 inputs giving float32 gradients close to the float64 ones
 (plain and ``jit=True``), and that two modules holding the same text compile
-to the same source.
+to the same source. Half the programs also check one composition of
+transforms against central differences of the lower-order function: jvp of
+jvp (``ad.jvp(ad.jvp(f), wrt=(p, "tangent"))``), vjp of jvp, or grad of a
+function ``f2`` that calls ``ad.value_and_grad(f)``.
 
-CI runs 20 examples (about 20 s) in a fixed sequence. For a long run, set ``AUTODIFF_FUZZ_EXAMPLES`` (and
+CI runs 20 examples (about 15 s) in a fixed sequence. For a long run, set ``AUTODIFF_FUZZ_EXAMPLES`` (and
 ``AUTODIFF_FUZZ_SEED`` for other programs than CI's)::
 
     AUTODIFF_FUZZ_EXAMPLES=2000 python -m pytest -q tests/test_random_programs.py
