@@ -348,3 +348,49 @@ def f(x, y):
         tmp = tmp * np.cos(r + np.tanh(ad.grad(cell)(y, tmp)))
     return tmp
 """, x=np.array([0.3, -0.4]), y=-0.48)
+
+
+def test_gradient_of_value_and_grad_through_elif(user_module):
+    # Reverse over reverse: the value 'x[2] @ ...' of the innermost branch got an adjoint
+    # from the backward 'if'; where the branch did not run, that adjoint was zeros shaped
+    # like the value, which did not exist there (an UnboundLocalError).
+    source = """
+import numpy as np
+
+import autodiff as ad
+
+
+def f(y, n, x, W, k):
+    if np.copy(y.sum(axis=(0, 1))) > 2.410:
+        ans = np.cos(x)
+    elif np.sum(x * 0) + k != 0:
+        ans = np.prod(1 + 0.5 * np.sin(x), axis=1, keepdims=True)
+    else:
+        ans = x[2] @ (x / (1.5 + np.sin(y)))
+    if np.min(ans) < 0.373:
+        a = W[..., 1:] / (1 + y[1] * y[1])
+    else:
+        a = np.log(1 + y * y)
+    if np.sum(x * 0) + k != 1:
+        u = np.matmul(x.sum(axis=-1, keepdims=True), np.mean(x, axis=(0, 2)))
+    else:
+        u = x[..., 1:].sum(axis=2)
+    if np.sum(y * 0) + k < 0:
+        return min(ans.max(), np.amax(ans))
+    if k != 2:
+        return np.tanh(np.dot(sum(r / (1 + r * r) for r in u), u[k - 1]))
+    return np.sum(np.array([[1.27], [1.13], [1.08]]) * u) + np.mean(a)
+
+
+f_value_and_grad = ad.value_and_grad(f, wrt=0)
+
+
+def f2(y, n, x, W, k):
+    value, gradient = f_value_and_grad(y, n, x, W, k)
+    return value + np.sum(np.sin(gradient))
+"""
+    args = dict(y=np.array([[0.9635, 1.0635], [0.7660, -0.3334]]), n=2,
+                x=np.array([[[0.5128, -0.4393]], [[-1.1340, -0.2850]], [[1.1134, -0.5886]]]),
+                W=np.array([[0.7134, -0.6366], [-0.3857, -0.7372]]), k=1)
+    check_program(Program(source, list(args), list(args.values()), (0, 2, 3),
+                          composition="grad of value_and_grad"), user_module(source))

@@ -91,20 +91,23 @@ class ControlFlowReverser:
         self.reverser = reverser  # autodiff.transforms.reverse._Reverser
         self.builder = reverser.builder
         self.rev_block_of: dict[int, Block] = {}  # id(forward block) -> its backward block
-        self._branches: dict[Value, tuple[Value, int]] | None = None
+        self._branches: dict[Value, list[tuple[Value, int]]] | None = None
 
     def _branch_of(self, value: Value, region: Region) -> int | None:
         """Which branch of ``region`` alone defines ``value``: the value comes from a
-        branch of another ``if`` on the same condition (a derivative's forward branch)."""
+        branch of another ``if`` on the same condition (a derivative's forward branch),
+        or from an ``if`` nested in that branch."""
         if self._branches is None:
             self._branches = {}
             for node in walk(self.builder.graph.nodes):
                 if isinstance(node, Region) and node.kind == "if":
                     for index, block in enumerate(node.blocks):
-                        for value_ in _block_values(block):
-                            self._branches[value_] = (node.args[0], index)
-        cond, index = self._branches.get(value, (None, None))
-        return index if cond is region.args[0] and isinstance(cond, Value) else None
+                        for value_ in _nested_values(block):
+                            self._branches.setdefault(value_, []).append(
+                                (node.args[0], index))
+        cond = region.args[0]
+        return next((index for c, index in self._branches.get(value, ())
+                     if c is cond and isinstance(c, Value)), None)
 
     # ----- if -----
 
