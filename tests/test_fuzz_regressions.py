@@ -394,3 +394,74 @@ def f2(y, n, x, W, k):
                 W=np.array([[0.7134, -0.6366], [-0.3857, -0.7372]]), k=1)
     check_program(Program(source, list(args), list(args.values()), (0, 2, 3),
                           composition="grad of value_and_grad"), user_module(source))
+
+
+@pytest.mark.xfail(strict=True, raises=ad.AutodiffError, reason=(
+    "grad of a function calling value_and_grad of f with a while loop appending to a list "
+    "after a table built by nested loops: a tape of the second-order sweep is popped more "
+    "often than pushed ('pop from empty list'); not reduced yet, found by the fuzzer"))
+def test_gradient_of_value_and_grad_with_a_while_loop_appending(user_module):
+    source = """
+import math
+
+import numpy as np
+
+import autodiff as ad
+
+WEIGHTS = np.array([0.93, 1.06, 0.76])
+
+
+def cell(h, v):
+    h = math.exp(0.3 * h) if h < 0.000 else max(v, h)
+    return np.broadcast_to(h, (3,))[..., -3]
+
+
+def make_mix(gain, offset):
+    return lambda h: np.tanh(ad.grad(cell)(gain, np.log(1 + offset * offset)))
+
+
+mix = make_mix(0.5, 0.5)
+
+
+dcell = ad.grad(cell)
+
+
+def f(c, x, n, W, k):
+    def inner(h, v):
+        feature = x[::-1]
+        return np.array([c, c, c])
+    tmp = np.log(1 + W[..., ::-1] * W[..., ::-1])
+    rows = []
+    for i in range(3):
+        row = []
+        for j in range(3):
+            row.append(math.exp(0.3 * c))
+        rows.append(row)
+    e = np.array(rows)
+    score = np.copy(tmp)
+    count = 0
+    hs = []
+    while count < 2:
+        count += 1
+        s = inner(inner(score, W), v=tmp)
+        score = np.tanh(score + np.ravel(np.max(x, axis=0, keepdims=True)))
+        hs.append(inner(score[..., ::-1], np.tanh(np.dot(W, e))))
+        u = c / (1.5 + np.sin(c))
+    state = np.sum(np.stack(hs), axis=0)
+    return np.sum(WEIGHTS * state) + np.mean(score)
+
+
+f_value_and_grad = ad.value_and_grad(f, wrt=0)
+
+
+def f2(c, x, n, W, k):
+    value, gradient = f_value_and_grad(c, x, n, W, k)
+    return value + np.sum(np.sin(gradient))
+"""
+    args = dict(c=-0.738814660184833,
+                x=np.array([[-0.08706470684110654, 1.1658525374258382, -0.4859553765324012],
+                            [-0.4359416016051383, 0.2163796485850637, 1.0160885669534159]]),
+                n=0, W=np.array([-0.5359242801197031, 0.5110274469015135, 1.2130497928366437]),
+                k=3)
+    check_program(Program(source, list(args), list(args.values()), (0, 3),
+                          composition="grad of value_and_grad"), user_module(source))
