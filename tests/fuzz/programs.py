@@ -399,7 +399,7 @@ def programs(draw) -> Program:
     conditions: list[Condition] = []
     # Helpers: in the library (a second module, read as 'lib.cell' or imported by name) or
     # in f's module; f sees both.
-    library = draw(st.integers(0, 2)) == 0
+    library = draw(st.booleans())
     qualified = library and draw(st.booleans())  # 'import ... as lib' or 'from ... import'
     library_scale, main_scale = (draw(st.sampled_from(LIBRARY_SCALES)),
                                  draw(st.sampled_from(MAIN_SCALES)))

@@ -336,7 +336,7 @@ class Writer(Expressions):
         """``for i, xi in zip(range(n), xs)``: as many trips as the shorter of the two."""
         table = self.pick(tables)
         rows = table.shape[0]
-        if ints and self.draw(st.integers(0, 2)) > 0:
+        if ints and self.draw(st.booleans()):
             limit = self.pick(ints)
             text, trips, least = limit.name, min(int(limit.bound), rows), 0
         else:
