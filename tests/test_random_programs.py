@@ -142,8 +142,7 @@ CONSTRUCTS = [
     r"\n\w+ = make_\w+\(",
     # nested lists, enumerate/zip over ranges, np.sum over lists
     r"np\.array\(\[\[[^\[\]]*\b(np|math|[a-z])", r"np\.array\(\[\[.*\], \[.*-?\d\.\d\b",
-    r"for \w+, \w+ in enumerate\(range\(\d, \d\)\):", r"for \w+, \w+ in enumerate\(range\([nk]\)\):",
-    r"for \w+, \w+ in zip\(range\([nk]\), \w+\):", r"for \w+, \w+ in zip\(range\(\d\), \w+\):",
+    r"for \w+, \w+ in enumerate\(range\((\d, \d|[nk])\)\):", r"for \w+, \w+ in zip\(range\(\w\), \w+\):",
     r"np\.sum\(\[.* for r in \w+\]\)", r"np\.sum\(\[.* for r in \w+\], axis=0\)",
     r"\n {8}(row|line) = \[\]\n {8}for ", r"\.append\((row|line)\)\n", r"np\.array\((rows|grid)\)",
     r"np\.sum\((rows|grid)(, axis=1)?\)", r"np\.sum\((hs|states|ys)\)",
