@@ -1,8 +1,12 @@
 """Random programs, differentiated and checked against finite differences and against themselves.
 
 Hypothesis draws a module (``tests/fuzz``): up to two helper functions (some
-of them lambdas, with int, scalar and keyword-default parameters), ``f``, and
-sometimes a function nested in ``f`` that reads ``f``'s arguments.
+of them lambdas, with int, scalar and keyword-default parameters, some made by
+a factory ``make_cell(gain, offset)`` whose parameters they read), ``f``, and
+sometimes a function nested in ``f`` that reads ``f``'s arguments. Helpers may
+live in a second module, imported as ``lib`` or by name, with a ``SCALE`` of
+its own that the caller's module also defines with another value, and with an
+elementwise helper whose VJP and JVP it registers (``ad.register_gradient``).
 The float arguments of ``f`` have shapes that broadcast together, such as
 ``(3,)``, ``(2, 3)``, ``(1, 3)``, ``(2, 1, 3)``, ``(3, 3)`` and ``(2, 1)``, or are
 0-d arrays or Python floats; the int arguments ``n`` and ``k`` hold 0 to 3.
@@ -26,9 +30,14 @@ The float arguments of ``f`` have shapes that broadcast together, such as
 - loop-carried values updated in place or not (an RNN step among them),
   lists appended to and read with ``np.stack``/``sum``, and buffers (zeros or
   a copy of an argument) written row by row, read in the loop and after it;
-- comprehensions (``np.stack([... for r in xs])``, ``sum(... for r in xs)``)
-  and calls to the helpers anywhere, loops included, with arguments by
-  position or keyword.
+- comprehensions (``np.stack([... for r in xs])``, ``sum(... for r in xs)``,
+  ``np.sum([... for r in xs])``), ``np.array([[a, 0.5], [b, c]])`` of scalars
+  and constants, tables built by nested loops appending to lists then read
+  with ``np.array(rows)`` or ``np.sum(rows)``, ``enumerate(range(1, 4))`` and
+  ``zip(range(n), xs)``;
+- calls to the helpers anywhere, loops included, with arguments by position or
+  keyword, and to their gradients (``dcell = ad.grad(cell)`` at module level,
+  or ``ad.grad(cell)(x)`` in ``f``).
 
 Every intermediate has a magnitude bound, and the generator runs each program
 at its test point first: conditions on data get thresholds away from every
@@ -44,9 +53,12 @@ are fresh writable arrays (or Python floats) of the arguments' shapes and
 dtypes, read-only array inputs accepted with the same results, inputs left
 untouched, float32 inputs giving float32 gradients close to the float64 ones
 (plain and ``jit=True``), and that two modules holding the same text compile
-to the same source.
+to the same source. Half the programs also check one composition of
+transforms against central differences of the lower-order function: jvp of
+jvp (``ad.jvp(ad.jvp(f), wrt=(p, "tangent"))``), vjp of jvp, or grad of a
+function ``f2`` that calls ``ad.value_and_grad(f)``.
 
-CI runs 20 examples (about 20 s) in a fixed sequence. For a long run, set ``AUTODIFF_FUZZ_EXAMPLES`` (and
+CI runs 20 examples (about 15 s) in a fixed sequence. For a long run, set ``AUTODIFF_FUZZ_EXAMPLES`` (and
 ``AUTODIFF_FUZZ_SEED`` for other programs than CI's)::
 
     AUTODIFF_FUZZ_EXAMPLES=2000 python -m pytest -q tests/test_random_programs.py
@@ -71,8 +83,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 
+from autodiff.ops import registry
 from tests.fuzz.checks import check_program
-from tests.fuzz.programs import programs
+from tests.fuzz.programs import COMPOSITIONS, programs
 from tests.helpers import UserModules
 
 EXAMPLES = int(os.environ.get("AUTODIFF_FUZZ_EXAMPLES", "20"))
@@ -120,6 +133,22 @@ CONSTRUCTS = [
     r"np\.exp\(", r"np\.copy\(", r"np\.exp\(np\.tanh\(", r"np\.log\(1 \+ ", r"/ \(1 \+ ",
     r"\w+\[(i|j|step)\]", r"\n    def inner\(", r"\n    inner = lambda ",
     r"(?<!def )(cell|mix|inner)\(.*, (m|v|c)=",
+    # a second module: helpers and registered rules reading its own SCALE
+    r"import random_library_\w+ as lib\n", r"from random_library_\w+ import \w+",
+    r"(?<!def )\blib\.\w+\(", r"\nSCALE = 0\.\d", r"\nSCALE = 1\.\d", r"return SCALE \* ",
+    r"ad\.register_gradient\(\w+, \w+_vjp, jvp=\w+_jvp\)", r"(?<!def )\b(soft|smooth)\(",
+    # helpers made by factories
+    r"def make_\w+\(gain, offset\):\n    def ", r"def make_\w+\(gain, offset\):\n    return lambda ",
+    r"\n\w+ = make_\w+\(",
+    # nested lists, enumerate/zip over ranges, np.sum over lists
+    r"np\.array\(\[\[[^\[\]]*\b(np|math|[a-z])", r"np\.array\(\[\[.*\], \[.*-?\d\.\d\b",
+    r"for \w+, \w+ in enumerate\(range\((\d, \d|[nk])\)\):", r"for \w+, \w+ in zip\(range\(\w\), \w+\):",
+    r"np\.sum\(\[.* for r in \w+\]\)", r"np\.sum\(\[.* for r in \w+\], axis=0\)",
+    r"\n {8}(row|line) = \[\]\n {8}for ", r"\.append\((row|line)\)\n", r"np\.array\((rows|grid)\)",
+    r"np\.sum\((rows|grid)(, axis=1)?\)", r"np\.sum\((hs|states|ys)\)",
+    # derivatives inside the differentiated function
+    r"\nd\w+ = ad\.grad\([\w.]+\)\n", r"np\.tanh\(d(cell|mix)\(", r"ad\.grad\([\w.]+\)\(",
+    r"f_value_and_grad = ad\.value_and_grad\(f, wrt=\d\)",
 ]
 
 
@@ -134,9 +163,10 @@ def test_generator_reaches_every_construct():
         found.append(program)
 
     collect()
-    text = "\n".join(p.source for p in found)
+    text = "\n".join(p.library + p.source for p in found)
     missing = [pattern for pattern in CONSTRUCTS if not re.search(pattern, text)]
     assert not missing, missing
+    assert {p.composition for p in found} == {None, *COMPOSITIONS}
     assert max(_loop_nesting(p.source) for p in found) >= 2
     kinds = {_kind(a) for p in found for a in p.args if type(a) is not int}
     assert kinds == {"float", "0-d", "vector", "row", "matrix", "batch", "square", "column"}, kinds
@@ -174,16 +204,29 @@ def _seeded(test):
 def test_random_program_gradients(modules, program):
     digest = hashlib.sha1(program.source.encode()).hexdigest()[:12]
     names = [f"random_program_{digest}_{copy}" for copy in "ab"]
-    first, second = (modules(program.source, name) for name in names)
-    value = first.f(*program.arguments())
-    assume(np.all(np.isfinite(value)))
+    library = modules(program.library, program.library_name) if program.library else None
     try:
+        first, second = (modules(program.source, name) for name in names)
+        value = first.f(*program.arguments())
+        assume(np.all(np.isfinite(value)))
         check_program(program, first, second, names, value)
     except Exception as error:  # noqa: BLE001 - any failure, with the program
         # Raised from here, without the chain: the generated code's file names change with
         # every compilation, and hypothesis would take a replay for a different failure.
         trace = "".join(traceback.format_exception(error)[-6:])
         raise AssertionError(f"{trace}\nthe program:{program!r}") from None
-    finally:  # let the modules and their derivatives go: a long run keeps thousands
+    finally:  # let the modules, rules and derivatives go: a long run makes thousands
         for name in names:
             sys.modules.pop(name, None)
+        if library is not None:
+            forget_library(library)
+
+
+def forget_library(library) -> None:
+    """Remove the library's gradient rules (its module-level register_gradient calls) and the
+    module itself."""
+    for value in vars(library).values():
+        if getattr(value, "__module__", None) == library.__name__ \
+                and registry.callable_binding(value) is not None:
+            registry.unalias(value)
+    sys.modules.pop(library.__name__, None)

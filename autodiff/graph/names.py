@@ -40,7 +40,7 @@ class Layout:
         self.defined: dict[Value, int] = {p: -1 for p in graph.params}
         self.last: dict[Value, float] = {}
         self.parent: dict[object, Region | None] = {}
-        self._reads: list[tuple[Value, int]] = []
+        self._reads: list[tuple[Value, float]] = []
         self._count = 0
         self._visit(graph.nodes, None)
         end = self._next()
@@ -63,9 +63,13 @@ class Layout:
             position = self._next()
             self.position[node] = position
             self.parent[node] = parent
-            for arg in node.args:
+            for k, arg in enumerate(node.args):
+                # A for loop's variables are set from its initial values before the
+                # 'for ... in range(start, stop, step)' line reads its bounds: a bound
+                # is read just after the loop takes over the variables it starts from.
+                late = isinstance(node, Region) and node.kind == "for" and k < 4
                 for value in operand_values(arg):
-                    self._reads.append((value, position))
+                    self._reads.append((value, position + 0.5 if late else position))
             if not isinstance(node, Region):
                 self.defined[node.out] = position
                 continue

@@ -72,6 +72,18 @@ def _block_values(block: Block) -> list[Value]:
     return [out for node in block.nodes for out in node.outs]
 
 
+def _nested_values(block: Block) -> list[Value]:
+    """Values defined by the nodes of ``block`` and of the ``if`` regions inside it, in
+    order (a loop's values inside it are not read from outside the loop)."""
+    values = []
+    for node in block.nodes:
+        values.extend(node.outs)
+        if isinstance(node, Region) and node.kind == "if":
+            for inner in node.blocks:
+                values.extend(_nested_values(inner))
+    return values
+
+
 class ControlFlowReverser:
     """Builds the backward sweep of regions; ``reverse_nodes`` handles a block."""
 
@@ -79,20 +91,23 @@ class ControlFlowReverser:
         self.reverser = reverser  # autodiff.transforms.reverse._Reverser
         self.builder = reverser.builder
         self.rev_block_of: dict[int, Block] = {}  # id(forward block) -> its backward block
-        self._branches: dict[Value, tuple[Value, int]] | None = None
+        self._branches: dict[Value, list[tuple[Value, int]]] | None = None
 
     def _branch_of(self, value: Value, region: Region) -> int | None:
         """Which branch of ``region`` alone defines ``value``: the value comes from a
-        branch of another ``if`` on the same condition (a derivative's forward branch)."""
+        branch of another ``if`` on the same condition (a derivative's forward branch),
+        or from an ``if`` nested in that branch."""
         if self._branches is None:
             self._branches = {}
             for node in walk(self.builder.graph.nodes):
                 if isinstance(node, Region) and node.kind == "if":
                     for index, block in enumerate(node.blocks):
-                        for value_ in _block_values(block):
-                            self._branches[value_] = (node.args[0], index)
-        cond, index = self._branches.get(value, (None, None))
-        return index if cond is region.args[0] and isinstance(cond, Value) else None
+                        for value_ in _nested_values(block):
+                            self._branches.setdefault(value_, []).append(
+                                (node.args[0], index))
+        cond = region.args[0]
+        return next((index for c, index in self._branches.get(value, ())
+                     if c is cond and isinstance(c, Value)), None)
 
     # ----- if -----
 
@@ -101,8 +116,9 @@ class ControlFlowReverser:
                     if out in adjoints}
         # A backward branch reads the values of its forward branch directly (the same
         # branch runs): differentiating such a derivative again gives those values
-        # adjoints from outside the region, which must flow back through it too.
-        read_across = [[v for v in _block_values(block) if v in adjoints]
+        # adjoints from outside the region, which must flow back through it too; also
+        # those of values an 'if' nested in the branch defines.
+        read_across = [[v for v in _nested_values(block) if v in adjoints]
                        for block in region.blocks]
         if not incoming and not any(read_across):
             return
@@ -273,6 +289,7 @@ class _Tape:
         self.replacement: dict[Value, Operand] = {}
         self.prologues: dict[int, list[Node]] = {}
         self.where: dict[Value, tuple[Block, int]] = {}
+        self.enclosing: dict[int, tuple[Region, Block]] = {}  # id(branch) -> its if, block
         self._locate(region.blocks)
 
     def _locate(self, blocks: list[Block]) -> None:
@@ -284,6 +301,8 @@ class _Tape:
                 for out in node.outs:
                     self.where[out] = (block, position)
                 if isinstance(node, Region) and node.kind == "if":
+                    for branch in node.blocks:
+                        self.enclosing[id(branch)] = (node, block)
                     self._locate(node.blocks)
 
     def localize(self) -> list[tuple[Value, Operand, Operand]]:
@@ -367,7 +386,9 @@ class _Tape:
         if value in self.replacement:
             return self.replacement[value]
         node = value.node
-        if isinstance(node, Node) and self.recomputable(node):
+        block, _ = self.where[value]
+        across = id(block) in self.enclosing and self.read_elsewhere(value, block)
+        if isinstance(node, Node) and self.recomputable(node) and not across:
             args = []
             for arg in node.args:
                 mapped = self.map_operand(arg)
@@ -412,8 +433,19 @@ class _Tape:
 
     def push_pop(self, value: Value) -> Value:
         """Push ``value`` where the forward sweep defines it; pop it in the matching
-        backward block."""
+        backward block.
+
+        A value of a branch that the backward sweep also reads outside that branch's
+        backward block (a derivative's backward ``if`` reads its forward branch's values,
+        and differentiating it again reads them in the backward of that backward ``if``,
+        which runs first) leaves its ``if`` as a result (None from the other branches):
+        it is pushed after the ``if`` and popped where the backward body starts."""
         block, _ = self.where[value]
+        if id(block) in self.enclosing and self.read_elsewhere(value, block):
+            exported = self.export(value)
+            popped = self.push_pop(exported)
+            self.replacement[value] = popped
+            return popped
         tape = Value(f"{value.hint}_stack" if value.hint else "tape")
         self.builder.graph.nodes.insert(0, Node(OPS["tape_new"], (), tape, None, "forward"))
         loc = value.node.loc if isinstance(value.node, Node) else self.region.loc
@@ -425,6 +457,42 @@ class _Tape:
             Node(OPS["tape_pop"], (tape,), popped, loc, "backward"))
         self.replacement[value] = popped
         return popped
+
+    def read_elsewhere(self, value: Value, block: Block) -> bool:
+        """Whether the backward body reads ``value`` outside the backward of ``block``."""
+        matching = self.control.rev_block_of.get(id(block))
+        allowed = {id(b) for b in _blocks(matching)} if matching is not None else set()
+
+        def reads_in(inner: Block) -> bool:
+            for node in inner.nodes:
+                if id(inner) not in allowed and any(
+                        value in operand_values(arg) for arg in node.args):
+                    return True
+                if isinstance(node, Region) and any(reads_in(b) for b in node.blocks):
+                    return True
+            return id(inner) not in allowed and any(
+                value in operand_values(result) for result in inner.results)
+
+        return reads_in(self.backward)
+
+    def export(self, value: Value) -> Value:
+        """``value`` made a result of the ``if`` regions around it, up to the loop body:
+        the loop body's value that holds it (None when another branch ran)."""
+        block, _ = self.where[value]
+        current = value
+        while id(block) in self.enclosing:
+            region, outer = self.enclosing[id(block)]
+            out = Value(value.hint)
+            out.shape, out.floating = value.shape, value.floating
+            for branch in region.blocks:
+                branch.results.append(current if branch is block else Const(None))
+            region.outs.append(out)
+            out.node = region
+            self.where[out] = (outer, next(i for i, node in enumerate(outer.nodes)
+                                           if node is region))
+            self.inside.add(out)
+            current, block = out, outer
+        return current
 
     def substitute(self) -> None:
         def stand_in(value: Value) -> Operand:
@@ -444,6 +512,14 @@ class _Tape:
         for prologue in self.prologues.values():
             for node in prologue:
                 node.args = tuple(map_operand(a, stand_in) for a in node.args)
+
+
+def _blocks(block: Block):
+    yield block
+    for node in block.nodes:
+        if isinstance(node, Region):
+            for inner in node.blocks:
+                yield from _blocks(inner)
 
 
 def _nodes(block: Block):

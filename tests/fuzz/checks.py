@@ -36,6 +36,8 @@ def check_program(program: Program, first, second=None, names=(), expected=None)
         np.testing.assert_array_equal(arg, original, err_msg="a read-only input was changed")
     _read_only_tangents(program, first.f, read_only)
     _float32(program, first.f, ours, jitted)
+    if program.composition:
+        _composition(program, first)
     if second is not None:
         texts = [ad.grad(module.f, wrt=wrt).source.replace(name, "<module>")
                  for module, name in zip((first, second), names)]
@@ -103,3 +105,70 @@ def _float32(program: Program, f, reference, jitted) -> None:
                                                                              type(got))
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * scale,
                                        err_msg=f"{what}, argument {position}")
+
+
+def _directional(f, args: list, directions: dict, eps: float = 1e-6):
+    """Central differences of ``f`` (a value or nested tuples of them) along ``directions``
+    (position: step direction), in float64."""
+    def moved(sign):
+        moved_args = list(args)
+        for position, direction in directions.items():
+            moved_args[position] = _step(args[position], direction, sign * eps)
+        return f(*moved_args)
+
+    return _tree(lambda a, b: (np.asarray(a, dtype=np.float64) - b) / (2 * eps),
+                 moved(1), moved(-1))
+
+
+def _step(value, direction, eps):
+    if isinstance(value, tuple):
+        return tuple(_step(v, d, eps) for v, d in zip(value, direction))
+    if isinstance(value, np.ndarray):
+        return value + eps * direction
+    return float(value + eps * direction)
+
+
+def _tree(function, *trees):
+    if isinstance(trees[0], tuple):
+        return tuple(_tree(function, *parts) for parts in zip(*trees))
+    return function(*trees)
+
+
+def _composition(program: Program, module) -> None:
+    """A transform of a transform against central differences of the lower-order function:
+    jvp of jvp, vjp of jvp, or grad of a function calling value_and_grad (``f2``)."""
+    position, args = program.wrt[0], program.arguments()
+    rng = np.random.default_rng(5)
+
+    def like(value):
+        drawn = rng.uniform(-1, 1, np.shape(value))
+        return drawn if isinstance(value, np.ndarray) else float(drawn)
+
+    if program.composition == "grad of value_and_grad":
+        check_against_finite_differences(module.f2, args, wrt=position, rtol=1e-5, atol=1e-6)
+        return
+    push = ad.jvp(module.f, wrt=position)
+    tangent = like(args[position])
+    lower = [*args, tangent]
+    if program.composition == "jvp of jvp":
+        twice = ad.jvp(push, wrt=(position, "tangent"))
+        directions = (like(args[position]), like(tangent))
+        value, derivative = twice(*lower, directions)
+        _tree(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12,
+                                                      err_msg="jvp of jvp: value"),
+              value, push(*lower))
+        expected = _directional(push, lower, {position: directions[0],
+                                              len(args): directions[1]})
+        _tree(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6,
+                                                      err_msg="jvp of jvp: tangent"),
+              derivative, expected)
+        return
+    seeds = (0.7, -1.3)
+    got = ad.vjp(push, wrt=position)(*lower, seeds)
+    def weighted(*a):
+        value, tangent_out = push(*a)
+        return seeds[0] * value + seeds[1] * tangent_out
+
+    expected = ad.numeric_grad(weighted, *lower, wrt=position)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg="vjp of jvp")
+    assert np.shape(got) == np.shape(args[position]), "vjp of jvp: shape"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ MAX_INDEX = 5  # largest int any int variable (argument, index, counter) can hol
 # Weights of the families of expressions (repeated entries are drawn more often).
 FAMILIES = {"atom": 5, "unary": 2, "binary": 3, "reduce": 2, "index": 2, "view": 2, "fancy": 1,
             "difference": 1, "copy": 1, "reshape": 1, "broadcast": 1, "matmul": 2, "stack": 1,
-            "call": 3, "comprehension": 1, "scale": 1}
+            "call": 3, "comprehension": 1, "scale": 1, "nested": 1, "derivative": 4}
 
 
 @dataclass(eq=False)
@@ -60,6 +61,13 @@ class Helper:
     returns: tuple
     bound: float
     lines: list = field(default_factory=list)
+    call: str = ""  # what calls write (``lib.cell``), if not the name
+    derivative: str = ""  # the name of its gradient made at module level (``dcell``), if any
+    nested: bool = False  # defined in ``f``
+
+    @property
+    def called(self) -> str:
+        return self.call or self.name
 
 
 @functools.cache
@@ -147,6 +155,10 @@ class Expressions:
                         term.bound * 0.2 * MAX_INDEX)
         if family == "call":
             return self.call(self.choose(forms), depth)
+        if family == "derivative":
+            return self.derivative(self.choose(forms), depth)
+        if family == "nested":
+            return self.nested_list(shape, depth)
         if family == "comprehension":
             return self.comprehension(shape, self.choose(forms), depth)
         return self.form(self.choose(forms), depth)
@@ -171,6 +183,17 @@ class Expressions:
                  and all(s in below for _, s in h.params if isinstance(s, tuple))]
         if calls:
             families["call"] = calls
+        # ad.grad of a scalar helper, called in f: the gradient has its first parameter's shape
+        # (not of a function nested in f: the compiler refuses to build a derivative of what
+        # exists only at run time)
+        differentiable = [h for h in self.helpers if h.returns == () and not h.nested
+                          and h.params[0][1] == shape
+                          and all(s in below for _, s in h.params if isinstance(s, tuple))]
+        if differentiable:
+            families["derivative"] = differentiable
+        if len(shape) == 2 and 2 <= shape[0] <= 3 and 2 <= shape[1] <= 3 and () in below \
+                and self.chance(2):
+            families["nested"] = [None]
         rows = [v for v in self.arrays() if v.shape and v.shape[0] <= 4
                 and shape in (v.shape, v.shape[1:], v.shape[:1])]
         if rows and self.comprehensions < 2:
@@ -272,7 +295,7 @@ class Expressions:
 
     # ----- calls and comprehensions -----
 
-    def call(self, helper: Helper, depth: int) -> Term:
+    def arguments(self, helper: Helper, depth: int) -> tuple[str, tuple]:
         arguments, aliases = [], ()
         by_name = self.chance(4)  # all but the first argument by keyword
         for position, (name, shape) in enumerate(helper.params):
@@ -289,10 +312,38 @@ class Expressions:
                 aliases += term.aliases
                 arguments.append(keyword + (term.text if term.bound <= HELPER_ARGUMENT_BOUND
                                             else f"np.tanh({term.text})"))
+        return ", ".join(arguments), aliases
+
+    def call(self, helper: Helper, depth: int) -> Term:
+        arguments, aliases = self.arguments(helper, depth)
         # What a helper returns may be a read-only view (np.broadcast_to) of its arguments or
         # of the variables it reads: never updated in place.
-        return Term(f"{helper.name}({', '.join(arguments)})", helper.bound, False, aliases,
-                    False)
+        return Term(f"{helper.called}({arguments})", helper.bound, False, aliases, False)
+
+    def derivative(self, helper: Helper, depth: int) -> Term:
+        """The gradient of a scalar helper, made at module level (``dcell(x)``) or where it
+        is called (``ad.grad(cell)(x)``), squashed: nothing bounds a gradient."""
+        arguments, _ = self.arguments(helper, depth)
+        function = helper.derivative if helper.derivative and self.chance(2) \
+            else f"ad.grad({helper.called})"
+        return Term(f"np.tanh({function}({arguments}))", 1.0)
+
+    def nested_list(self, shape: tuple, depth: int) -> Term:
+        """``np.array([[a, 0.5], [b, c]])``: scalars that carry gradients, and constants."""
+        rows, bound, constants = [], 0.0, 0
+        for _ in range(shape[0]):
+            items = []
+            for _ in range(shape[1]):
+                if self.chance(4) and constants < shape[0] * shape[1] - 1:
+                    text, value = self.choose(tables.CONSTANTS)
+                    items.append(self.choose([text, "-" + text]))
+                    constants, bound = constants + 1, max(bound, value)
+                else:
+                    term = self.expression((), max(depth - 1, 0))
+                    items.append(term.text)
+                    bound = max(bound, term.bound)
+            rows.append("[" + ", ".join(items) + "]")
+        return Term(f"np.array([{', '.join(rows)}])", bound)
 
     def comprehension(self, shape: tuple, rows: Variable, depth: int) -> Term:
         """``np.stack([... for r in rows])``, ``np.array([...])`` or ``sum(... for r in rows)``."""
@@ -300,6 +351,7 @@ class Expressions:
         name = ["r", "row", "item", "r3", "r4", "r5", "r6"][self.comprehensions]
         row = Variable(name, "array", rows.shape[1:], rows.bound)
         kinds = [k for k, s in [("stack", rows.shape), ("sum", rows.shape[1:]),
+                                ("np.sum", rows.shape[1:]), ("np.sum", ()),
                                 ("array", rows.shape[:1])] if s == shape]
         kind = self.choose(kinds)
         self.scope.append(row)
@@ -322,4 +374,7 @@ class Expressions:
             return Term(f"np.array([np.mean({body}) {loop}])", bound)
         total = bound * rows.shape[0]
         text = f"sum({body} {loop})"
+        if kind == "np.sum":  # over the whole list, or item by item (axis=0)
+            text = f"np.sum([{body} {loop}]{', axis=0' if shape else ''})"
+            total = bound * rows.shape[0] * (1 if shape else max(1, math.prod(row.shape)))
         return Term(text, total) if total <= BOUND else Term(f"np.tanh({text})", 1.0)

@@ -13,7 +13,12 @@ The same run checks every assigned value against its bound.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import hashlib
 import math
+import re
+import sys
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +28,7 @@ from hypothesis import strategies as st
 from tests.fuzz.expressions import HELPER_ARGUMENT_BOUND, Helper, Variable
 from tests.fuzz.statements import MAX_INDEX, Condition, Writer
 from tests.fuzz.tables import BOUND
+from tests.fuzz.text import fill
 
 MAX_INT = 3  # int arguments take values 0..MAX_INT
 MAX_ELEMENTS = 40  # float elements of all arguments together
@@ -34,6 +40,22 @@ FLOAT_NAMES = ["x", "W", "xs", "y", "b", "c"]
 # A grid with an offset: no value near 0, no two near each other or each other's negation.
 GRID = np.array([v for v in np.arange(-24, 25) * 0.05 + 0.0137 if abs(v) > 0.04])
 ARGUMENT_BOUND = 1.25
+LIBRARY = "@@LIBRARY@@"  # the second module's name, known once its text is
+# Scales named SCALE in both modules: a helper must read its own module's.
+LIBRARY_SCALES, MAIN_SCALES = [0.6, 0.8, 0.9], [1.1, 1.3]
+FACTORY_VALUES = ["0.7", "-0.4", "1.2", "0.5"]  # what factories' closure variables hold
+# Helpers with a gradient rule registered in the library: (function, VJP, JVP, bound for
+# arguments within HELPER_ARGUMENT_BOUND). The rules read the library's SCALE.
+CUSTOM = [
+    ("return SCALE * np.log(1 + np.exp(h))", "return g * SCALE / (1 + np.exp(-h))",
+     "return t * SCALE / (1 + np.exp(-h))", 2.2),
+    ("return np.tanh(SCALE * h)", "return g * SCALE * (1 - ans ** 2)",
+     "return t * SCALE * (1 - ans ** 2)", 1.0),
+    ("return h * np.sin(SCALE * h)", "return g * (np.sin(SCALE * h) + SCALE * h * np.cos(SCALE * h))",
+     "return t * (np.sin(SCALE * h) + SCALE * h * np.cos(SCALE * h))", 2.0),
+]
+# Transforms of transforms checked on some programs (``tests/fuzz/checks.py``).
+COMPOSITIONS = ["jvp of jvp", "vjp of jvp", "grad of value_and_grad"]
 
 
 @dataclass
@@ -44,6 +66,9 @@ class Program:
     params: list[str]
     args: list
     wrt: tuple
+    library: str = ""  # the text of a second module the first imports, if any
+    library_name: str = ""
+    composition: str | None = None  # one of COMPOSITIONS (``f2`` for grad of value_and_grad)
 
     def arguments(self, dtype=np.float64) -> list:
         return [a.astype(dtype) if isinstance(a, np.ndarray) else a for a in self.args]
@@ -51,7 +76,10 @@ class Program:
     def __repr__(self) -> str:  # hypothesis prints this for a failing example
         values = [f"{p} = {a!r}" if not isinstance(a, np.ndarray)
                   else f"{p} = np.array({a.tolist()!r})" for p, a in zip(self.params, self.args)]
-        return "\n".join(["", self.source, "# at", *values, f"# wrt={self.wrt}", ""])
+        library = [f"# {self.library_name}.py:", self.library, f"# {'-' * 40}"] \
+            if self.library else []
+        return "\n".join(["", *library, self.source, "# at", *values, f"# wrt={self.wrt}",
+                          f"# also: {self.composition}" if self.composition else "", ""])
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(repr(self))
@@ -201,16 +229,60 @@ def _settle_while(condition: Condition) -> None:
         condition.threshold = v[-1] + MARGIN
 
 
-def _record(template: str, conditions: list[Condition], args: list) -> None:
+class _RecordingAutodiff:
+    """What ``ad`` is in the recording run: gradients by central differences of the watched
+    function (which watches its kinks at every point it runs), and rules ignored."""
+
+    @staticmethod
+    def grad(function, wrt=0):
+        assert wrt == 0
+
+        def gradient(h, *args, **kwargs):
+            point = np.array(h, dtype=float)
+            result = np.zeros_like(point)
+            for index in np.ndindex(point.shape):
+                up, down = point.copy(), point.copy()
+                up[index] += 1e-6
+                down[index] -= 1e-6
+                result[index] = (function(up if point.shape else float(up), *args, **kwargs)
+                                 - function(down if point.shape else float(down), *args,
+                                            **kwargs)) / 2e-6
+            return result if isinstance(h, np.ndarray) else float(result)
+        return gradient
+
+    @staticmethod
+    def register_gradient(*args, **kwargs) -> None:
+        return None
+
+
+_RECORDING_LIBRARY = "_random_library_recording"
+
+
+def _watched(text: str, filename: str, namespace: dict) -> dict:
+    tree = _Watched().visit(ast.parse(text.replace("import autodiff as ad\n", "")))
+    namespace["ad"] = _RecordingAutodiff
+    exec(compile(ast.fix_missing_locations(tree), filename, "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _record(template: str, conditions: list[Condition], args: list, library: str = "") -> None:
     """Run the program at the test point: place thresholds, watch kinks and bounds."""
-    tree = _Watched().visit(ast.parse(_render(template, conditions, True)))
-    namespace = {"_watch": Watch(conditions)}
-    exec(compile(ast.fix_missing_locations(tree), "<recording>", "exec"), namespace)  # noqa: S102
+    watch = Watch(conditions)
+    if library:
+        module = types.ModuleType(_RECORDING_LIBRARY)
+        module.__dict__["_watch"] = watch
+        _watched(_render(library, conditions, True), "<recording library>", module.__dict__)
+        sys.modules[_RECORDING_LIBRARY] = module
     try:
-        value = namespace["f"](*args)
-    except NearKink as near:
-        event("rejected: near a kink", str(near))
-        reject()
+        namespace = _watched(_render(template, conditions, True).replace(
+            LIBRARY, _RECORDING_LIBRARY), "<recording>", {"_watch": watch})
+        try:
+            value = namespace["f"](*args)
+        except NearKink as near:
+            event("rejected: near a kink", str(near))
+            reject()
+    finally:
+        sys.modules.pop(_RECORDING_LIBRARY, None)
     if not np.all(np.isfinite(value)):
         event("rejected: not finite")
         reject()
@@ -250,14 +322,20 @@ def _argument_shapes(draw) -> list[tuple[str, tuple | None]]:
 
 
 def _helper(draw, name: str, shapes: list[tuple], helpers: list[Helper],
-            conditions: list[Condition], closure: list[Variable] = ()) -> Helper:
+            conditions: list[Condition], closure: list[Variable] = (),
+            scale: float | None = None) -> Helper:
     """A helper ``f`` may call: ``h`` and maybe an array, a scalar, an int or a default;
-    a function nested in ``f`` also reads the ``closure`` variables of ``f``."""
+    a function nested in ``f`` also reads the ``closure`` variables of ``f``. A helper in
+    the library scales what it returns by the library's ``SCALE``; a helper may be made by
+    a factory, reading the factory's parameters."""
     extra = draw(st.sampled_from([[], ["array"], ["scalar"], ["int"], ["array", "int"],
                                   ["default"]]))
     params = [("h", draw(st.sampled_from(shapes)))]
     params += [{"array": ("v", draw(st.sampled_from(shapes))), "scalar": ("c", ()),
                 "int": ("m", None), "default": ("scale", "default")}[kind] for kind in extra]
+    factory = not closure and draw(st.integers(0, 3)) == 0
+    if factory:
+        closure = [Variable(p, "array", (), 1.2, python=True) for p in ("gain", "offset")]
     scope = [Variable(p, "int", (), MAX_INDEX, argument=True) if s is None else
              Variable(p, "array", (), 0.75, python=True, argument=True) if s == "default" else
              Variable(p, "array", s, HELPER_ARGUMENT_BOUND, python=s == (), argument=True)
@@ -271,12 +349,42 @@ def _helper(draw, name: str, shapes: list[tuple], helpers: list[Helper],
         writer.statement()
     result = writer.expression(returns, 2)
     bound = max(result.bound, writer.returned)
+    text = result.text
+    if scale is not None:
+        text, bound = fill("SCALE * {a}", a=text), bound * scale
     signature = ", ".join(f"{p}=0.5" if s == "default" else p for p, s in params)
     if not writer.lines and draw(st.integers(0, 2)) == 0:
-        lines = [f"{name} = lambda {signature}: {result.text}"]
+        lines = [f"{name} = lambda {signature}: {text}"]
+        if factory:
+            lines = [f"return lambda {signature}: {text}"]
     else:
-        lines = [f"def {name}({signature}):", *writer.lines, f"    return {result.text}"]
+        lines = [f"def {name}({signature}):", *writer.lines, f"    return {text}"]
+        if factory:
+            lines += [f"return {name}"]
+    if factory:
+        values = [draw(st.sampled_from(FACTORY_VALUES)) for _ in closure]
+        lines = [f"def make_{name}({', '.join(v.name for v in closure)}):",
+                 *("    " + line for line in lines), "", "",
+                 f"{name} = make_{name}({', '.join(values)})"]
     return Helper(name, params, returns, bound, lines)
+
+
+def _custom(draw, shapes: list[tuple]) -> Helper:
+    """An elementwise helper in the library, with its VJP and JVP registered there."""
+    function, vjp, jvp, bound = draw(st.sampled_from(CUSTOM))
+    name = draw(st.sampled_from(["smooth", "soft"]))
+    shape = draw(st.sampled_from(shapes))
+    lines = [f"def {name}(h):", f"    {function}", "", "",
+             f"def {name}_vjp(g, ans, h):", f"    {vjp}", "", "",
+             f"def {name}_jvp(t, ans, h):", f"    {jvp}", "", "",
+             f"ad.register_gradient({name}, {name}_vjp, jvp={name}_jvp)"]
+    return Helper(name, [("h", shape)], shape, bound, lines)
+
+
+def _module(lines: list[str], helpers: list[Helper], body: list[str]) -> str:
+    for helper in helpers:
+        lines += [*helper.lines, "", ""]
+    return "\n".join(lines + body)
 
 
 @st.composite
@@ -289,9 +397,35 @@ def programs(draw) -> Program:
     values.update({p: draw(st.integers(0, MAX_INT)) for p, _ in ints})
     array_shapes = [() if s is None else s for _, s in floats]
     conditions: list[Condition] = []
-    helpers: list[Helper] = []
+    # Helpers: in the library (a second module, read as 'lib.cell' or imported by name) or
+    # in f's module; f sees both.
+    library = draw(st.booleans())
+    qualified = library and draw(st.booleans())  # 'import ... as lib' or 'from ... import'
+    library_scale, main_scale = (draw(st.sampled_from(LIBRARY_SCALES)),
+                                 draw(st.sampled_from(MAIN_SCALES)))
+    in_library: list[Helper] = []  # as the library sees them
+    own: list[Helper] = []  # f's module's
+    helpers: list[Helper] = []  # as f's module sees them
+
+    def imported(helper: Helper) -> Helper:
+        in_library.append(helper)
+        return dataclasses.replace(helper, call=f"lib.{helper.name}") if qualified else helper
+
+    if library and draw(st.booleans()):
+        helpers.append(imported(_custom(draw, array_shapes)))
     for name in HELPER_NAMES[:draw(st.sampled_from([2, 1, 0]))]:  # helpers first
-        helpers.append(_helper(draw, name, array_shapes, helpers, conditions))
+        if library and draw(st.booleans()):
+            helpers.append(imported(_helper(draw, name, array_shapes, in_library, conditions,
+                                            scale=library_scale)))
+        else:
+            own.append(_helper(draw, name, array_shapes, helpers, conditions))
+            helpers.append(own[-1])
+    library = library and bool(in_library)
+    derivatives = []
+    for index, helper in enumerate(helpers):  # dcell = ad.grad(cell), for f to call
+        if helper.returns == () and draw(st.integers(0, 2)) > 0:
+            helpers[index] = dataclasses.replace(helper, derivative=f"d{helper.name}")
+            derivatives.append(f"d{helper.name} = ad.grad({helper.called})")
     scope = [Variable(p, "int", (), MAX_INT, argument=True) if s is None and (p, s) in ints
              else Variable(p, "array", () if s is None else s, ARGUMENT_BOUND,
                            python=s is None, argument=True) for p, s in order]
@@ -300,7 +434,8 @@ def programs(draw) -> Program:
         closure = [v for v in scope if v.kind == "array"]
         for variable in closure:
             variable.frozen = True
-        nested = _helper(draw, "inner", array_shapes, helpers, conditions, closure)
+        nested = dataclasses.replace(
+            _helper(draw, "inner", array_shapes, helpers, conditions, closure), nested=True)
         helpers.append(nested)
     writer = Writer(draw, scope, helpers, conditions)
     if nested is not None:
@@ -311,18 +446,50 @@ def programs(draw) -> Program:
             st.integers(0, 5)) < 5:  # most programs have a loop
         writer.for_loop()
     result, weights_shape = writer.final()
+    if library:
+        result = f"SCALE * {result}" if " + " not in result else f"SCALE * ({result})"
     writer.emit(f"return {result}")
     weights = np.round(rng.uniform(0.5, 1.5, weights_shape), 2)
-    lines = ["import math", "", "import numpy as np", "",
-             f"WEIGHTS = np.array({weights.tolist()!r})", "", ""]
-    for helper in helpers:
-        lines += [*helper.lines, "", ""] if helper is not nested else []
-    lines += [f"def f({', '.join(p for p, _ in order)}):", *writer.lines, ""]
-    template = "\n".join(lines)
+    body = [f"def f({', '.join(p for p, _ in order)}):", *writer.lines, ""]
+    lines = ["import math", "", "import numpy as np", ""]
+    written = [*body, *(line for h in own for line in h.lines),
+               *(c.expression for c in conditions)]  # conditions are placeholders yet
+    uses_ad = re.search(r"\bad\.", "\n".join(written)) or derivatives
+    if uses_ad:
+        lines += ["import autodiff as ad"]
+    if library:
+        lines += [f"import {LIBRARY} as lib" if qualified
+                  else f"from {LIBRARY} import {', '.join(h.name for h in in_library)}"]
+    lines += ["" if uses_ad or library else None, f"WEIGHTS = np.array({weights.tolist()!r})"]
+    lines = [line for line in lines if line is not None]
+    if library:
+        lines += [f"SCALE = {main_scale}"]
+    lines += ["", ""]
+    template = _module(lines, own, ([*derivatives, "", ""] if derivatives else []) + body)
+    library_template = _module(["import math", "", "import numpy as np", "",
+                                "import autodiff as ad", "", f"SCALE = {library_scale}", "", ""],
+                               in_library, []).rstrip("\n") + "\n" if library else ""
     args = [values[p] for p, _ in order]
-    _record(template, conditions, [a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    _record(template, conditions, [a.copy() if isinstance(a, np.ndarray) else a for a in args],
+            library_template)
     differentiable = tuple(i for i, (p, s) in enumerate(order) if (p, s) not in ints)
     wrt = differentiable
     if len(differentiable) > 1 and draw(st.integers(0, 3)) == 0:
         wrt = tuple(sorted(draw(st.sets(st.sampled_from(differentiable), min_size=1))))
-    return Program(_render(template, conditions, False), [p for p, _ in order], args, wrt)
+    source = _render(template, conditions, False)
+    library_source = _render(library_template, conditions, False)
+    name = ""
+    if library:
+        name = "random_library_" + hashlib.sha1(library_source.encode()).hexdigest()[:12]
+        source = source.replace(LIBRARY, name)
+    composition = draw(st.sampled_from([None, None, *COMPOSITIONS]))
+    if composition == "grad of value_and_grad":
+        params = ", ".join(p for p, _ in order)
+        if "import autodiff as ad" not in source:
+            source = source.replace("import numpy as np\n", "import numpy as np\n\n"
+                                    "import autodiff as ad\n", 1)
+        source += "\n".join([
+            "", "", f"f_value_and_grad = ad.value_and_grad(f, wrt={wrt[0]})", "", "",
+            f"def f2({params}):", f"    value, gradient = f_value_and_grad({params})",
+            "    return value + np.sum(np.sin(gradient))", ""])
+    return Program(source, [p for p, _ in order], args, wrt, library_source, name, composition)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ TEMP_NAMES = ["h", "u", "z", "g", "acc", "t1", "dx", "tmp", "p", "val", "state",
               "e", "score", "hidden", "feature", "mid", "ans", "d", "z2", "out2"]
 LIST_NAMES, BUFFER_NAMES = ["hs", "states", "ys"], ["out", "buf", "table"]
 INDEX_NAMES, COUNTER_NAMES = ["i", "j", "step"], ["count", "it", "tries"]
+POSITION_NAMES = ["pos", "idx"]  # what enumerate counts with
+TABLE_NAMES = [("rows", "row"), ("grid", "line")]  # lists of lists
 ROW_NAMES, TOTAL_NAMES = ["x_t", "col", "xi", "yi"], ["total", "level", "energy"]
 AUGMENTED = {"+=": lambda a, b: a + b, "-=": lambda a, b: a + b, "*=": lambda a, b: a * b}
 
@@ -140,13 +143,14 @@ class Writer(Expressions):
     def statement(self, nested: bool = False) -> None:
         kinds = ["assign", "assign", "assign", "augment", "branch", "branch", "ternary"]
         if self.loop_depth == 0 and self.indent <= 2:
-            kinds = (["for"] * 4 + ["while", "data_while"] if not self.in_helper else ["for"]) \
-                + kinds
+            kinds = (["for"] * 4 + ["while", "data_while", "table"] if not self.in_helper
+                     else ["for"]) + kinds
         if not nested and self.loop_depth == 0 and self.ints():
             kinds.append("return")
         statements = {"assign": self.assign, "augment": self.augment, "branch": self.branch,
                       "ternary": self.ternary, "for": self.for_loop, "while": self.counted_while,
-                      "data_while": self.data_while, "return": self.early_return}
+                      "data_while": self.data_while, "return": self.early_return,
+                      "table": self.table}
         statements[self.choose(kinds)]()
 
     def assign(self) -> None:
@@ -250,11 +254,18 @@ class Writer(Expressions):
         ints = [v for v in self.ints() if v.bound <= min(budget, MAX_INDEX)]
         tables = [v for v in self.arrays() if v.shape and v.shape[0] <= budget
                   and not v.carried and not v.pinned]
-        forms = ["constant", "start", "reversed"] + ["int", "int"] * bool(ints)
-        forms += ["rows", "rows", "enumerate", "zip"] if tables else []
+        forms = ["constant", "start", "reversed", "reversed"] + ["enumerate_range"] * 2 \
+            + ["int", "int"] * bool(ints)
+        forms += ["rows", "rows", "enumerate", "zip"] + ["zip_range"] * 2 if tables else []
         form = self.choose(forms)
         if form in ("rows", "enumerate", "zip"):
             return self.rows_loop(form, tables)
+        if form == "zip_range":
+            return self.zip_range(tables, ints)
+        if form == "enumerate_range" and budget >= 1 and self.free_index(POSITION_NAMES):
+            return self.enumerate_range(budget, ints)
+        if form == "enumerate_range":
+            form = "constant"
         if form == "int":
             limit = self.pick(ints)
             arguments, trips, least, last = limit.name, int(limit.bound), 0, limit.bound - 1
@@ -296,6 +307,90 @@ class Writer(Expressions):
         self.iterated += tables
         self.loop_statement(header, trips, trips, bound=bound, fill_at=fill_at)
         del self.iterated[-len(tables):]
+
+    def free_index(self, names: list[str] = INDEX_NAMES) -> str | None:
+        used = {v.name for v in self.scope} | self.taken
+        return next((n for n in names if n not in used), None)
+
+    def enumerate_range(self, budget: int, ints: list[Variable]) -> None:
+        """``for pos, i in enumerate(range(1, 4))`` (or ``range(n)``)."""
+        name = next(n for n in INDEX_NAMES if n not in {v.name for v in self.scope})
+        position = self.free_index(POSITION_NAMES)
+        if ints and self.draw(st.booleans()):
+            limit = self.pick(ints)
+            arguments, trips, least, start = limit.name, int(limit.bound), 0, 0
+            last = max(limit.bound - 1, 0)
+        else:
+            start = self.draw(st.sampled_from([1, 1, 0, 2]))
+            stop = self.draw(st.integers(start + 1, start + min(4, budget)))
+            arguments = f"{start}, {stop}" if start else str(stop)
+            trips = least = stop - start
+            last = stop - 1
+        self.taken.add(position)
+        bound = [Variable(name, "int", (), last, owner=-1),
+                 Variable(position, "int", (), max(trips - 1, 0), owner=-1)]
+        header = f"for {position}, {name} in enumerate(range({arguments})):"
+        self.loop_statement(header, trips, least, bound=bound, fill_at=(name, max(last + 1, 1)))
+
+    def zip_range(self, tables: list[Variable], ints: list[Variable]) -> None:
+        """``for i, xi in zip(range(n), xs)``: as many trips as the shorter of the two."""
+        table = self.pick(tables)
+        rows = table.shape[0]
+        if ints and self.draw(st.booleans()):
+            limit = self.pick(ints)
+            text, trips, least = limit.name, min(int(limit.bound), rows), 0
+        else:
+            stop = self.draw(st.integers(1, 4))
+            text, trips = str(stop), min(stop, rows)
+            least = trips
+        name = next(n for n in INDEX_NAMES if n not in {v.name for v in self.scope})
+        free = [n for n in ROW_NAMES if n not in self.taken and n not in
+                {v.name for v in self.scope}]
+        row = Variable(free[0], "array", table.shape[1:], table.bound, owner=-1)
+        index = Variable(name, "int", (), max(trips - 1, 0), owner=-1)
+        self.iterated.append(table)
+        self.loop_statement(f"for {name}, {row.name} in zip(range({text}), {table.name}):",
+                            trips, least, bound=[index, row], fill_at=(name, max(trips, 1)))
+        self.iterated.pop()
+
+    def table(self) -> None:
+        """A list of lists of scalars built by nested loops, then read as an array::
+
+            rows = []
+            for i in range(2):
+                row = []
+                for j in range(3):
+                    row.append(...)
+                rows.append(row)
+            grid = np.array(rows)
+        """
+        names = [(a, b) for a, b in TABLE_NAMES if a not in self.taken and b not in self.taken]
+        outer_name, inner_name = next(n for n in INDEX_NAMES if n not in
+                                      {v.name for v in self.scope}), None
+        used = {v.name for v in self.scope} | {outer_name}
+        inner_name = next((n for n in INDEX_NAMES if n not in used), None)
+        if not names or inner_name is None or MAX_TRIPS // self.trips < 9:
+            return self.assign()
+        table, row = names[0]
+        self.taken |= {table, row}
+        count, length = self.draw(st.integers(2, 3)), self.draw(st.integers(2, 3))
+        self.emit(f"{table} = []")
+        with self.block(f"for {outer_name} in range({count}):"), self.inside_loop(count):
+            self.scope.append(Variable(outer_name, "int", (), count - 1, owner=-1))
+            self.emit(f"{row} = []")
+            with self.block(f"for {inner_name} in range({length}):"), self.inside_loop(length):
+                self.scope.append(Variable(inner_name, "int", (), length - 1, owner=-1))
+                term = self.settle(self.expression((), self.choose([1, 2])))
+                self.emit(f"{row}.append({term.text})")
+            self.emit(f"{table}.append({row})")
+        reads = [("np.array({t})", (count, length), term.bound),
+                 ("np.sum({t}, axis=1)", (count,), term.bound * length)]
+        if term.bound * count * length <= BOUND:
+            reads.append(("np.sum({t})", (), term.bound * count * length))
+        template, shape, bound = self.choose(reads)
+        if bound > BOUND:
+            template, bound = f"np.tanh({template})", 1.0
+        self.assign_to(self.new("array", shape=shape), Term(template.format(t=table), bound))
 
     def counted_while(self) -> None:
         budget = min(MAX_TRIPS // self.trips, MAX_INDEX)
@@ -466,7 +561,11 @@ class Writer(Expressions):
                     ("np.mean(np.sin(np.stack({c})))", 1.0, ())]
         if bound * most <= BOUND:
             readouts += [("sum({c})", bound * most, collection.shape),
-                         ("np.sum(np.stack({c}), axis=0)", bound * most, collection.shape)]
+                         ("np.sum(np.stack({c}), axis=0)", bound * most, collection.shape),
+                         ("np.sum({c}, axis=0)", bound * most, collection.shape)]
+        total = bound * most * math.prod(collection.shape)  # of the whole list
+        readouts.append(("np.sum({c})", total, ()) if total <= BOUND
+                        else ("np.tanh(np.sum({c}))", 1.0, ()))
         if collection.shape == ():
             readouts += [("np.mean(np.array({c}))", bound, ()), ("np.array({c})[-1]", bound, ())]
         template, bound, shape = self.choose(readouts)

@@ -24,14 +24,22 @@ def looseness(text: str) -> int:
 
 
 def needs(template: str, name: str) -> int:
-    """How tightly an operand must bind to sit in ``template``'s slot ``name`` as it is."""
-    before, after = template.split("{" + name + "}", 1)
+    """How tightly an operand must bind to sit in every one of ``template``'s slots ``name``
+    as it is (``{a} * {a}`` needs more of its second ``a`` than of its first)."""
+    parts = template.split("{" + name + "}")
+    return max(_needs(before, after) for before, after in
+               (("".join(parts[:i + 1]), "".join(parts[i + 1:])) for i in range(len(parts) - 1)))
+
+
+def _needs(before: str, after: str) -> int:
     if after.startswith((".", "[")):
         return 6
     if after.startswith(" **"):
         return 5
-    if before.endswith("-"):
-        return 4 if not before.endswith(" - ") else 2
+    if before.endswith(" - "):  # a - (b + c)
+        return 2
+    if before.endswith("-"):  # -(a * b) is -a * b, but -(a ** b) is not (-a) ** b
+        return 4
     if before.endswith(("* ", "/ ", "@ ", "** ")):
         return 3 if not before.endswith("** ") else 4
     if after.startswith((" *", " /", " @")):
