@@ -389,9 +389,9 @@ def f2(y, n, x, W, k):
     value, gradient = f_value_and_grad(y, n, x, W, k)
     return value + np.sum(np.sin(gradient))
 """
-    args = dict(y=np.array([[0.9635, 1.0635], [0.7660, -0.3334]]), n=2,
-                x=np.array([[[0.5128, -0.4393]], [[-1.1340, -0.2850]], [[1.1134, -0.5886]]]),
-                W=np.array([[0.7134, -0.6366], [-0.3857, -0.7372]]), k=1)
+    args = {"y": np.array([[0.9635, 1.0635], [0.7660, -0.3334]]), "n": 2,
+                "x": np.array([[[0.5128, -0.4393]], [[-1.1340, -0.2850]], [[1.1134, -0.5886]]]),
+                "W": np.array([[0.7134, -0.6366], [-0.3857, -0.7372]]), "k": 1}
     check_program(Program(source, list(args), list(args.values()), (0, 2, 3),
                           composition="grad of value_and_grad"), user_module(source))
 
@@ -458,10 +458,10 @@ def f2(c, x, n, W, k):
     value, gradient = f_value_and_grad(c, x, n, W, k)
     return value + np.sum(np.sin(gradient))
 """
-    args = dict(c=-0.738814660184833,
-                x=np.array([[-0.08706470684110654, 1.1658525374258382, -0.4859553765324012],
+    args = {"c": -0.738814660184833,
+                "x": np.array([[-0.08706470684110654, 1.1658525374258382, -0.4859553765324012],
                             [-0.4359416016051383, 0.2163796485850637, 1.0160885669534159]]),
-                n=0, W=np.array([-0.5359242801197031, 0.5110274469015135, 1.2130497928366437]),
-                k=3)
+                "n": 0, "W": np.array([-0.5359242801197031, 0.5110274469015135, 1.2130497928366437]),
+                "k": 3}
     check_program(Program(source, list(args), list(args.values()), (0, 3),
                           composition="grad of value_and_grad"), user_module(source))
