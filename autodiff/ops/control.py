@@ -72,7 +72,7 @@ list_new.distinct = True
 @defop("list_append", "lst + [item]", diff=("lst", "item"), **_list,
        inplace=lambda named: "lst.append(item)",
        no_gradient="no JVP rule: forward mode appends the item's tangent to the list's tangent "
-       "itself (transforms.forward)")
+       "itself (transforms.forward)", list_adjoints=True)
 def list_append(lst, item): ...
 
 
@@ -98,7 +98,7 @@ def list_pop(lst): ...
 list_pop.effect = True
 
 
-@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False)
+@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True)
 def list_getitem(lst, index): ...
 
 
@@ -112,7 +112,7 @@ def _(t, ans, lst, index):
     return t[index]
 
 
-@defop("list_sum", "sum(items)", diff=("items",))
+@defop("list_sum", "sum(items)", diff=("items",), list_adjoints=True)
 def list_sum(items): ...
 
 
@@ -126,7 +126,8 @@ def _(t, ans, items):
     return sum(t)
 
 
-@defop("add_lists", "add_lists(a, b)", aliases=(runtime.add_lists,), diff=("a", "b"), **_list)
+@defop("add_lists", "add_lists(a, b)", aliases=(runtime.add_lists,), diff=("a", "b"), **_list,
+       list_adjoints=True)
 def add_lists(a, b): ...
 
 
@@ -304,12 +305,13 @@ def keep_zeros_divide(a, b):
 
 
 @defop("keep_zeros_multiply", "keep_zeros_multiply(a, b)", aliases=(keep_zeros_multiply,),
-       diff=("a", "b"), shape="elementwise:a,b")
+       diff=("a", "b"), shape="elementwise:a,b", zeros="first", gradients_keep_zeros=True)
 def _keep_zeros_multiply(a, b): ...
 
 
 @defop("keep_zeros_divide", "keep_zeros_divide(a, b)", aliases=(keep_zeros_divide,),
-       diff=("a", "b"), shape="elementwise:a,b", floating="always")
+       diff=("a", "b"), shape="elementwise:a,b", floating="always", zeros="first",
+       gradients_keep_zeros=True)
 def _keep_zeros_divide(a, b): ...
 
 

@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
 from autodiff.ops.registry import OPS, defop
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
 
@@ -23,7 +24,7 @@ UNARY = "elementwise:x"
 
 
 @defop("add", "x1 + x2", aliases=(np.add, operator.add), diff=("x1", "x2"), shape=BINARY,
-       impl=operator.add)
+       impl=operator.add, zeros="sum")
 def add(x1, x2): ...
 
 
@@ -46,7 +47,7 @@ def _(t, ans, x1, x2):
 # Summing contributions to one adjoint: both have the adjoint's shape, so the
 # running total can take the next one in place once nothing else reads it.
 @defop("accumulate", "x1 + x2", diff=("x1", "x2"), shape=BINARY, impl=operator.add,
-       inplace=lambda named: "x1 += x2")
+       inplace=lambda named: "x1 += x2", zeros="sum")
 def accumulate(x1, x2): ...
 
 
@@ -56,7 +57,7 @@ accumulate.defjvp("x2")(add.jvps["x2"])
 
 
 @defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),
-       shape=BINARY, impl=operator.sub)
+       shape=BINARY, impl=operator.sub, zeros="sum")
 def subtract(x1, x2): ...
 
 
@@ -76,7 +77,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),
-       shape=BINARY, impl=operator.mul)
+       shape=BINARY, impl=operator.mul, zeros="product")
 def multiply(x1, x2): ...
 
 
@@ -96,8 +97,15 @@ def _(t, ans, x1, x2):
 
 
 @defop("divide", "x1 / x2", aliases=(np.divide, np.true_divide, operator.truediv),
-       diff=("x1", "x2"), shape=BINARY, floating="always", impl=operator.truediv)
+       diff=("x1", "x2"), shape=BINARY, floating="always", impl=operator.truediv,
+       zeros="quotient")
 def divide(x1, x2): ...
+
+
+# Downstream of a where's adjoint, products and quotients linear in it take these forms,
+# which keep its zeros exact (0 * inf is 0): see reverse._keep_zeros.
+multiply.zero_keeping_form = OPS["keep_zeros_multiply"]
+divide.zero_keeping_form = OPS["keep_zeros_divide"]
 
 
 @divide.defvjp
@@ -290,7 +298,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("negative", "-x", aliases=(np.negative, operator.neg), diff=("x",), shape=UNARY,
-       impl=operator.neg)
+       impl=operator.neg, zeros="first")
 def negative(x): ...
 
 
@@ -305,7 +313,7 @@ def _(t, ans, x):
 
 
 @defop("positive", "+x", aliases=(np.positive, operator.pos), diff=("x",), shape=UNARY,
-       impl=operator.pos)
+       impl=operator.pos, zeros="first")
 def positive(x): ...
 
 
@@ -624,7 +632,7 @@ def _(t, ans, x):
 
 
 @defop("where", "np.where(condition, x, y)", aliases=(np.where,), diff=("x", "y"),
-       shape="elementwise:condition,x,y")
+       shape="elementwise:condition,x,y", zeros="branches", gradients_keep_zeros=True)
 def where(condition, x, y): ...
 
 

@@ -40,7 +40,7 @@ def _same_shape_as_target(named, builder):
 
 
 @defop("unbroadcast", "unbroadcast(g, x)", aliases=(runtime.unbroadcast,), diff=("g",),
-       shape=_like("x"), simplify=_same_shape_as_target, fresh=False)
+       shape=_like("x"), simplify=_same_shape_as_target, fresh=False, zeros="first")
 def unbroadcast(g, x): ...
 
 
@@ -56,7 +56,7 @@ def _(gg, result, g, x):
 
 
 @defop("unbroadcast_to", "unbroadcast_to(g, shape)", aliases=(runtime.unbroadcast_to,),
-       diff=("g",), fresh=False)
+       diff=("g",), fresh=False, zeros="first")
 def unbroadcast_to(g, shape): ...
 
 
@@ -77,7 +77,7 @@ def _same_shape_as_result(named, builder):
 
 
 @defop("broadcast_like", "broadcast_like(t, ans)", aliases=(runtime.broadcast_like,),
-       diff=("t",), shape=_like("ans"), simplify=_same_shape_as_result, fresh=False)
+       diff=("t",), shape=_like("ans"), simplify=_same_shape_as_result, fresh=False, zeros="first")
 def broadcast_like(t, ans): ...
 
 
@@ -119,7 +119,7 @@ def _expand_reduced_kernel(named):
 
 
 @defop("expand_reduced", _expand_reduced_kernel, aliases=(runtime.expand_reduced,), diff=("g",),
-       simplify=_expand_reduced_simplify, fresh=False)
+       simplify=_expand_reduced_simplify, fresh=False, zeros="first")
 def expand_reduced(g, axis, keepdims): ...
 
 

@@ -15,7 +15,7 @@ REDUCE = {"diff": ("a",), "shape": "reduce"}
 
 
 @defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),
-       **REDUCE)
+       **REDUCE, zeros="first")
 def sum_(a, axis=None, keepdims=False): ...
 
 

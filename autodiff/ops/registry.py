@@ -37,7 +37,16 @@ class Op:
     - ``shape``: how the result's shape relates to the inputs' (see graph.shapes);
     - ``floating``: ``"always"``, ``"inputs"`` (floating if an input is) or ``None``;
     - ``simplify``: ``fn(named_args) -> operand | None``, a rewrite tried at build time;
-    - ``impl``: a Python callable used to fold the op when every input is constant.
+    - ``impl``: a Python callable used to fold the op when every input is constant;
+    - ``zeros``: how an adjoint that is exactly zero somewhere (a ``where``'s, for the
+      branch it did not select) passes through the op in the backward sweep:
+      ``"first"`` (linear in its first operand, moving or summing its elements),
+      ``"sum"`` (a sum of its operands), ``"branches"`` (a where of its last two),
+      ``"product"``/``"quotient"`` (rewritten to ``keep_zeros`` then, so ``0 * inf``
+      stays 0); see reverse._keep_zeros;
+    - ``gradients_keep_zeros``: its VJP's gradients are exactly zero where it did not
+      select an operand (``where``) or where its adjoint is zero (the zero-keeping ops);
+    - ``list_adjoints``: its rules give a list operand's adjoint as a list already.
     """
 
     def __init__(
@@ -55,6 +64,9 @@ class Op:
         simplify: Callable | None = None,
         impl: Callable | None = None,
         inplace: Callable | None = None,
+        zeros: str | None = None,
+        gradients_keep_zeros: bool = False,
+        list_adjoints: bool = False,
     ) -> None:
         self.name = name
         self.signature = inspect.signature(stub)
@@ -73,6 +85,10 @@ class Op:
         self.floating = floating
         self.simplify = simplify
         self.impl = impl
+        self.zeros = zeros
+        self.gradients_keep_zeros = gradients_keep_zeros
+        self.list_adjoints = list_adjoints
+        self.zero_keeping_form: Op | None = None  # for zeros="product"/"quotient"
         self.inplace = inplace
         self.vjp: Callable | None = None
         # JVP rules, one per differentiable parameter: ``rule(t, ans, *params)`` gives

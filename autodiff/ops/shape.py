@@ -21,7 +21,7 @@ def _reshape_method(a, *shape, order="C"):
 
 
 @defop("reshape", "np.reshape(a, shape)", aliases=(np.reshape,),
-       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False)
+       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False, zeros="first")
 def reshape(a, shape, order="C"): ...
 
 
@@ -61,7 +61,7 @@ def _(t, ans, a):
 
 
 @defop("squeeze", "np.squeeze(a, axis=axis)", aliases=(np.squeeze,), methods=("squeeze",),
-       diff=("a",), fresh=False)
+       diff=("a",), fresh=False, zeros="first")
 def squeeze(a, axis=None): ...
 
 
@@ -76,7 +76,7 @@ def _(t, ans, a, axis):
 
 
 @defop("expand_dims", "np.expand_dims(a, axis)", aliases=(np.expand_dims,), diff=("a",),
-       fresh=False)
+       fresh=False, zeros="first")
 def expand_dims(a, axis): ...
 
 
@@ -98,7 +98,7 @@ def _transpose_method(a, *axes):
 
 @defop("transpose", lambda named: "a.T" if _is_none(named["axes"]) else "np.transpose(a, axes)",
        aliases=(np.transpose,), methods=(("transpose", _transpose_method),), attributes=("T",),
-       diff=("a",), fresh=False)
+       diff=("a",), fresh=False, zeros="first")
 def transpose(a, axes=None): ...
 
 
@@ -113,7 +113,7 @@ def _(t, ans, a, axes):
 
 
 @defop("swapaxes", "np.swapaxes(a, axis1, axis2)", aliases=(np.swapaxes,), methods=("swapaxes",),
-       diff=("a",), fresh=False)
+       diff=("a",), fresh=False, zeros="first")
 def swapaxes(a, axis1, axis2): ...
 
 
@@ -128,7 +128,7 @@ def _(t, ans, a, axis1, axis2):
 
 
 @defop("moveaxis", "np.moveaxis(a, source, destination)", aliases=(np.moveaxis,), diff=("a",),
-       fresh=False)
+       fresh=False, zeros="first")
 def moveaxis(a, source, destination): ...
 
 
@@ -143,7 +143,7 @@ def _(t, ans, a, source, destination):
 
 
 @defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
-       diff=("array",), fresh=False, shape="of:shape")
+       diff=("array",), fresh=False, shape="of:shape", zeros="first")
 def broadcast_to(array, shape): ...
 
 
@@ -303,7 +303,7 @@ def _(t, ans, a):
     return t
 
 
-@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a")
+@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first")
 def copy(a): ...
 
 
@@ -388,7 +388,7 @@ def _concatenation_by_index(named, builder):
 
 
 @defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index",
-       simplify=_concatenation_by_index)
+       simplify=_concatenation_by_index, zeros="first")
 def getitem(a, index): ...
 
 

@@ -271,7 +271,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
     results = dict(zip(op.diff, result))
-    if op.name in _ZERO_KEEPING:  # zero where the argument was not selected
+    if op.gradients_keep_zeros:  # zero where the argument was not selected
         adjoints.keep_zeros.update(r for r in result if isinstance(r, Value) and r in created)
     elif isinstance(g, Value) and g in adjoints.keep_zeros:
         adjoints.keep_zeros.update(_keep_zeros(builder.nodes[start:], g))
@@ -281,25 +281,12 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         if isinstance(contribution, Const) and contribution.value is None:
             continue  # a custom rule's "no gradient for this one"
         _distribute(operand, contribution, builder, adjoints, active, created, received,
-                    op.name in _LIST_ADJOINT_OPS)
+                    op.list_adjoints)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
 
 
 # ----- keeping the zeros of a where's adjoint -----
-
-# Ops whose adjoints keep zeros: a where's is zero for a branch where it did not
-# select it, and the zero-keeping products' are zero where their operands are (grad
-# of grad through them).
-_ZERO_KEEPING = {"where", "keep_zeros_multiply", "keep_zeros_divide"}
-# Ops linear in their first argument that move or sum its elements: a zero stays a zero
-# (or is summed with other zeros).
-_MOVING = {"negative", "positive", "unbroadcast", "unbroadcast_to", "broadcast_to",
-           "broadcast_like", "reshape", "transpose", "expand_dims", "squeeze", "getitem",
-           "sum", "moveaxis", "swapaxes", "copy", "expand_reduced", "keep_zeros_multiply",
-           "keep_zeros_divide"}
-_SUMS = {"add", "subtract", "accumulate"}
-
 
 def _keep_zeros(nodes: list, g: Value) -> set[Value]:
     """Rewrite the products and quotients of an inlined rule that are linear in its
@@ -327,18 +314,18 @@ def _keep_zeros(nodes: list, g: Value) -> set[Value]:
     for node in nodes:
         if isinstance(node, Region):
             continue
-        name, args = node.op.name, node.args
-        if name == "multiply" and (is_linear(args[0]) or is_linear(args[1])):
+        zeros, args = node.op.zeros, node.args
+        if zeros == "product" and (is_linear(args[0]) or is_linear(args[1])):
             other = args[1] if is_linear(args[0]) else args[0]
             if not finite(other):  # (a finite number times zero is zero)
-                node.op = OPS["keep_zeros_multiply"]
+                node.op = node.op.zero_keeping_form
                 node.args = (args[0], args[1]) if is_linear(args[0]) else (args[1], args[0])
-        elif name == "divide" and is_linear(args[0]):
+        elif zeros == "quotient" and is_linear(args[0]):
             if not (finite(args[1]) and args[1].value != 0):
-                node.op = OPS["keep_zeros_divide"]
-        elif not ((name in _MOVING and is_linear(args[0]))
-                  or (name in _SUMS and all(is_linear(a) or zero(a) for a in args))
-                  or (name == "where" and all(is_linear(a) or zero(a) for a in args[1:]))):
+                node.op = node.op.zero_keeping_form
+        elif not ((zeros == "first" and is_linear(args[0]))
+                  or (zeros == "sum" and all(is_linear(a) or zero(a) for a in args))
+                  or (zeros == "branches" and all(is_linear(a) or zero(a) for a in args[1:]))):
             continue
         linear.add(node.out)
     return linear
@@ -425,10 +412,6 @@ def _item(builder: GraphBuilder, sequence: Operand, index: int) -> Operand:
     with list_getitem, whose own adjoint is a list, not an array of the list's shape."""
     op = "list_getitem" if getattr(sequence, "shape", None) is LIST else "getitem"
     return builder.emit(OPS[op], (sequence, Const(index)))
-
-
-# Ops whose rules give a list-shaped operand's adjoint as a list already.
-_LIST_ADJOINT_OPS = {"list_append", "add_lists", "list_getitem", "list_sum"}
 
 
 def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
