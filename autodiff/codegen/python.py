@@ -193,35 +193,19 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     ``try``, no ``del`` (numba frees values itself) and reversed ranges as
     ``range(stop - 1, start - 1, -1)``.
     """
-    reads = _outer_reads(graph)
-    user_names = {name for name, scope in reads if scope is not None and home.holds(name, scope)}
-    user_names |= {p.hint for p in graph.params}
-    if user_names & _BUILTINS_USED:
-        raise UnsupportedSyntaxError(
-            f"the variable '{min(user_names & _BUILTINS_USED)}' shadows a Python builtin "
-            "that the generated derivative needs", filename=graph.filename, hint="rename it")
-    user_names |= {name for name, scope in reads if scope is None}
-    closure_names = {name for name, scope in reads
-                     if scope is not None and scope.kind == "closure" and home.holds(name, scope)}
     helpers = dict(RUNTIME_NAMES)
     for node in walk(graph.nodes):  # functions with rules of their own, called by name
         if not isinstance(node, Region):
             helpers.update(node.op.runtime)
-    variables = {}
-    if numba:  # numba freezes globals when it compiles: variables are passed at each call
-        variables = _variable_parameters(graph, home, user_names | set(helpers) | reserved)
-        reads -= set(variables.values())
-    foreign = _foreign_names(reads, home, user_names | set(helpers) | _BUILTINS_USED | reserved
-                             | set(variables))
-    user_names |= set(foreign) | set(variables)
+    outside = _Outside(graph, home, set(helpers) | reserved, numba)
+    user_names = outside.names
     aliases = _helper_aliases(user_names, helpers)
     taken = reserved | set(helpers) | set(aliases.values()) | _BUILTINS_USED | user_names
     layout = Layout(graph)
     in_place = InPlace(graph, layout)
     names, _ = assign_names(graph, frozenset(taken), reuse_dead=True, shares_name_with=in_place,
                             layout=layout)
-    render = _Renderer(names, aliases, _outer_names(reads, foreign)
-                       | {read: name for name, read in variables.items()})
+    render = _Renderer(names, aliases, outside.written)
     writer = _Writer(graph, names, layout, in_place, render)
     if numba:
         writer.releases, writer.numba = {}, True
@@ -238,7 +222,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
                          _free_name("error", taken | set(names.values())))
 
     name = function_name(graph.name)
-    text = _function_text(graph, lines, name, list(variables))
+    text = _function_text(graph, lines, name, list(outside.variables))
     used = _free_names(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
@@ -248,9 +232,9 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
         runtime={alias: helpers[name]
                  for name, alias in ((n, aliases.get(n, n)) for n in helpers)
                  if alias in used},
-        closure_names={n for n in used if n in closure_names},
-        foreign={n: scope for n, scope in foreign.items() if n in used},
-        variables=variables,
+        closure_names={n for n in used if n in outside.closure_names},
+        foreign={n: scope for n, scope in outside.foreign.items() if n in used},
+        variables=outside.variables,
         marks=marks,
     )
 
@@ -416,19 +400,45 @@ def _is_literal(operand: Operand, number: int) -> bool:
     return isinstance(operand, Const) and type(operand.value) is int and operand.value == number
 
 
-def _outer_reads(graph: Graph) -> set[tuple[str, Scope | None]]:
-    """The names the graph reads from outside, each with the scope it is read in: global
-    and closure variables, and the first names of modules and functions it refers to."""
-    reads = set()
-    for node in walk(graph.nodes):
-        if isinstance(node, Region):
-            continue
-        if node.op.name == "variable":
-            reads.add((node.args[0].value, node.args[1].value))
-        for const in _constants(node.args):
-            if const.path:
-                reads.add((const.path.split(".")[0], const.scope))
-    return reads
+class _Outside:
+    """The names a graph reads from outside (global and closure variables, the first
+    names of modules and functions it refers to) and how the generated code writes
+    each: plainly when ``home`` holds it, through a name standing for its scope when
+    it belongs to other code (``helpers.k``, a foreign cell), or, for numba, which
+    freezes globals when it compiles, as a keyword-only parameter given at each call.
+    """
+
+    def __init__(self, graph: Graph, home: Home, taken: set[str], numba: bool) -> None:
+        variables, paths = set(), set()
+        for node in walk(graph.nodes):
+            if isinstance(node, Region):
+                continue
+            if node.op.name == "variable":
+                variables.add((node.args[0].value, node.args[1].value))
+            paths |= {(c.path.split(".")[0], c.scope) for c in _constants(node.args) if c.path}
+        reads = variables | paths
+        own = {name for name, scope in reads if scope is not None and home.holds(name, scope)}
+        own |= {p.hint for p in graph.params}
+        if own & _BUILTINS_USED:
+            raise UnsupportedSyntaxError(
+                f"the variable '{min(own & _BUILTINS_USED)}' shadows a Python builtin "
+                "that the generated derivative needs", filename=graph.filename, hint="rename it")
+        builtins_read = {name for name, scope in reads if scope is None}
+        self.closure_names = {name for name, scope in reads if scope is not None
+                              and scope.kind == "closure" and home.holds(name, scope)}
+        taken = taken | own | builtins_read | _BUILTINS_USED
+        # name -> (name read, scope) for numba's parameters; name -> scope for the others
+        self.variables = _parameter_names(variables, home, taken) if numba else {}
+        self.foreign = _scope_names(reads - set(self.variables.values()), home,
+                                    taken | set(self.variables))
+        self.names = own | builtins_read | set(self.variables) | set(self.foreign)
+        self.written = {read: name for name, read in self.variables.items()}
+        alias_of = {scope: alias for alias, scope in self.foreign.items()}
+        for name, scope in reads:
+            if scope in alias_of:  # a foreign cell by its name, a module's global qualified
+                alias = alias_of[scope]
+                self.written[(name, scope)] = alias if scope.kind == "closure" else (
+                    f"{alias}.{name}")
 
 
 def _constants(operands) -> list[Const]:
@@ -443,46 +453,26 @@ def _constants(operands) -> list[Const]:
     return found
 
 
-def _variable_parameters(graph: Graph, home: Home,
-                         taken: set[str]) -> dict[str, tuple[str, Scope]]:
-    """A keyword-only parameter for each variable the graph reads: its own name when it
-    is the derivative's own, else a new one."""
-    parameters: dict[str, tuple[str, Scope]] = {}
-    reads = {(n.args[0].value, n.args[1].value) for n in walk(graph.nodes)
-             if not isinstance(n, Region) and n.op.name == "variable"}
+def _scope_names(reads: set, home: Home, taken: set[str]) -> dict[str, Scope]:
+    """A name for each scope other than ``home``'s that the graph reads from: a module's
+    short name (``helpers.k``), or a closure variable's own name (``scale``)."""
+    named: dict[str, Scope] = {}
     for name, scope in sorted(reads, key=lambda read: (read[0], repr(read[1]))):
-        parameter = name
-        if not home.holds(name, scope):
-            while parameter in taken or parameter in parameters:
-                parameter += "_"
-        parameters[parameter] = (name, scope)
-    return parameters
-
-
-def _foreign_names(reads: set, home: Home, taken: set[str]) -> dict[str, Scope]:
-    """A name for each scope, other than ``home``'s, that the graph reads from: a
-    module's short name (``helpers.k``), or a closure variable's own name (``scale``),
-    made unique."""
-    foreign: dict[str, Scope] = {}
-    named: dict[Scope, str] = {}
-    for name, scope in sorted(reads, key=lambda read: (read[0], repr(read[1]))):
-        if home.holds(name, scope) or scope in named:
+        if home.holds(name, scope) or scope in named.values():
             continue
         base = name if scope.kind == "closure" else re.sub(r"\W", "_", scope.label.split(".")[-1])
-        alias = base if base.isidentifier() else "_" + base
-        while alias in taken or alias in foreign:
-            alias += "_"
-        foreign[alias] = scope
-        named[scope] = alias
-    return foreign
+        named[_free_name(base if base.isidentifier() else "_" + base, taken | set(named))] = scope
+    return named
 
 
-def _outer_names(reads: set, foreign: dict[str, Scope]) -> dict[tuple[str, Scope], str]:
-    """How each name read in a foreign scope is written: ``module.name`` for a module's
-    global, the cell's own new name for a closure variable."""
-    by_scope = {scope: alias for alias, scope in foreign.items()}
-    return {(name, scope): alias if scope.kind == "closure" else f"{alias}.{name}"
-            for name, scope in reads if (alias := by_scope.get(scope)) is not None}
+def _parameter_names(variables: set, home: Home, taken: set[str]) -> dict[str, tuple]:
+    """A keyword-only parameter for each variable read (numba): a variable of ``home``
+    keeps its own name, another gets a new one."""
+    named: dict[str, tuple] = {}
+    for name, scope in sorted(variables, key=lambda read: (read[0], repr(read[1]))):
+        own = home.holds(name, scope)
+        named[name if own else _free_name(name, taken | set(named))] = (name, scope)
+    return named
 
 
 def _helper_aliases(user_names: set[str], helpers: dict[str, object]) -> dict[str, str]:
