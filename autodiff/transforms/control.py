@@ -67,11 +67,6 @@ def _as_adjoint(value: Operand, primal: Value) -> Operand:
     return value
 
 
-def _block_values(block: Block) -> list[Value]:
-    """Values defined by the nodes of ``block`` itself (not of regions inside it)."""
-    return [out for node in block.nodes for out in node.outs]
-
-
 def _nested_values(block: Block) -> list[Value]:
     """Values defined by the nodes of ``block`` and of the ``if`` regions inside it, in
     order (a loop's values inside it are not read from outside the loop)."""
