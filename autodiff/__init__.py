@@ -9,9 +9,6 @@
 """
 
 from autodiff.api import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
-from autodiff.check import GradientCheckError, GradientCheckWarning, check_grad, numeric_grad
-from autodiff.compare import compare
-from autodiff.custom import custom_grad, no_grad, register_gradient, stop_gradient
 from autodiff.errors import (
     ArgumentKindError,
     AutodiffError,
@@ -24,6 +21,9 @@ from autodiff.errors import (
     UnsupportedSyntaxError,
     WrtError,
 )
+from autodiff.ops.custom import custom_grad, no_grad, register_gradient, stop_gradient
+from autodiff.tools.check import GradientCheckError, GradientCheckWarning, check_grad, numeric_grad
+from autodiff.tools.compare import compare
 
 __version__ = "0.1.0"
 
@@ -31,7 +31,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     # SymPy takes longer to import than the rest together: load it when first asked for.
     if name in ("SymbolicError", "symbolic_grad"):
-        from autodiff import symbolic
+        from autodiff.tools import symbolic
 
         return getattr(symbolic, name)
     raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

@@ -1,7 +1,7 @@
-"""``python -m autodiff``: the command line (see :mod:`autodiff.cli`)."""
+"""``python -m autodiff``: the command line (see :mod:`autodiff.tools.cli`)."""
 
 import sys
 
-from autodiff.cli import main
+from autodiff.tools.cli import main
 
 sys.exit(main())

@@ -30,18 +30,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from autodiff.codegen import compile_generated, generate
-from autodiff.custom import CustomGradient
 from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError, raised_at_call
 from autodiff.frontend import function_to_graph
 from autodiff.graph.ir import Const, Graph, Location, Node, Region, Value
 from autodiff.graph.scopes import Home
-from autodiff.jit import backend_of, specialized_derivative
+from autodiff.jit.dispatch import backend_of, specialized_derivative
+from autodiff.jit.specialize import always_fresh
 from autodiff.ops import OPS, registry
+from autodiff.ops.custom import CustomGradient
 from autodiff.transforms import reverse_mode
 from autodiff.transforms.forward import forward_mode
 from autodiff.transforms.optimize import eliminate_dead_code
 from autodiff.transforms.reverse import TapedDerivativeError
-from autodiff.transforms.specialize import always_fresh
 
 Wrt = int | str | Sequence[int | str]
 

@@ -70,7 +70,7 @@ def main() -> None:
 
     print("\n3. Figures")
     try:
-        from autodiff.plot import plot_comparison
+        from autodiff.tools.plot import plot_comparison
 
         path = os.path.join(options.save_dir, "three_ways.png")
         sizes = (10, 100) if options.fast else (10, 30, 100, 300, 1000, 3000)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.check import default_step, evaluations
+from autodiff.tools.check import default_step, evaluations
 
 RNG = np.random.default_rng(7)
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.compare import REVERSE, SYMBOLIC
-from autodiff.plot import cost_by_dimension, resampling, step_size_errors
+from autodiff.tools.compare import REVERSE, SYMBOLIC
+from autodiff.tools.plot import cost_by_dimension, resampling, step_size_errors
 
 
 def nested(x):
@@ -82,7 +82,7 @@ def test_cost_sweep_and_plot_files(tmp_path):
                                   "central differences"}
     assert all(len(v) == 2 and min(v) > 0 for v in sweep.seconds.values())
     pytest.importorskip("matplotlib")
-    from autodiff.plot import plot_comparison
+    from autodiff.tools.plot import plot_comparison
 
     path = tmp_path / "three_ways.png"
     figure = plot_comparison(nested, X, path=str(path), sizes=(4, 16))
@@ -105,7 +105,7 @@ def test_plot_without_matplotlib_names_the_extra(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    from autodiff.plot import plot_comparison
+    from autodiff.tools.plot import plot_comparison
 
     with pytest.raises(ad.AutodiffError, match=r'pip install "autodiff\[plot\]"'):
         plot_comparison(nested, X)

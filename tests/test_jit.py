@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.transforms.infer import Known, Spec, infer, of_argument
+from autodiff.jit.infer import Known, Spec, infer, of_argument
 from tests.corpus.control_flow import CONTROL_FLOW
 from tests.corpus.programs import CORPUS
 

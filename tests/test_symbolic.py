@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 import autodiff as ad
-from autodiff.symbolic import SymbolicError, symbolic_grad
+from autodiff.tools.symbolic import SymbolicError, symbolic_grad
 
 SCALE = 0.5  # read from the module when the gradient is built
 

@@ -148,7 +148,7 @@ class StatementsMixin:
     # ----- with ad.no_grad(): -----
 
     def stmt_With(self, stmt: ast.With) -> None:
-        from autodiff.custom import no_grad
+        from autodiff.ops.custom import no_grad
 
         item = stmt.items[0]
         call = item.context_expr

@@ -1,6 +1,6 @@
 """Specialising a derivative graph to one call signature (``ad.grad(f, jit=True)``).
 
-With the shapes and dtypes of the arguments known (see :mod:`autodiff.transforms.infer`),
+With the shapes and dtypes of the arguments known (see :mod:`autodiff.jit.infer`),
 the general code's run-time decisions become compile-time ones:
 
 - shape queries become constants (``np.size(t4)`` is ``32``), which constant
@@ -32,9 +32,9 @@ from autodiff.graph.ir import (
     walk,
 )
 from autodiff.graph.shapes import SCALAR
+from autodiff.jit.infer import Abstract, Known, Spec, infer, is_small
 from autodiff.ops import OPS
 from autodiff.ops.specialized import MATH_NAMES, UFUNC_UPDATES, UPDATES
-from autodiff.transforms.infer import Abstract, Known, Spec, infer, is_small
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
 # The rewrites made again after optimising (and only then): dropping copies.

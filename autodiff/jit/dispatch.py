@@ -1,10 +1,10 @@
 """Derivatives specialised per call signature: ``ad.grad(f, jit=True)`` and ``jit="numba"``.
 
 The first call with new argument kinds, shapes and dtypes specialises the
-general derivative to them (:mod:`autodiff.transforms.specialize`), compiles
+general derivative to them (:mod:`autodiff.jit.specialize`), compiles
 the result and caches it under that signature; later calls with the same
 signature run it directly. With ``jit="numba"`` the specialised source is
-compiled by ``numba.njit`` as well (:mod:`autodiff.codegen.numba_backend`).
+compiled by ``numba.njit`` as well (:mod:`autodiff.jit.numba_backend`).
 
 >>> import numpy as np, autodiff as ad
 >>> def f(x):
@@ -25,7 +25,7 @@ from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
 from autodiff.errors import raised_at_call
 from autodiff.graph.scopes import Scope
-from autodiff.transforms.infer import of_argument, signature_key
+from autodiff.jit.infer import of_argument, signature_key
 
 BACKENDS = ("python", "numba")
 # Signatures kept per derivative; the least recently compiled is dropped beyond this.
@@ -55,7 +55,7 @@ class Specialized:
         self._lock = threading.Lock()
         self.variables = _variables_read(general)
         if backend == "numba":
-            from autodiff.codegen.numba_backend import require_numba
+            from autodiff.jit.numba_backend import require_numba
 
             require_numba(general)
 
@@ -91,7 +91,7 @@ class Specialized:
 
     def _compile_now(self, values: dict) -> Callable:
         from autodiff.api import _finish
-        from autodiff.transforms.specialize import specialize
+        from autodiff.jit.specialize import specialize
 
         graph = getattr(self.general, "graph", None)
         if graph is None:  # assembled from several products (forward over a loop): as is
@@ -101,7 +101,7 @@ class Specialized:
         specialize(graph, arguments, backend=self.backend, optimize=self.optimize,
                    variables=self.variables.abstract())
         if self.backend == "numba":
-            from autodiff.codegen.numba_backend import compile_numba
+            from autodiff.jit.numba_backend import compile_numba
 
             args, kwargs = self._split(values)
             return compile_numba(graph, self.general, args, kwargs)

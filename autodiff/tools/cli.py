@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import autodiff as ad
-from autodiff.highlight import highlight, supports_color
+from autodiff.tools.highlight import highlight, supports_color
 
 
 class UsageError(Exception):
@@ -260,7 +260,7 @@ def run_compare(args: argparse.Namespace) -> int:
     function, arguments, wrt = _function_and_arguments(args)
     print(ad.compare(function, *arguments, wrt=wrt, verbose=False))
     if args.plot:
-        from autodiff.plot import plot_comparison
+        from autodiff.tools.plot import plot_comparison
 
         plot_comparison(function, *arguments, wrt=wrt, path=args.plot)
         print(f"wrote {args.plot}")

@@ -1,6 +1,6 @@
 """``jit="numba"``: the specialised derivative compiled by ``numba.njit``.
 
-The specialised graph (see :mod:`autodiff.transforms.specialize`) is written in
+The specialised graph (see :mod:`autodiff.jit.specialize`) is written in
 the forms numba takes (sums over one axis at a time, no ``del``, reversed
 ranges counted down) and handed to ``numba.njit``. What numba cannot compile is
 refused with the construct and the user's line, never run some other way:

@@ -17,7 +17,7 @@ a whole integer (``x[t]`` in a loop). Loops are evaluated to a fixed point;
 branches on unknown conditions join what both sides give.
 
 >>> import numpy as np
->>> from autodiff.transforms.infer import describe
+>>> from autodiff.jit.infer import describe
 >>> describe(np.zeros((2, 3)))
 Spec(kind=<class 'numpy.ndarray'>, shape=(2, 3), dtype=dtype('float64'))
 """

@@ -11,7 +11,7 @@ Two measurements, each a function returning the numbers and a drawing of them:
   costs a small multiple of one call, whatever ``n`` is.
 
 >>> import numpy as np
->>> from autodiff.plot import plot_comparison
+>>> from autodiff.tools.plot import plot_comparison
 >>> def f(x):
 ...     return np.sum(np.sin(x) ** 2)
 >>> figure = plot_comparison(f, np.linspace(0, 1, 5), path="three_ways.png")  # doctest: +SKIP
@@ -25,9 +25,9 @@ from functools import partial
 
 import numpy as np
 
-from autodiff.check import Wrt, default_step, function_name, numeric_grad, resolve_wrt
-from autodiff.compare import median_seconds, relative_error
 from autodiff.errors import AutodiffError
+from autodiff.tools.check import Wrt, default_step, function_name, numeric_grad, resolve_wrt
+from autodiff.tools.compare import median_seconds, relative_error
 
 FLOOR = 1e-17  # errors of exactly zero are drawn here, so that a log scale can show them
 COLORS = {"forward differences": "tab:orange", "central differences": "tab:blue",

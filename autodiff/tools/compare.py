@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autodiff.check import (
+from autodiff.errors import AutodiffError
+from autodiff.tools.check import (
     Wrt,
     argument_names,
     evaluations,
@@ -30,7 +31,6 @@ from autodiff.check import (
     numeric_grad,
     resolve_wrt,
 )
-from autodiff.errors import AutodiffError
 
 SYMBOLIC, REVERSE = "symbolic (SymPy)", "reverse mode (autodiff)"
 DIFFERENCES = {"forward": "forward differences", "central": "central differences",
@@ -120,7 +120,7 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
 
 
 def _symbolic_row(f: Callable, args: tuple, positions: list[int]) -> MethodResult:
-    from autodiff.symbolic import SymbolicError, symbolic_grad
+    from autodiff.tools.symbolic import SymbolicError, symbolic_grad
 
     names = argument_names(f, len(args))
     shapes = {name: np.shape(arg) for name, arg in zip(names, args) if np.ndim(arg) > 0}

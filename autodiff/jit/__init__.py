@@ -1,0 +1,2 @@
+"""Derivatives specialised per call signature (``jit=True``, ``jit="numba"``): the
+dispatcher, shape inference, the per-signature rewrites and the numba backend."""

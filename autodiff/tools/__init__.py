@@ -1,0 +1,2 @@
+"""Tools built on the public transforms: gradient checking, the SymPy route, the
+side-by-side comparison and its figures, and the command line."""
