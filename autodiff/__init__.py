@@ -24,8 +24,7 @@ from autodiff.errors import (
 from autodiff.ops.custom import custom_grad, no_grad, register_gradient, stop_gradient
 from autodiff.tools.check import GradientCheckError, GradientCheckWarning, check_grad, numeric_grad
 from autodiff.tools.compare import compare
-
-__version__ = "0.1.0"
+from autodiff.version import __version__ as __version__
 
 
 def __getattr__(name: str):

@@ -31,8 +31,8 @@ from autodiff.graph.ir import (
     Operand,
     Region,
     SliceSpec,
+    Undefined,
     Value,
-    _Undefined,
     operand_values,
     walk,
 )
@@ -114,7 +114,7 @@ class _Renderer:
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             return _parse_template(f"float('{value}')")
-        if isinstance(value, _Undefined):
+        if isinstance(value, Undefined):
             return ast.Constant(None)
         if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str)):
             return ast.Constant(value)
@@ -494,12 +494,7 @@ def function_name(name: str) -> str:
 
 def _function_text(graph: Graph, lines: list[str], name: str,
                    keyword_only: list[str] = ()) -> str:
-    arguments = copy.deepcopy(graph.arguments)
-    arguments.kwonlyargs += [ast.arg(k) for k in keyword_only]
-    arguments.kw_defaults += [None for _ in keyword_only]
-    for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-        arg.annotation = None  # annotations would be evaluated where they mean nothing
-    header = f"def {name}({ast.unparse(arguments)}):"
+    header = f"def {name}({graph.signature.text(keyword_only)}):"
     body = [line for chunk in lines for line in chunk.splitlines()]
     return header + "\n" + "\n".join("    " + line for line in body) + "\n"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 
 from autodiff.errors import UnsupportedSyntaxError
@@ -9,7 +10,7 @@ from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.convert import Converter
 from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
-from autodiff.graph.ir import Graph, Location, Operand, Value
+from autodiff.graph.ir import Graph, Location, Operand, Signature, Value
 
 
 def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
@@ -23,22 +24,33 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     source = read_function(fn)
     tree = source.tree
     arguments = tree.args
-    where = {"filename": source.filename, "lineno": tree.lineno, "source_line": source.line(tree.lineno)}
+    where = Location.error_fields(Location(source.filename, tree.lineno,
+                                           source.line(tree.lineno)))
     if arguments.vararg or arguments.kwarg:
         raise UnsupportedSyntaxError("functions with *args or **kwargs cannot be differentiated",
                                      hint="name every argument", **where)
     names = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
     params = [Value(name) for name in names]
-    graph = Graph(fn.__name__, params, filename=source.filename)
-    graph.arguments = arguments
-    graph.defaults = fn.__defaults__
-    graph.kwdefaults = fn.__kwdefaults__
+    graph = Graph(fn.__name__, params, filename=source.filename,
+                  signature=signature_of(arguments, fn))
     converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure_cells(fn))
     converter.env.update(zip(names, params))
     converter.arguments = set(params)
     graph.outputs = [converter.run(tree.body)]
     graph.return_location = converter.return_location
     return graph, source
+
+
+def signature_of(arguments: ast.arguments, fn) -> Signature:
+    """The signature of ``fn`` as its ``def`` writes it (``arguments``)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(arguments.defaults):]],
+                        map(ast.unparse, arguments.defaults)))
+    defaults.update((a.arg, ast.unparse(d)) for a, d in zip(arguments.kwonlyargs,
+                                                            arguments.kw_defaults) if d is not None)
+    return Signature([a.arg for a in arguments.posonlyargs], [a.arg for a in arguments.args],
+                     [a.arg for a in arguments.kwonlyargs], defaults, fn.__defaults__,
+                     fn.__kwdefaults__)
 
 
 @functools.cache

@@ -30,12 +30,12 @@ from autodiff.graph.shapes import LIST, SCALAR, Token, combine, token_of
 from autodiff.ops.registry import Op
 
 
-def _literal(value) -> bool:
+def literal(value) -> bool:
     """Constants that codegen can write as Python literals."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return True
     if isinstance(value, tuple):
-        return all(_literal(item) for item in value)
+        return all(literal(item) for item in value)
     return False
 
 
@@ -107,7 +107,7 @@ class GraphBuilder:
             value = value.item()
         if isinstance(value, float) and not np.isfinite(value):
             return None
-        return Const(value) if _literal(value) else None
+        return Const(value) if literal(value) else None
 
 
 def node_key(op: Op, args: tuple) -> tuple | None:

@@ -27,8 +27,8 @@ from autodiff.frontend.statements import (
     FALSE,
     RESULT,
     RETURNED,
+    Ambiguous,
     StatementsMixin,
-    _Ambiguous,
     assigned_names,
 )
 from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array
@@ -140,7 +140,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             raise self.error(body[-1] if body else self.source.tree,
                              "the function has no 'return' statement at its end")
         result = self.env[RESULT]
-        if isinstance(result, (_Ambiguous, LocalFunction)) or result is UNDEFINED:
+        if isinstance(result, (Ambiguous, LocalFunction)) or result is UNDEFINED:
             raise self.error(body[-1], "the function must return a number or an array")
         return result
 
@@ -503,7 +503,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                 if value is UNDEFINED:
                     raise self.error(node, f"'{name}' is used before it is given a value",
                                      hint="assign it first on every path that reaches here")
-                if isinstance(value, _Ambiguous):
+                if isinstance(value, Ambiguous):
                     raise self.error(node, f"'{name}' names different functions on different "
                                      "paths through the code")
                 return value

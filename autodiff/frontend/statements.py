@@ -33,12 +33,13 @@ from autodiff.frontend.scan import (
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
+from autodiff.ops.custom import no_grad
 
 FALSE, TRUE = Const(False), Const(True)
 
 
 
-class _Ambiguous:
+class Ambiguous:
     """A name bound to different functions or modules on different paths."""
 
     def __init__(self, name: str) -> None:
@@ -148,8 +149,6 @@ class StatementsMixin:
     # ----- with ad.no_grad(): -----
 
     def stmt_With(self, stmt: ast.With) -> None:
-        from autodiff.ops.custom import no_grad
-
         item = stmt.items[0]
         call = item.context_expr
         manager = (self.expr(call.func) if len(stmt.items) == 1 and isinstance(call, ast.Call)
@@ -210,7 +209,7 @@ class StatementsMixin:
         if not all(isinstance(v, (Value, Const)) for v in (a, b)) or any(
             isinstance(v, Const) and v.path is not None and not _data(v.value) for v in (a, b)
         ):
-            return _Ambiguous(name)
+            return Ambiguous(name)
         out = Value(readable_name(name))
         tokens = [_token(v) for v in (a, b) if v is not UNDEFINED]
         out.shape = tokens[0] if all(t is tokens[0] for t in tokens) else Token()
@@ -307,7 +306,7 @@ class StatementsMixin:
                 names.append(EXIT)
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
         for name, value in zip(names, init):
-            if isinstance(value, _Ambiguous) or not isinstance(value, (Value, Const)):
+            if isinstance(value, Ambiguous) or not isinstance(value, (Value, Const)):
                 raise self.error(stmt, f"'{name}' is changed by the loop but holds a "
                                  "tuple or a function before it", hint="use an array")
         tokens = [LIST if n in appended else _token(v) for n, v in zip(names, init)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autodiff.graph.scopes import Scope
@@ -41,7 +41,22 @@ class Location:
         """The keyword arguments an AutodiffError takes to point at ``loc`` (none if None)."""
         if loc is None:
             return {}
-        return {"filename": loc.filename, "lineno": loc.lineno, "source_line": loc.text}
+        return {"filename": loc.filename, "lineno": loc.lineno or None,
+                "source_line": loc.text}
+
+    @staticmethod
+    def of_function(fn: Any, text: str = "") -> Location | None:
+        """The first line of the Python function ``fn`` (None if it has no code).
+
+        >>> def f(x):
+        ...     return x
+        >>> Location.of_function(f).lineno > 0
+        True
+        """
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return None
+        return Location(code.co_filename, code.co_firstlineno, text)
 
 
 class Token:
@@ -119,20 +134,20 @@ class SliceSpec:
 Operand = Value | Const | SliceSpec | tuple
 
 
-class _Undefined:
+class Undefined:
     """The value of a name not bound on some path (written ``None`` in generated code)."""
 
     def __repr__(self) -> str:
         return "<undefined>"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Undefined)
+        return isinstance(other, Undefined)
 
     def __hash__(self) -> int:
         return 0
 
 
-UNDEFINED = Const(_Undefined())
+UNDEFINED = Const(Undefined())
 
 
 def operand_values(operand: Operand) -> Iterator[Value]:
@@ -326,6 +341,56 @@ def free_values(blocks: list[Block]) -> Iterator[Value]:
     return iter(dict.fromkeys(v for v in reads(blocks) if v not in defined))
 
 
+@dataclass
+class Signature:
+    """The parameters of a graph's function as written: names by kind, each default as
+    the header shows it, and the default values the generated function runs with.
+
+    >>> Signature(["a"], ["b", "c"], ["d"], {"c": "1.0", "d": "None"}).text()
+    'a, /, b, c=1.0, *, d=None'
+    """
+
+    positional_only: list[str] = field(default_factory=list)
+    positional: list[str] = field(default_factory=list)
+    keyword_only: list[str] = field(default_factory=list)
+    defaults: dict[str, str] = field(default_factory=dict)  # name -> its default, as text
+    default_values: tuple | None = None  # ``__defaults__`` of the generated function
+    kwdefault_values: dict[str, Any] | None = None  # ``__kwdefaults__``
+
+    def names(self) -> list[str]:
+        return [*self.positional_only, *self.positional, *self.keyword_only]
+
+    def text(self, keyword_only: tuple[str, ...] | list[str] = ()) -> str:
+        """The parameter list of a ``def``, with ``keyword_only`` names added at the end."""
+
+        def one(name: str) -> str:
+            return f"{name}={self.defaults[name]}" if name in self.defaults else name
+
+        parts = [one(n) for n in self.positional_only]
+        if parts:
+            parts.append("/")
+        parts += [one(n) for n in self.positional]
+        last = [*self.keyword_only, *keyword_only]
+        if last:
+            parts += ["*", *(one(n) for n in last)]
+        return ", ".join(parts)
+
+    def with_parameter(self, name: str, optional: bool) -> tuple[Signature, bool]:
+        """This signature with ``name`` added after the others (defaulting to None if
+        ``optional``), and whether it is positional: it is keyword-only when the
+        function has defaults, which would make a positional one ambiguous."""
+        defaults = {**self.defaults, **({name: "None"} if optional else {})}
+        if self.defaults or self.default_values:
+            kwdefaults = self.kwdefault_values
+            if optional:
+                kwdefaults = {**(kwdefaults or {}), name: None}
+            return replace(self, keyword_only=[*self.keyword_only, name], defaults=defaults,
+                           kwdefault_values=kwdefaults), False
+        values = (None,) if optional else self.default_values
+        return replace(self, positional=[*self.positional, name], defaults=defaults,
+                       default_values=values), True
+
+
 class Graph:
     """A function as a static graph: parameters, nodes in order, outputs.
 
@@ -339,13 +404,20 @@ class Graph:
         nodes: list[Node] | None = None,
         outputs: list[Operand] | None = None,
         filename: str = "<unknown>",
+        signature: Signature | None = None,
     ) -> None:
         self.name = name
         self.params = params
         self.nodes = nodes if nodes is not None else []
         self.outputs = outputs if outputs is not None else []
         self.filename = filename
+        # The parameters as the generated function declares them (by default, every
+        # param positional, in order).
+        self.signature = signature if signature is not None else Signature(
+            positional=[p.hint for p in params])
         self.return_location: Location | None = None
+        # Forward mode: the tangent parameters it appended, one per differentiated param.
+        self.tangent_params: list[Value] = []
 
     def copy(self, bindings: dict[Value, Operand] | None = None,
              phase: str | None = None) -> tuple[Graph, dict[Value, Operand]]:
@@ -388,11 +460,9 @@ class Graph:
         params = [mapping[p] if p in mapping else fresh(p) for p in self.params]
         nodes = copy_nodes(self.nodes)
         outputs = [operand(o) for o in self.outputs]
-        graph = Graph(self.name, params, nodes, outputs, self.filename)
-        graph.arguments = getattr(self, "arguments", None)
-        graph.defaults = getattr(self, "defaults", None)
-        graph.kwdefaults = getattr(self, "kwdefaults", None)
+        graph = Graph(self.name, params, nodes, outputs, self.filename, self.signature)
         graph.return_location = self.return_location
+        graph.tangent_params = [mapping.get(p, p) for p in self.tangent_params]
         return graph, mapping
 
     def uses(self) -> dict[Value, int]:

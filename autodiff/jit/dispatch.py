@@ -23,9 +23,14 @@ import numpy as np
 
 from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
+from autodiff.codegen.derivative import compiling, finish
+from autodiff.codegen.python import function_name
 from autodiff.errors import raised_at_call
+from autodiff.graph.ir import Region, walk
 from autodiff.graph.scopes import Scope
 from autodiff.jit.infer import of_argument, signature_key
+from autodiff.jit.numba_backend import compile_numba, require_numba
+from autodiff.jit.specialize import specialize
 
 BACKENDS = ("python", "numba")
 # Signatures kept per derivative; the least recently compiled is dropped beyond this.
@@ -55,8 +60,6 @@ class Specialized:
         self._lock = threading.Lock()
         self.variables = _variables_read(general)
         if backend == "numba":
-            from autodiff.jit.numba_backend import require_numba
-
             require_numba(general)
 
     def specialized(self, args: tuple, kwargs: dict) -> Callable:
@@ -82,17 +85,11 @@ class Specialized:
             return function
 
     def _compile(self, values: dict) -> Callable:
-        from autodiff.api import _lock
-
-        # One compilation at a time in the process, like building derivatives:
-        # CPython 3.11's ast.parse is not safe to run in two threads at once.
-        with _lock:
+        # One compilation at a time in the process, like building derivatives.
+        with compiling:
             return self._compile_now(values)
 
     def _compile_now(self, values: dict) -> Callable:
-        from autodiff.api import _finish
-        from autodiff.jit.specialize import specialize
-
         graph = getattr(self.general, "graph", None)
         if graph is None:  # assembled from several products (forward over a loop): as is
             return self.general
@@ -101,11 +98,9 @@ class Specialized:
         specialize(graph, arguments, backend=self.backend, optimize=self.optimize,
                    variables=self.variables.abstract())
         if self.backend == "numba":
-            from autodiff.jit.numba_backend import compile_numba
-
             args, kwargs = self._split(values)
             return compile_numba(graph, self.general, args, kwargs)
-        return _finish(graph, self.general.original, self.general.original_graph,
+        return finish(graph, self.general.original, self.general.original_graph,
                        self.general.where, getattr(self.general, "check_finite", False))
 
     def _split(self, values: dict) -> tuple[tuple, dict]:
@@ -135,8 +130,6 @@ class _Variables:
 
 
 def _variables_read(general: Callable) -> _Variables:
-    from autodiff.graph.ir import Region, walk
-
     graph = getattr(general, "graph", None)
     found = dict.fromkeys(
         (node.args[0].value, node.args[1].value) for node in walk(graph.nodes if graph else [])
@@ -169,8 +162,6 @@ def {name}({parameters}):
 
 
 def _dispatcher(state: Specialized) -> Callable:
-    from autodiff.codegen.python import function_name
-
     general = state.general
     params = list(state.signature.parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):

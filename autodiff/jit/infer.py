@@ -171,10 +171,9 @@ def _callable(node) -> Any:
         return None
     kernel = node.op.kernel
     if kernel is None:  # only an in-place form: the runtime function it is an alias of
-        for fn, op, _ in registry._CALLABLES.values():
-            if op is node.op:
-                count = len(inspect.signature(fn).parameters)
-                return lambda *args: fn(*args[:count])
+        for fn in registry.callables_of(node.op):
+            count = len(inspect.signature(fn).parameters)
+            return lambda *args: fn(*args[:count])
         return None
     text = kernel(node.named_args) if callable(kernel) else kernel
     return _kernel_function(node.op, text)

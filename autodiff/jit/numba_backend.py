@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable
 
 from autodiff.codegen.compile import compile_generated
+from autodiff.codegen.derivative import anchor
 from autodiff.codegen.python import RUNTIME_NAMES, generate
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Graph, Location, Region, walk
@@ -74,12 +75,11 @@ def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) ->
     """The specialised graph as a numba-compiled function, compiled for ``args`` now."""
     import numba
 
-    check_graph(graph, general.where())
-    anchor = _anchor(general)
-    generated = generate(graph, Home.of_function(anchor), numba=True)
-    python = compile_generated(generated, anchor,
-                               defaults=getattr(graph, "defaults", None),
-                               kwdefaults=getattr(graph, "kwdefaults", None))
+    check_graph(graph, Location.error_fields(general.where))
+    user = anchor(general)
+    generated = generate(graph, Home.of_function(user), numba=True)
+    python = compile_generated(generated, user, defaults=graph.signature.default_values,
+                               kwdefaults=graph.signature.kwdefault_values)
     compiled = numba.njit(python)
     if generated.variables:
         compiled = _reading_variables(compiled, generated.variables)
@@ -106,12 +106,6 @@ def _reading_variables(compiled: Callable, variables: dict) -> Callable:
         return compiled(*args, **kwargs)
 
     return call
-
-
-def _anchor(general: Callable):
-    from autodiff.api import _anchor as anchor
-
-    return anchor(general)
 
 
 def _explain(error: Exception, general: Callable) -> AutodiffError:

@@ -3,6 +3,7 @@
 from autodiff.ops import (  # noqa: F401
     calls,
     control,
+    custom,
     elementwise,
     helpers,
     linalg,

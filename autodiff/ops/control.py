@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop
+from autodiff.ops.registry import defop, helper_op
 
 
 @defop("variable", lambda named: named["name"].value, nondiff_output=True, floating=None,
@@ -304,19 +304,11 @@ def keep_zeros_divide(a, b):
     return a * 0.0 if a == 0 else a / b
 
 
-@defop("keep_zeros_multiply", "keep_zeros_multiply(a, b)", aliases=(keep_zeros_multiply,),
-       diff=("a", "b"), shape="elementwise:a,b", zeros="first", gradients_keep_zeros=True)
-def _keep_zeros_multiply(a, b): ...
-
-
-@defop("keep_zeros_divide", "keep_zeros_divide(a, b)", aliases=(keep_zeros_divide,),
-       diff=("a", "b"), shape="elementwise:a,b", floating="always", zeros="first",
-       gradients_keep_zeros=True)
-def _keep_zeros_divide(a, b): ...
-
-
-_keep_zeros_multiply.runtime = {"keep_zeros_multiply": keep_zeros_multiply}
-_keep_zeros_divide.runtime = {"keep_zeros_divide": keep_zeros_divide}
+_keep_zeros_multiply = helper_op(keep_zeros_multiply, diff=("a", "b"),
+                                 shape="elementwise:a,b", zeros="first",
+                                 gradients_keep_zeros=True)
+_keep_zeros_divide = helper_op(keep_zeros_divide, diff=("a", "b"), shape="elementwise:a,b",
+                               floating="always", zeros="first", gradients_keep_zeros=True)
 
 
 @_keep_zeros_multiply.defvjp

@@ -31,8 +31,8 @@ import inspect
 from collections.abc import Callable
 
 from autodiff.errors import AutodiffError
-from autodiff.ops import OPS, registry
-from autodiff.ops.registry import Op, defop
+from autodiff.ops import registry
+from autodiff.ops.registry import OPS, Op, helper_op
 
 # ----- stop_gradient and no_grad -----
 
@@ -85,11 +85,7 @@ def rule_gradients(result, count, rule):
         "for a parameter without one (an axis, a flag)")
 
 
-@defop("rule_gradients", "rule_gradients(result, count, rule)", diff=("result",), fresh=False)
-def _rule_gradients(result, count, rule): ...
-
-
-OPS["rule_gradients"].runtime = {"rule_gradients": rule_gradients}
+helper_op(rule_gradients, diff=("result",), fresh=False)
 OPS["rule_gradients"].effect = True  # the check runs even if no gradient is read
 OPS["rule_gradients"].outside_tables = "it wraps the result of a user's VJP rule"
 
@@ -117,15 +113,8 @@ def _opaque_op(fn: Callable, params: list[str], name: str) -> Op:
         k += 1
         runtime_name = f"{base}_{k}"
     _runtime_names.add(runtime_name)
-
-    def stub(*args): ...
-
-    stub.__signature__ = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
-    op = Op(f"{runtime_name}", stub, f"{runtime_name}({', '.join(params)})",
-            diff=tuple(params), fresh=False)
-    op.runtime = {runtime_name: fn}
-    return op
+    return helper_op(fn, name=runtime_name, params=params, register=False,
+                     diff=tuple(params), fresh=False)
 
 
 class CustomGradient:

@@ -7,14 +7,13 @@ removes where it can prove the shapes already match.
 from __future__ import annotations
 
 import builtins
-import inspect
 import math
 import operator
 
 import numpy as np
 
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
-from autodiff.ops.registry import OPS, defop
+from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
 
 BINARY = "elementwise:x1,x2"
@@ -171,16 +170,10 @@ def power_log_base(x):
     return np.log(np.where(x == 0, 1, x))
 
 
-def _helper(fn, diff, **facts):
-    """Register the plain NumPy helper ``fn`` as an op rules can call by its name."""
-    op = defop(fn.__name__, f"{fn.__name__}(" + ", ".join(
-        inspect.signature(fn).parameters) + ")", aliases=(fn,), diff=diff, impl=fn, **facts)(fn)
-    op.runtime = {fn.__name__: fn}
-    return op
-
-
-_exponent_op = _helper(power_exponent_below, ("y",), shape="like:y", fresh=True)
-_log_base_op = _helper(power_log_base, ("x",), shape="like:x", floating="always")
+_exponent_op = helper_op(power_exponent_below, diff=("y",), impl=power_exponent_below,
+                         shape="like:y", fresh=True)
+_log_base_op = helper_op(power_log_base, diff=("x",), impl=power_log_base, shape="like:x",
+                         floating="always")
 
 
 # Its derivative is 1 where y is not 0 (the branch y - 1 is taken), else 0.

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 import operator
 
 import numpy as np
 
 from autodiff.graph.ir import Const
 from autodiff.ops import runtime
-from autodiff.ops.registry import Op, defop
+from autodiff.ops.registry import defop, helper_op
 from autodiff.ops.runtime import expand_reduced
-
-
-def _helper_op(fn, **facts) -> Op:
-    """Register the plain NumPy helper ``fn`` as an op of its name that rules can call;
-    generated code calls it by that name."""
-    params = ", ".join(inspect.signature(fn).parameters)
-    op = defop(fn.__name__, f"{fn.__name__}({params})", aliases=(fn,), **facts)(fn)
-    op.runtime = {fn.__name__: fn}
-    return op
 
 
 @defop("matmul", "x1 @ x2", aliases=(np.matmul, operator.matmul), diff=("x1", "x2"))
@@ -211,7 +201,7 @@ def einsum_tangent(t, ans, subscripts, operands):
     return np.zeros(np.shape(ans)) if total is None else total
 
 
-einsum_tangent_op = _helper_op(einsum_tangent, diff=("t", "operands"), shape="like:ans")
+einsum_tangent_op = helper_op(einsum_tangent, diff=("t", "operands"), shape="like:ans")
 
 
 @einsum.defjvp
@@ -240,7 +230,7 @@ def einsum_tangent_jvp(t, d, ans, subscripts, operands):
     return np.zeros(np.shape(ans)) if total is None else total
 
 
-_helper_op(einsum_tangent_jvp, diff=("t", "d", "operands"), shape="like:ans",
+helper_op(einsum_tangent_jvp, diff=("t", "d", "operands"), shape="like:ans",
            no_gradient="a third derivative of np.einsum: no rule")
 
 
@@ -317,7 +307,7 @@ def solve_tangent(t, x, a, b):
     return -np.linalg.solve(a, t @ x)
 
 
-solve_tangent_op = _helper_op(solve_tangent, diff=("t", "x", "a"), shape="like:x")
+solve_tangent_op = helper_op(solve_tangent, diff=("t", "x", "a"), shape="like:x")
 
 
 # Its own tangents (forward over forward): linear in t and in x; for a, the
@@ -356,7 +346,7 @@ def solve_tangent_grads(gg, result, t, x, a, b):
     return [dt, dx[..., 0] if np.ndim(b) == 1 else dx, da]
 
 
-_helper_op(solve_tangent_grads, diff=("gg", "result", "t", "x", "a"), shape="list",
+helper_op(solve_tangent_grads, diff=("gg", "result", "t", "x", "a"), shape="list",
            fresh=False, no_gradient="a third derivative of np.linalg.solve: no rule")
 
 

@@ -213,6 +213,30 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
     return register
 
 
+def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None = None,
+              register: bool = True, **facts: Any) -> Op:
+    """The plain function ``fn`` as an op that generated code calls by name: ``name``
+    (``fn``'s own by default), with the parameters ``params`` (``fn``'s by default).
+    Registered, it is ``OPS[name]`` and ``fn`` a name for it, so rules can call it;
+    unregistered (a user's function with a rule of its own), the caller binds it."""
+    name = name or fn.__name__
+    if params is None:
+        stub = fn
+        params = list(inspect.signature(fn).parameters)
+    else:
+        def stub(*args): ...
+
+        stub.__signature__ = inspect.Signature([
+            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    kernel = f"{name}({', '.join(params)})"
+    if register:
+        op = defop(name, kernel, aliases=(fn,), **facts)(stub)
+    else:
+        op = Op(name, stub, kernel, **facts)
+    op.runtime = {name: fn}
+    return op
+
+
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:
     """Make the Python callable ``fn`` a name for ``op``."""
     _CALLABLES[id(fn)] = (fn, op, adapter)
@@ -240,6 +264,11 @@ def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
     if entry is None or entry[0] is not fn:
         return None
     return entry[1], entry[2]
+
+
+def callables_of(op: Op) -> list[Any]:
+    """The Python callables that are names for ``op``."""
+    return [fn for fn, bound, _ in _CALLABLES.values() if bound is op]
 
 
 def method_binding(name: str) -> tuple[Op, Callable | None] | None:

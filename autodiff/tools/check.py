@@ -38,11 +38,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autodiff.errors import AutodiffError, NonScalarOutputError, WrtError
+from autodiff.api import grad, jvp, vjp
+from autodiff.derivatives.wrt import Wrt
+from autodiff.derivatives.wrt import resolve_wrt as parameters_named
+from autodiff.errors import AutodiffError, NonScalarOutputError
+from autodiff.graph.ir import Location
 
 METHODS = ("central", "forward", "complex")
 
-Wrt = int | str | Sequence[int | str]
 
 
 class GradientCheckError(AutodiffError):
@@ -139,7 +142,7 @@ def _scalar_output(value, f: Callable):
     if np.ndim(value) != 0:
         raise NonScalarOutputError(
             f"finite differences need {function_name(f)} to return a scalar, not an array of shape "
-            f"{np.shape(value)}", **_where(f),
+            f"{np.shape(value)}", **_def_line(f),
             hint="check a non-scalar function with ad.check_grad, which draws a random "
                  "seed, or differentiate np.sum(seed * f(x))")
     return value[()] if isinstance(value, np.ndarray) else value
@@ -149,7 +152,7 @@ def _imaginary_part(value, f: Callable) -> float:
     if not np.iscomplexobj(value):
         raise AutodiffError(
             f"the complex step needs {function_name(f)} to return a complex number for a complex "
-            f"input; it returned {type(value).__name__}", **_where(f),
+            f"input; it returned {type(value).__name__}", **_def_line(f),
             hint="abs, np.real, comparisons and casts to float drop the imaginary part; "
                  "use method='central'")
     return float(np.imag(value))
@@ -159,20 +162,11 @@ def _imaginary_part(value, f: Callable) -> float:
 
 
 def resolve_wrt(f: Callable, wrt: Wrt, count: int) -> tuple[list[int], bool]:
-    """Positions of the arguments ``wrt`` names, and whether it named a single one."""
-    single = isinstance(wrt, (int, str))
-    items = [wrt] if single else list(wrt)
-    names = argument_names(f, count)
-    positions = []
-    for item in items:
-        position = names.index(item) if isinstance(item, str) and item in names else item
-        if not isinstance(position, int) or not -count <= position < count:
-            raise WrtError(f"wrt={item!r} names no argument of {function_name(f)} called with "
-                           f"{count} argument(s) ({', '.join(names)})", **_where(f))
-        positions.append(position % count)
-    if len(set(positions)) != len(positions):
-        raise WrtError(f"wrt={wrt!r} names an argument twice", **_where(f))
-    return positions, single
+    """Positions of the arguments ``wrt`` names, among the ``count`` ``f`` is called
+    with, and whether it named a single one."""
+    positions, several = parameters_named(wrt, argument_names(f, count), function_name(f),
+                                          Location.of_function(inspect.unwrap(f)))
+    return positions, not several
 
 
 def argument_names(f: Callable, count: int) -> list[str]:
@@ -189,12 +183,9 @@ def function_name(f: Callable) -> str:
     return getattr(f, "__name__", type(f).__name__)
 
 
-def _where(f: Callable) -> dict:
-    """The file and first line of ``f``, for errors about it."""
-    code = getattr(inspect.unwrap(f), "__code__", None)
-    if code is None:
-        return {}
-    return {"filename": code.co_filename, "lineno": code.co_firstlineno}
+def _def_line(f: Callable) -> dict:
+    """Where errors about ``f`` point: its ``def`` line."""
+    return Location.error_fields(Location.of_function(inspect.unwrap(f)))
 
 
 # ----- gradient checking -----
@@ -269,7 +260,6 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
     >>> import numpy as np, autodiff as ad
     >>> print(ad.check_grad(lambda x: np.sum(x ** 2), np.ones(3)))  # doctest: +SKIP
     """
-    from autodiff.api import grad, jvp, vjp  # the api imports nothing from here
 
     positions, single = resolve_wrt(f, wrt, len(args))
     names = argument_names(f, len(args))
@@ -296,7 +286,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
     if not report.passed:
         failed = ", ".join(row.name for row in report.failures)
         raise GradientCheckError(f"gradient check failed for {failed}:\n{report}", report,
-                                 **_where(f))
+                                 **_def_line(f))
     return report
 
 

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-import autodiff as ad
+from autodiff import api, errors
+from autodiff.tools import check, compare
 from autodiff.tools.highlight import highlight, supports_color
+from autodiff.version import __version__
 
 
 class UsageError(Exception):
@@ -187,7 +189,7 @@ def run_grad(args: argparse.Namespace) -> int:
     """Print the generated derivative's source."""
     function = load_function(args.function)
     wrt = parse_wrt(args.wrt, function)
-    transform = ad.grad if args.mode == "rev" else ad.jvp
+    transform = api.grad if args.mode == "rev" else api.jvp
     colors = args.color == "always" or (args.color == "auto" and supports_color(sys.stdout))
     print(highlight(transform(function, wrt=wrt).source.rstrip("\n"), colors=colors))
     return 0
@@ -217,7 +219,7 @@ def run_graph(args: argparse.Namespace) -> int:
     function = load_function(args.function)
     wrt = parse_wrt(args.wrt, function)
     # vjp accepts any output shape, so the function's own graph needs no scalar loss.
-    derivative = ad.grad(function, wrt=wrt) if args.derivative else ad.vjp(function, wrt=wrt)
+    derivative = api.grad(function, wrt=wrt) if args.derivative else api.vjp(function, wrt=wrt)
     graph = derivative.graph if args.derivative else derivative.original_graph
     dot_text = graph.to_dot()
     if output is None:
@@ -242,8 +244,8 @@ def run_check(args: argparse.Namespace) -> int:
     """Check the gradient against finite differences: exit 0 if it passes, 1 if not."""
     function, arguments, wrt = _function_and_arguments(args)
     try:
-        report = ad.check_grad(function, *arguments, wrt=wrt, rtol=args.rtol, atol=args.atol)
-    except ad.GradientCheckError as error:
+        report = check.check_grad(function, *arguments, wrt=wrt, rtol=args.rtol, atol=args.atol)
+    except check.GradientCheckError as error:
         print(error.report)
         # Its first line says where and what: "model.py:3: gradient check failed for x:".
         raise CommandError(str(error).splitlines()[0].rstrip(":")) from None
@@ -258,7 +260,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise CommandError('--plot needs matplotlib, which is not installed: '
                            'pip install "autodiff[plot]"')
     function, arguments, wrt = _function_and_arguments(args)
-    print(ad.compare(function, *arguments, wrt=wrt, verbose=False))
+    print(compare.compare(function, *arguments, wrt=wrt, verbose=False))
     if args.plot:
         from autodiff.tools.plot import plot_comparison
 
@@ -269,10 +271,10 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def _examples() -> dict[str, Path]:
     """The example scripts by name: ``examples/`` ships as the package ``autodiff.examples``."""
-    import autodiff.examples
-
+    # Found, not imported: the examples are programs built on autodiff, run by path.
+    examples = importlib.util.find_spec("autodiff.examples")
     found = {info.name: Path(info.module_finder.path) / f"{info.name}.py"
-             for info in pkgutil.iter_modules(autodiff.examples.__path__)
+             for info in pkgutil.iter_modules(examples.submodule_search_locations)
              if not info.name.startswith("_")}
     return dict(sorted(found.items()))
 
@@ -338,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="autodiff", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Differentiate a NumPy function in a file: print, draw and check it.",
         epilog="example:\n  autodiff grad model.py:loss --wrt W,b")
-    parser.add_argument("--version", action="version", version=f"autodiff {ad.__version__}")
+    parser.add_argument("--version", action="version", version=f"autodiff {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     grad = _command(commands, "grad", "Print the derivative autodiff generates for a function.",
@@ -394,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except UsageError as error:
         code, message = 2, str(error)
-    except (CommandError, ad.AutodiffError) as error:  # "model.py:12: ...", maybe with a hint
+    except (CommandError, errors.AutodiffError) as error:  # "model.py:12: ...", maybe with a hint
         code, message = 1, str(error)
     except Exception as error:
         # The user's function failed (a shape mismatch, say): say where, in one line.

@@ -25,6 +25,7 @@ from functools import partial
 
 import numpy as np
 
+from autodiff.api import grad
 from autodiff.errors import AutodiffError
 from autodiff.tools.check import Wrt, default_step, function_name, numeric_grad, resolve_wrt
 from autodiff.tools.compare import median_seconds, relative_error
@@ -60,8 +61,6 @@ def step_size_errors(f: Callable, *args, wrt: Wrt = 0,
     The reference is the complex step where ``f`` takes complex input, else
     autodiff's reverse mode (whose own error is then not drawn).
     """
-    from autodiff.api import grad
-
     positions, _ = resolve_wrt(f, wrt, len(args))
     steps = np.logspace(-15, -1, 57) if steps is None else np.asarray(steps, dtype=float)
     ours = grad(f, wrt=tuple(positions))(*args)
@@ -87,8 +86,6 @@ def cost_by_dimension(f: Callable, make_args: Callable[[int], tuple], wrt: Wrt =
 
     ``make_args(n)`` returns the arguments for an input of size ``n``.
     """
-    from autodiff.api import grad
-
     seconds: dict[str, list[float]] = {"f(x)": [], "reverse mode": [],
                                        "forward differences": [], "central differences": []}
     for n in sizes:

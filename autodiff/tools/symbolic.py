@@ -34,7 +34,8 @@ import numpy as np
 import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 
-from autodiff.api import Wrt, _primal, _resolve_wrt, _Where
+from autodiff.derivatives.build import parameters, primal
+from autodiff.derivatives.wrt import Wrt
 from autodiff.errors import AutodiffError, NonScalarOutputError
 from autodiff.graph.ir import UNDEFINED, Graph, Location, Region, SliceSpec, Value
 from autodiff.graph.scopes import MISSING, Scope
@@ -65,13 +66,13 @@ def symbolic_grad(fn: Callable, wrt: Wrt = 0, shapes: dict | None = None,
     array([0.6397..., 0.6397...])
     """
     started = time.perf_counter()
-    graph, where = _primal(fn)
-    indices, several = _resolve_wrt(graph, wrt, where)
+    graph, where = primal(fn)
+    indices, several = parameters(graph, wrt, where)
     arguments = _argument_symbols(graph, dict(shapes or {}), max_elements, where)
     if isinstance(graph.outputs[0], tuple):
         loc = graph.return_location
         raise NonScalarOutputError("grad needs a function returning one scalar, but this one "
-                                   "returns a tuple", **(Location.error_fields(loc) or where()))
+                                   "returns a tuple", **(Location.error_fields(loc) or Location.error_fields(where)))
     evaluator = _Evaluator(fn, graph, where, arguments, max_elements)
     value = evaluator.value()
     return SymbolicGradient(fn, graph.name, where, arguments, indices, several, value, started)
@@ -86,12 +87,12 @@ class _Argument:
 
 
 def _argument_symbols(graph: Graph, shapes: dict, max_elements: int,
-                      where: _Where) -> list[_Argument]:
+                      where: Location) -> list[_Argument]:
     names = [p.hint for p in graph.params]
     for name in shapes:
         if name not in names:
             raise SymbolicError(f"shapes names {name!r}, which is not an argument of "
-                                f"{graph.name}({', '.join(names)})", **where())
+                                f"{graph.name}({', '.join(names)})", **Location.error_fields(where))
     taken: set[str] = set()
 
     def symbol(name: str) -> sp.Symbol:
@@ -107,7 +108,7 @@ def _argument_symbols(graph: Graph, shapes: dict, max_elements: int,
         size = int(np.prod(shape))
         if size > max_elements:
             raise SymbolicError(f"{name} has shape {shape}: the SymPy route takes small arrays "
-                                f"(at most {max_elements} elements)", **where(),
+                                f"(at most {max_elements} elements)", **Location.error_fields(where),
                                 hint="use ad.grad, or pass a larger max_elements")
         symbols: object = symbol(name)
         if shape:
@@ -123,7 +124,7 @@ def _argument_symbols(graph: Graph, shapes: dict, max_elements: int,
 class SymbolicGradient:
     """The derivative SymPy found: call it like ``ad.grad(f)``, or read its expressions."""
 
-    def __init__(self, fn: Callable, name: str, where: _Where, arguments: list[_Argument],
+    def __init__(self, fn: Callable, name: str, where: Location, arguments: list[_Argument],
                  indices: list[int], several: bool, value: sp.Expr, started: float) -> None:
         self.fn, self.name, self.where = fn, name, where
         self.arguments, self.indices, self.several = arguments, indices, several
@@ -191,7 +192,7 @@ class SymbolicGradient:
             if np.shape(value) != argument.shape:
                 built = f"shape {argument.shape}" if argument.shape else "a scalar"
                 raise SymbolicError(f"{argument.name} has shape {np.shape(value)}, but this "
-                                    f"gradient was built for {built}", **self.where(),
+                                    f"gradient was built for {built}", **Location.error_fields(self.where),
                                     hint=f"build it with shapes={{{argument.name!r}: "
                                     f"{np.shape(value)}}}")
         return values
@@ -204,7 +205,7 @@ class SymbolicGradient:
         return text if len(text) < 4000 else text[:4000] + " ..."
 
 
-def _differentiate(value: sp.Expr, symbols, where: _Where):
+def _differentiate(value: sp.Expr, symbols, where: Location):
     if isinstance(symbols, np.ndarray):
         return _object_array([_differentiate(value, s, where) for s in symbols.flat],
                              symbols.shape)
@@ -215,7 +216,7 @@ def _differentiate(value: sp.Expr, symbols, where: _Where):
     derivative = derivative.xreplace({e: sp.S.Zero for e in steps if _is_step_derivative(e)})
     if derivative.has(sp.Derivative):
         raise SymbolicError(f"SymPy cannot differentiate {value} with respect to {symbols}",
-                            **where(), hint="use ad.grad")
+                            **Location.error_fields(where), hint="use ad.grad")
     return derivative
 
 
@@ -261,7 +262,7 @@ _PRINTER_SETTINGS = {"fully_qualified_modules": False, "inline": True,
 class _Evaluator:
     """Runs a graph with SymPy expressions and object arrays in place of numbers."""
 
-    def __init__(self, fn: Callable, graph: Graph, where: _Where, arguments: list[_Argument],
+    def __init__(self, fn: Callable, graph: Graph, where: Location, arguments: list[_Argument],
                  max_elements: int) -> None:
         self.fn, self.graph, self.where, self.max_elements = fn, graph, where, max_elements
         self.env: dict[Value, object] = {p: a.symbols for p, a in zip(graph.params, arguments)}
@@ -276,12 +277,12 @@ class _Evaluator:
                 loc = self.graph.return_location
                 raise NonScalarOutputError(f"grad needs a scalar output, but {self.graph.name} "
                                            f"returns an array of shape {value.shape}",
-                                           **(Location.error_fields(loc) or self.where()))
+                                           **(Location.error_fields(loc) or Location.error_fields(self.where)))
             value = value.item()
         value = sp.sympify(value)
         if not isinstance(value, sp.Expr):
             raise SymbolicError(f"{self.graph.name} returns a {type(value).__name__}, not a "
-                                "number", **self.where())
+                                "number", **Location.error_fields(self.where))
         return value
 
     def run(self, nodes: list) -> None:
@@ -301,7 +302,7 @@ class _Evaluator:
         return None if operand == UNDEFINED else operand.value
 
     def error(self, node, message: str, hint: str | None = None) -> SymbolicError:
-        fields = Location.error_fields(node.loc) or self.where()
+        fields = Location.error_fields(node.loc) or Location.error_fields(self.where)
         hint = hint or f"use ad.grad({self.graph.name}), which takes it"
         return SymbolicError(message, **fields, hint=hint)
 

@@ -26,6 +26,7 @@ from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Val
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
 from autodiff.transforms.activity import active_values, varied_values
+from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
 from autodiff.transforms.control import ControlFlowReverser
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -161,7 +162,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
         optimize(graph)
     else:  # the rules exactly as written, minus what nothing reads
         eliminate_dead_code(graph)
-    _copy_aliased_gradients(graph)
+    copy_aliased_gradients(graph, lambda g: may_be_borrowed(g, set(graph.params)))
     _mark_float_arithmetic(graph)
     return graph
 
@@ -460,42 +461,3 @@ def _mark_float_arithmetic(graph: Graph) -> None:
         if node.op.name == "as_gradient_of":
             gradient, param = node.args[0], node.args[1]
             node.args = (*node.args[:3], Const(closed(gradient, param)))
-
-
-def _may_be_borrowed(value: Operand, params: set[Value]) -> bool:
-    """Whether ``value`` may be one of the caller's arrays (or a global's)."""
-    seen, todo = set(), [value]
-    while todo:
-        source = todo.pop()
-        if not isinstance(source, Value) or source in seen:
-            continue
-        seen.add(source)
-        node = source.node
-        if source in params or (node is not None and node.op.name == "variable"):
-            return True
-        if isinstance(node, Region):
-            j = node.outs.index(source)
-            if node.kind != "if":
-                todo.append(node.init[j])
-            todo.extend(b.results[j] for b in node.blocks if node.kind != "while" or b is node.body)
-        elif node is not None and not node.op.fresh:
-            todo.append(node.args[0])
-    return False
-
-
-def _copy_aliased_gradients(graph: Graph) -> None:
-    """Copy a gradient that could be one of the caller's arrays (``d(x*W)/dx = W``) or
-    the same array as another gradient (``d(x+y)``), so every gradient is its own."""
-    seen: set[Value] = set()
-    for node in list(graph.nodes):
-        if node.op.name != "as_gradient_of" or not isinstance(node.args[0], Value):
-            continue
-        gradient = node.args[0]
-        borrowed = _may_be_borrowed(gradient, set(graph.params))
-        if borrowed or gradient in seen:
-            copy = Value(adjoint_of=gradient.adjoint_of)
-            copy.shape, copy.floating = gradient.shape, gradient.floating
-            graph.nodes.insert(graph.nodes.index(node), Node(
-                OPS["array"], (gradient, Const(None)), copy, None, "backward"))
-            node.args = (copy, *node.args[1:])
-        seen.add(gradient)

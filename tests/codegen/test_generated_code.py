@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.api import _build_grad, _build_jvp, _build_vjp
+from autodiff.derivatives.build import build_grad, build_jvp, build_vjp
 from tests.codegen import corpus
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
@@ -50,8 +50,8 @@ def _unused_assignments(source: str) -> set[str]:
 @pytest.mark.parametrize("fn", corpus.FUNCTIONS, ids=lambda f: f.__name__)
 def test_generated_code_is_clean_and_deterministic(fn, optimize):
     wrt = tuple(range(len(inspect.signature(fn).parameters)))
-    first = _build_grad(fn, wrt, with_value=False, optimize=optimize, has_aux=False).source
-    second = _build_grad(fn, wrt, with_value=False, optimize=optimize, has_aux=False).source
+    first = build_grad(fn, wrt, with_value=False, optimize=optimize, has_aux=False).source
+    second = build_grad(fn, wrt, with_value=False, optimize=optimize, has_aux=False).source
     assert first == second
     compile(first, "<generated>", "exec")
     assert _unused_assignments(first) == set()
@@ -158,9 +158,9 @@ def test_golden_source_of_the_other_transforms(name):
 def test_other_transforms_generate_clean_code(fn, transform):
     wrt = tuple(range(len(inspect.signature(fn).parameters)))
     if transform == "vjp":
-        first, second = (_build_vjp(fn, wrt, optimize=True).source for _ in range(2))
+        first, second = (build_vjp(fn, wrt, optimize=True).source for _ in range(2))
     else:
-        first, second = (_build_jvp(fn, wrt, optimize=True, with_value=True).source
+        first, second = (build_jvp(fn, wrt, optimize=True, with_value=True).source
                          for _ in range(2))
     assert first == second
     compile(first, "<generated>", "exec")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.api import _build_grad
+from autodiff.derivatives.build import build_grad
 from tests.corpus.control_flow import CONTROL_FLOW
 from tests.corpus.programs import CORPUS, Program
 from tests.helpers import check_against_finite_differences
@@ -95,8 +95,8 @@ def test_unoptimized_derivative_gives_the_same_gradients(program, seed):
 @pytest.mark.parametrize("program", CORPUS + CONTROL_FLOW,
                          ids=[p.fn.__name__ for p in CORPUS + CONTROL_FLOW])
 def test_generated_source_is_deterministic(program):
-    first = _build_grad(program.fn, program.wrt, with_value=False, optimize=True, has_aux=False).source
-    second = _build_grad(program.fn, program.wrt, with_value=False, optimize=True, has_aux=False).source
+    first = build_grad(program.fn, program.wrt, with_value=False, optimize=True, has_aux=False).source
+    second = build_grad(program.fn, program.wrt, with_value=False, optimize=True, has_aux=False).source
     assert first == second
 
 

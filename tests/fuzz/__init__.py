@@ -1,4 +1,4 @@
-"""The generator of random programs that ``tests/test_random_programs.py`` differentiates.
+"""The generator of random programs that ``tests/api/test_random_programs.py`` differentiates.
 
 ``text`` writes expressions with the parentheses precedence needs, ``shapes``
 knows which shapes each operation turns which shapes into, ``tables`` lists

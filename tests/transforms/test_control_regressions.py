@@ -1,4 +1,4 @@
-"""Programs the control-flow fuzzer (now tests/test_random_programs.py) found wrong,
+"""Programs the control-flow fuzzer (now tests/api/test_random_programs.py) found wrong,
 shrunk by hand; each is checked against central finite differences."""
 
 from __future__ import annotations

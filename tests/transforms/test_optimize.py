@@ -161,8 +161,8 @@ def _specialise(graph: Graph, op_name: str, value: int) -> Graph:
 
 
 def _compiled(graph: Graph, fn):
-    return compile_generated(generate(graph, Home.of_function(fn)), fn, defaults=getattr(graph, "defaults", None),
-                             kwdefaults=getattr(graph, "kwdefaults", None))
+    return compile_generated(generate(graph, Home.of_function(fn)), fn, defaults=graph.signature.default_values,
+                             kwdefaults=graph.signature.kwdefault_values)
 
 
 def _gradients(result, wrt) -> tuple:

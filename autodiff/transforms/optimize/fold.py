@@ -25,7 +25,7 @@ always run.
 
 from __future__ import annotations
 
-from autodiff.frontend.builder import GraphBuilder, _literal
+from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.graph.ir import Const, Graph, Node, Operand, Region
 from autodiff.transforms.optimize.substitution import Substitution
 
@@ -79,7 +79,7 @@ def _plain(operand: Operand) -> Const | None:
         if any(item is None for item in items):
             return None
         return Const(tuple(item.value for item in items))
-    if not isinstance(operand, Const) or not _literal(operand.value):
+    if not isinstance(operand, Const) or not literal(operand.value):
         return None
     return operand if operand.path is None else Const(operand.value)
 

@@ -1,8 +1,8 @@
 """The derivative toolkit beyond ``grad``: vjp with a seed, custom and registered
 gradients, stop_gradient and no_grad, auxiliary outputs, derivatives of derivatives.
 
-Jacobians and Hessians against finite differences are in tests/test_jacobians.py
-and tests/test_higher_order.py; the dot-product test of jvp against vjp on
+Jacobians and Hessians against finite differences are in tests/api/test_jacobians.py
+and tests/api/test_higher_order.py; the dot-product test of jvp against vjp on
 every corpus function is in tests/corpus/test_corpus.py.
 """
 

@@ -106,7 +106,7 @@ def test_numeric_grad_errors_name_the_function():
         ad.numeric_grad(magnitude, np.ones(2), method="complex")
     with pytest.raises(ad.NonScalarOutputError, match=r"need outer_tanh to return a scalar"):
         ad.numeric_grad(outer_tanh, np.ones(2), np.ones(3))
-    with pytest.raises(ad.WrtError, match=r"wrt='z' names no argument of log_softplus .*\(x, w\)"):
+    with pytest.raises(ad.WrtError, match=r"wrt='z' is not an argument of log_softplus\(x, w\)"):
         ad.numeric_grad(log_softplus, X, W, wrt="z")
     with pytest.raises(ValueError, match="method must be one of central, forward, complex"):
         ad.numeric_grad(cubic_sum, X, method="backward")

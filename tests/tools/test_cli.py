@@ -16,7 +16,7 @@ import pytest
 from autodiff.tools.cli import main
 from autodiff.tools.highlight import highlight, strip_ansi, supports_color
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 MODEL = """
 import numpy as np

@@ -1,4 +1,4 @@
-"""Programs the random-program fuzzer (``tests/test_random_programs.py``) found a bug with.
+"""Programs the random-program fuzzer (``tests/api/test_random_programs.py``) found a bug with.
 
 Each is the smallest program we could make that showed the bug, checked the
 way the fuzzer checks every program (``tests/fuzz/checks.py``).

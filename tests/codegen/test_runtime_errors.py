@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff import api
 from autodiff.codegen import origins
+from autodiff.derivatives import cache
 from tests.corpus import programs as corpus
 from tests.helpers import check_against_finite_differences
 
@@ -241,11 +241,11 @@ def test_derivatives_go_with_their_function_and_free_their_source():
 
 
 def test_the_cache_is_bounded_per_function(monkeypatch):
-    monkeypatch.setattr(api, "MAX_PER_FUNCTION", 3)
+    monkeypatch.setattr(cache, "MAX_PER_FUNCTION", 3)
     f = _make(2.0)
     derivatives = [ad.grad(f, wrt=0, optimize=o, has_aux=False, check_finite=c)
                    for o in (True, False) for c in (True, False)]
-    assert len(vars(f)[api._CACHE][1]) == 3
+    assert len(vars(f)[cache.CACHE][1]) == 3
     assert ad.grad(f, optimize=False, check_finite=False) is derivatives[-1]  # the newest stay
 
 
@@ -263,7 +263,7 @@ def test_a_wrapper_does_not_take_its_wrapped_functions_derivatives(user_module):
     # what functools.wraps does besides __wrapped__ (which autodiff follows on purpose)
     wrapper = module.twice
     wrapper.__dict__.update(module.f.__dict__)
-    assert api._CACHE in vars(wrapper)
+    assert cache.CACHE in vars(wrapper)
     np.testing.assert_allclose(ad.grad(wrapper)(np.ones(2)), 4.0 * np.ones(2))
     assert ad.grad(module.f) is g
 

@@ -61,14 +61,14 @@ function ``f2`` that calls ``ad.value_and_grad(f)``.
 CI runs 20 examples (about 15 s) in a fixed sequence. For a long run, set ``AUTODIFF_FUZZ_EXAMPLES`` (and
 ``AUTODIFF_FUZZ_SEED`` for other programs than CI's)::
 
-    AUTODIFF_FUZZ_EXAMPLES=2000 python -m pytest -q tests/test_random_programs.py
+    AUTODIFF_FUZZ_EXAMPLES=2000 python -m pytest -q tests/api/test_random_programs.py
     AUTODIFF_FUZZ_EXAMPLES=2000 AUTODIFF_FUZZ_SEED=1 \
-        python -m pytest -q tests/test_random_programs.py
+        python -m pytest -q tests/api/test_random_programs.py
 
 ``--hypothesis-show-statistics`` counts the programs that ran, and
 ``AUTODIFF_FUZZ_SHRINK=0`` reports a failing program without shrinking it.
 
-Bugs it found are kept as plain tests in ``tests/test_fuzz_regressions.py``.
+Bugs it found are kept as plain tests in ``tests/api/test_fuzz_regressions.py``.
 """
 
 from __future__ import annotations

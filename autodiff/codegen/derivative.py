@@ -1,0 +1,53 @@
+"""A derivative graph as the function the user gets: generated, compiled, and carrying
+``.source``, ``.graph``, ``.original_graph``, ``.original`` and ``.where``."""
+
+from __future__ import annotations
+
+import threading
+import types
+from collections.abc import Callable
+
+from autodiff.codegen.compile import compile_generated
+from autodiff.codegen.python import generate
+from autodiff.graph.ir import Graph, Location
+from autodiff.graph.scopes import Home
+from autodiff.ops.custom import CustomGradient
+from autodiff.transforms.aliases import copy_aliased_gradients
+
+# One compilation at a time in the process (building a derivative, specialising
+# one): CPython 3.11's ast.parse is not safe to run in two threads at once.
+compiling = threading.RLock()
+
+
+def anchor(fn: Callable) -> types.FunctionType:
+    """The user function whose module, closure and defaults a derivative runs with."""
+    while getattr(fn, "original", None) is not None:
+        fn = fn.original
+    if isinstance(fn, CustomGradient):
+        fn = fn.fn
+    return fn if isinstance(fn, types.FunctionType) else _blank
+
+
+def _blank(): ...
+
+
+def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
+           check_finite: bool = False) -> Callable:
+    """The function running the derivative ``graph`` of ``fn`` (whose own graph is
+    ``original_graph``); errors about it as a whole point at ``where``."""
+    # Two gradients computed as one value (merged as common subexpressions) are
+    # returned as two arrays.
+    copy_aliased_gradients(graph)
+    user = anchor(fn)
+    generated = generate(graph, Home.of_function(user), check_finite=check_finite)
+    signature = graph.signature
+    function = compile_generated(generated, user, defaults=signature.default_values,
+                                 kwdefaults=signature.kwdefault_values,
+                                 where=(where.filename, where.lineno or None, where.text))
+    function.source = generated.text
+    function.check_finite = check_finite
+    function.graph = graph
+    function.original_graph = original_graph
+    function.original = fn
+    function.where = where
+    return function

@@ -1,0 +1,192 @@
+"""Building one derivative: the function's graph (:func:`primal`), differentiated by
+reverse or forward mode, its outputs arranged for the transform asked for, and
+finished as a function (:func:`autodiff.codegen.derivative.finish`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from autodiff.codegen.derivative import finish
+from autodiff.derivatives.wrt import Wrt, resolve_wrt
+from autodiff.errors import AutodiffError, NonScalarOutputError
+from autodiff.frontend import function_to_graph
+from autodiff.graph.ir import Const, Graph, Location, Node, Signature, Value
+from autodiff.jit.specialize import always_fresh
+from autodiff.ops import OPS
+from autodiff.ops.custom import CustomGradient
+from autodiff.transforms import reverse_mode
+from autodiff.transforms.aliases import copy_aliased_gradients, copy_node
+from autodiff.transforms.forward import forward_mode
+from autodiff.transforms.optimize import eliminate_dead_code
+from autodiff.transforms.optimize import optimize as run_passes
+from autodiff.transforms.reverse import TapedDerivativeError
+
+
+def primal(fn: Callable) -> tuple[Graph, Location]:
+    """The graph of ``fn`` and where errors about it as a whole point (its ``def``):
+    from its source, from the derivative it is, or the call of a function with a
+    custom gradient."""
+    derived = getattr(fn, "graph", None)
+    if isinstance(derived, Graph) and getattr(fn, "original", None) is not None:
+        graph, _ = derived.copy()
+        # A derivative returning several things (jvp's value and tangent,
+        # value_and_grad's pair) is, to a transform, a function returning a tuple.
+        if len(graph.outputs) > 1:
+            graph.outputs = [tuple(graph.outputs)]
+        return graph, fn.where
+    if isinstance(fn, CustomGradient):
+        return _call_graph(fn), _def_line(fn.fn)
+    graph, source = function_to_graph(fn)
+    # Loops carry every name they assign: drop what nothing reads (a loop
+    # variable unused after its loop), so the graph reads like the function.
+    eliminate_dead_code(graph)
+    tree = source.tree
+    return graph, Location(source.filename, tree.lineno, source.line(tree.lineno))
+
+
+def parameters(graph: Graph, wrt: Wrt, where: Location) -> tuple[list[int], bool]:
+    """The params of ``graph`` that ``wrt`` names, and whether it names several."""
+    return resolve_wrt(wrt, [p.hint for p in graph.params], graph.name, where)
+
+
+def _def_line(fn) -> Location:
+    return Location.of_function(fn) or Location("<unknown>", 0, "")
+
+
+def _call_graph(fn: CustomGradient) -> Graph:
+    """``def f(*params): return f(*params)`` for a function with a custom gradient."""
+    op = fn.op
+    params = [Value(name) for name in op.params]
+    where = _def_line(fn.fn)
+    signature = Signature(positional=list(op.params),
+                          default_values=getattr(fn.fn, "__defaults__", None))
+    graph = Graph(fn.__name__, params, filename=where.filename, signature=signature)
+    out = Value()
+    loc = Location(where.filename, where.lineno, f"{fn.__name__}({', '.join(op.params)})")
+    graph.nodes.append(Node(op, tuple(params), out, loc, "forward"))
+    graph.outputs = [out]
+    graph.return_location = loc
+    return graph
+
+
+def add_param(graph: Graph, name: str, param: Value | None = None,
+              optional: bool = False) -> Value:
+    """A new parameter after the others, named ``name`` unless the function has one of
+    that name (see :meth:`~autodiff.graph.ir.Signature.with_parameter`)."""
+    taken = {p.hint for p in graph.params}
+    while name in taken:
+        name += "_"
+    param = param if param is not None else Value()
+    param.hint = name
+    graph.signature, positional = graph.signature.with_parameter(name, optional)
+    if positional:
+        signature = graph.signature
+        graph.params.insert(len(signature.positional_only) + len(signature.positional) - 1,
+                            param)
+    else:
+        graph.params.append(param)
+    return param
+
+
+def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool,
+               check_finite: bool = False) -> Callable:
+    """The gradient of ``fn`` by reverse mode. Raises
+    :class:`~autodiff.transforms.reverse.TapedDerivativeError` for a derivative whose
+    reverse sweep would read a loop's tape (its gradient is then taken by forward mode)."""
+    graph, where = primal(fn)
+    indices, several = parameters(graph, wrt, where)
+    output = graph.outputs[0]
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise AutodiffError("has_aux=True needs a function returning (loss, aux)",
+                                **Location.error_fields(where),
+                                hint="return a pair: the loss, then the rest")
+        graph.outputs = list(output)
+        output = output[0]
+    if isinstance(output, tuple):
+        raise NonScalarOutputError(
+            "grad needs a function returning one scalar, but this one returns a tuple",
+            **Location.error_fields(graph.return_location or where),
+            hint="return the loss alone, pass has_aux=True to return (loss, aux), "
+            "or use a vector-Jacobian product (ad.vjp)")
+    try:
+        derivative = reverse_mode(graph, indices, with_value=with_value, optimized=optimize)
+    except TapedDerivativeError:
+        if check_finite and not has_aux:
+            raise AutodiffError(
+                "check_finite=True is not available for the gradient of a derivative "
+                "whose reverse sweep reads a loop's tape (it runs by forward mode)",
+                **Location.error_fields(where),
+                hint="check the inner derivative: ad.grad(f, check_finite=True)") from None
+        raise
+    derivative.name = fn.__name__ + ("_value_and_grad" if with_value else "_grad")
+    outputs = derivative.outputs
+    value = outputs[0] if with_value else None
+    gradients = outputs[1:] if with_value else outputs
+    aux = gradients[len(indices):]
+    gradients = gradients[:len(indices)]
+    result = tuple(gradients) if several else gradients[0]
+    if has_aux:
+        derivative.outputs = ([(value, aux[0]), result] if with_value else [(result, aux[0])])
+    else:
+        derivative.outputs = [value, result] if with_value else [result]
+    return finish(derivative, fn, graph, where, check_finite)
+
+
+def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False) -> Callable:
+    """The vector-Jacobian product of ``fn``: ``(*args, seed)``."""
+    graph, where = primal(fn)
+    indices, several = parameters(graph, wrt, where)
+    seed = add_param(graph, "seed", optional=True)
+    derivative = reverse_mode(graph, indices, optimized=optimize, seed=seed)
+    graph.params = [param for param in graph.params if param is not seed]  # fn's own graph
+    derivative.name = fn.__name__ + "_vjp"
+    # the seed handed back as it is (f(x) = x): a copy
+    copy_aliased_gradients(derivative, lambda g: g in derivative.params)
+    result = tuple(derivative.outputs) if several else derivative.outputs[0]
+    derivative.outputs = [result]
+    function = finish(derivative, fn, graph, where, check_finite)
+    function.seed_name = seed.hint
+    return function
+
+
+def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
+              name: str = "jvp", tangent: str = "tangent", check_finite: bool = False) -> Callable:
+    """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``."""
+    graph, where = primal(fn)
+    indices, several = parameters(graph, wrt, where)
+    derivative = forward_mode(graph, indices, optimized=False)
+    derivative.name = fn.__name__ + "_" + name
+    tangents = derivative.tangent_params
+    derivative.params = derivative.params[:len(derivative.params) - len(tangents)]
+    if several:  # x_dot, y_dot = tangent
+        param = add_param(derivative, tangent)
+        derivative.nodes[:0] = [Node(OPS["getitem"], (param, Const(index)), value, None,
+                                     "tangent") for index, value in enumerate(tangents)]
+    else:
+        param = add_param(derivative, tangent, tangents[0])
+    half = len(derivative.outputs) // 2
+    values, outs = derivative.outputs[:half], derivative.outputs[half:]
+    # an output tangent that is the caller's tangent or a view of it (f(x) = x.T), or
+    # one array for two outputs: a copy
+    seen: set = set()
+
+    def fresh(out):
+        if isinstance(out, tuple):
+            return tuple(fresh(o) for o in out)
+        if isinstance(out, Value) and (out in seen or not always_fresh(out, set())):
+            node = copy_node(out, "tangent")
+            derivative.nodes.append(node)
+            out = node.out
+        seen.add(out)
+        return out
+
+    outs = [fresh(o) for o in outs]
+    derivative.outputs = [values[0], outs[0]] if with_value else [outs[0]]
+    if optimize:
+        run_passes(derivative)
+    else:
+        eliminate_dead_code(derivative)
+    function = finish(derivative, fn, graph, where, check_finite)
+    function.tangent_name = param.hint
+    return function

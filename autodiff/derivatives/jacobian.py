@@ -1,0 +1,176 @@
+"""Jacobians assembled from generated products, one call per row (vector-Jacobian
+products) or per column (Jacobian-vector products), and the gradient of a
+derivative whose reverse sweep reads a loop's tape, by forward mode over it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from autodiff.derivatives.build import build_grad, parameters, primal
+from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
+from autodiff.derivatives.wrt import Wrt, wrt_key
+from autodiff.errors import NonScalarOutputError
+from autodiff.transforms.reverse import TapedDerivativeError
+
+
+def build_gradient(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
+                   has_aux: bool = False, check_finite: bool = False) -> Callable:
+    """The gradient of ``fn`` by reverse mode, or, for a derivative whose reverse sweep
+    reads a loop's tape (``grad(grad(f))`` with ``f`` looping), by forward mode over it."""
+    try:
+        return build_grad(fn, wrt, with_value=with_value, optimize=optimize,
+                          has_aux=has_aux, check_finite=check_finite)
+    except TapedDerivativeError:
+        if has_aux:
+            raise
+        return ForwardGradient(fn, wrt, with_value, optimize)
+
+
+def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
+            has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
+    """The gradient of ``fn`` (:func:`autodiff.grad`, :func:`autodiff.value_and_grad`),
+    built once."""
+    kind = "value_and_grad" if with_value else "grad"
+    return cached(fn, (kind, wrt_key(wrt), optimize, has_aux, check_finite),
+                  lambda: build_gradient(fn, wrt, with_value=with_value, optimize=optimize,
+                                         has_aux=has_aux, check_finite=check_finite),
+                  jit, optimize, check_finite)
+
+
+class Jacobian(Assembled):
+    """The Jacobian of a function, row by row (reverse) or column by column (forward)."""
+
+    def __init__(self, fn: Callable, wrt: Wrt, mode: str | None, optimize: bool) -> None:
+        self.fn, self.wrt, self.mode, self.optimize = fn, wrt, mode, optimize
+        graph, where = primal(fn)
+        self.indices, self.several = parameters(graph, wrt, where)
+        self.__name__ = fn.__name__ + "_jacobian"
+        self.__doc__ = f"The Jacobian of {fn.__name__}."
+
+    @property
+    def vjp(self) -> Callable:
+        return vjp_of(self.fn, self.wrt, optimize=self.optimize)
+
+    @property
+    def jvp(self) -> Callable:
+        return jvp_of(self.fn, self.wrt, optimize=self.optimize)
+
+    @property
+    def source(self) -> str:
+        """The generated product(s) the Jacobian is assembled from."""
+        modes = [self.mode] if self.mode else ["rev", "fwd"]
+        parts = []
+        for mode in modes:
+            product = self.vjp if mode == "rev" else self.jvp
+            how = ("one call per output element, seeded with that element"
+                   if mode == "rev" else "one call per argument element, tangent along it")
+            parts.append(f"# mode={mode!r}: {how}\n{product.source}")
+        return "\n".join(parts)
+
+    def __call__(self, *args, **kwargs):
+        if self.mode == "fwd":
+            return self._forward(args, kwargs)
+        value = self.fn(*args, **kwargs)
+        if self.mode == "rev":
+            return self._reverse(args, kwargs, value)
+        outputs = value if isinstance(value, tuple) else (value,)
+        inputs = sum(np.size(argument(self.fn, args, kwargs, i)) for i in self.indices)
+        if sum(np.size(o) for o in outputs) < inputs:
+            return self._reverse(args, kwargs, value)
+        return self._forward(args, kwargs)
+
+    def _reverse(self, args: tuple, kwargs: dict, value):
+        pull = self.vjp
+        outputs = value if isinstance(value, tuple) else (value,)
+        inputs = [argument(self.fn, args, kwargs, i) for i in self.indices]
+        blocks = []
+        for k, out in enumerate(outputs):
+            rows = []
+            for element in np.ndindex(np.shape(out)):
+                seeds = [np.zeros(np.shape(o)) for o in outputs]
+                seeds[k][element] = 1.0
+                seed = tuple(seeds) if isinstance(value, tuple) else seeds[0]
+                grads = pull(*args, **kwargs, **{pull.seed_name: seed})
+                rows.append(grads if self.several else (grads,))
+            blocks.append(tuple(
+                assemble([np.asarray(r[w], dtype=float) for r in rows], np.shape(out), x,
+                          first="output")
+                for w, x in enumerate(inputs)))
+        return self._shape(blocks, isinstance(value, tuple))
+
+    def _forward(self, args: tuple, kwargs: dict):
+        push = self.jvp
+        inputs = [argument(self.fn, args, kwargs, i) for i in self.indices]
+        columns: list[list] = [[] for _ in inputs]
+        value = None
+        for w, x in enumerate(inputs):
+            for element in np.ndindex(np.shape(x)):
+                tangents = [np.zeros(np.shape(v)) for v in inputs]
+                tangents[w][element] = 1.0
+                tangent = tuple(tangents) if self.several else tangents[0]
+                value, out = push(*args, **kwargs, **{push.tangent_name: tangent})
+                columns[w].append(out if isinstance(value, tuple) else (out,))
+        if value is None:  # every argument is empty: one call for the output's shape
+            value = self.fn(*args, **kwargs)
+        outputs = value if isinstance(value, tuple) else (value,)
+        blocks = [tuple(assemble([np.asarray(c[k], dtype=float) for c in columns[w]],
+                                  np.shape(out), x, first="input")
+                        for w, x in enumerate(inputs))
+                  for k, out in enumerate(outputs)]
+        return self._shape(blocks, isinstance(value, tuple))
+
+    def _shape(self, blocks: list[tuple], tuple_output: bool):
+        per_output = [b if self.several else b[0] for b in blocks]
+        return tuple(per_output) if tuple_output else per_output[0]
+
+    def __repr__(self) -> str:
+        return f"<jacobian of {self.fn.__name__}, mode={self.mode or 'auto'}>"
+
+
+class ForwardGradient(Assembled):
+    """The gradient of a scalar derivative whose reverse sweep reads a loop's tape
+    (``grad(grad(f))`` with ``f`` looping), by forward mode over it: one
+    Jacobian-vector product per element of the differentiated arguments."""
+
+    def __init__(self, fn: Callable, wrt: Wrt, with_value: bool, optimize: bool) -> None:
+        self.jacobian = Jacobian(fn, wrt, "fwd", optimize)
+        self.fn, self.with_value = fn, with_value
+        self.__name__ = fn.__name__ + ("_value_and_grad" if with_value else "_grad")
+
+    @property
+    def source(self) -> str:
+        return self.jacobian.source
+
+    def __call__(self, *args, **kwargs):
+        value = self.fn(*args, **kwargs)
+        if np.size(value) != 1:
+            raise NonScalarOutputError(f"grad needs a scalar output, but {self.fn.__name__} "
+                                       f"returns an array of shape {np.shape(value)}")
+        gradient = self.jacobian(*args, **kwargs)
+        return (value, gradient) if self.with_value else gradient
+
+
+def argument(fn: Callable, args: tuple, kwargs: dict, index: int):
+    if index < len(args):
+        return args[index]
+    graph, _ = primal(fn)
+    return kwargs[graph.params[index].hint]
+
+
+def assemble(parts: list, out_shape: tuple, x, first: str):
+    """The block ``out_shape + shape(x)`` from rows (one per output element) or
+    columns (one per element of ``x``)."""
+    in_shape = np.shape(x)
+    dtype = np.result_type(x, 1.0) if np.ndim(x) or isinstance(x, np.generic) else np.float64
+    if not parts:
+        block = np.zeros(out_shape + in_shape, dtype=dtype)
+    elif first == "output":
+        block = np.stack(parts).reshape(out_shape + in_shape).astype(dtype, copy=False)
+    else:
+        stacked = np.stack([np.broadcast_to(p, out_shape) for p in parts], axis=-1)
+        block = stacked.reshape(out_shape + in_shape).astype(dtype, copy=False)
+    if block.ndim == 0 and isinstance(x, (float, int)):
+        return float(block)
+    return block
