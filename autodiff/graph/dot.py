@@ -7,8 +7,13 @@ digraph "f" {
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Graph, Region, operand_values, walk
+from typing import TYPE_CHECKING
+
 from autodiff.graph.names import assign_names
+from autodiff.graph.nodes import Region, operand_values, walk
+
+if TYPE_CHECKING:  # the graph module shows itself with this one
+    from autodiff.graph.ir import Graph
 
 
 def _quote(text: str) -> str:

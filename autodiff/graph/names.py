@@ -13,16 +13,21 @@ Liveness is measured on the text as it will be written, with a value read
 inside a loop kept alive to the loop's end (the next iteration reads it again).
 
 >>> from autodiff.graph.ir import Graph, Value
->>> assign_names(Graph("f", [Value("x")]))[0]
-{}
+>>> x = Value("x")
+>>> assign_names(Graph("f", [x]))[0][x]
+'x'
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from autodiff.graph.ir import Graph, Node, Region, Value, operand_values
+from autodiff.graph.nodes import Node, Region, Value, operand_values
+
+if TYPE_CHECKING:  # the graph module names its values with this one
+    from autodiff.graph.ir import Graph
 
 
 class Layout:

@@ -8,8 +8,13 @@
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Const, Graph, Operand, Region, SliceSpec, Value, walk
+from typing import TYPE_CHECKING
+
 from autodiff.graph.names import assign_names
+from autodiff.graph.nodes import Const, Operand, Region, SliceSpec, Value, walk
+
+if TYPE_CHECKING:  # the graph module shows itself with this one
+    from autodiff.graph.ir import Graph
 
 
 def format_operand(operand: Operand, names: dict[Value, str]) -> str:

@@ -20,7 +20,7 @@ always run.
 >>> g.nodes.append(Node(OPS["divide"], (Const(1.0), Const(4)), third, None, "forward"))
 >>> g.outputs = [third]
 >>> fold_constants(g).outputs
-[Const(value=0.25, path=None)]
+[Const(value=0.25, path=None, scope=None)]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ names an adjoint ``d<name of its primal>``).
 >>> x = Value("x")
 >>> replaced[x] = Const(2.0)
 >>> replaced.read((x, Const(1)))
-(Const(value=2.0, path=None), Const(value=1, path=None))
+(Const(value=2.0, path=None, scope=None), Const(value=1, path=None, scope=None))
 """
 
 from __future__ import annotations
