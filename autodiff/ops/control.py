@@ -103,7 +103,7 @@ def list_pop(lst): ...
 list_pop.effect = True
 
 
-@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True, sympy=lambda lst, index: lst[sympy_index(index)])
+@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
 
@@ -112,26 +112,16 @@ def _(g, ans, lst, index):
     return runtime.list_index_grad(g, lst, index)
 
 
-@list_getitem.defjvp
-def _(t, ans, lst, index):
-    return t[index]
-
-
 _SYMPY_ADD = elementwise(operator.add, 2)
 
 
-@defop("list_sum", "sum(items)", diff=("items",), list_adjoints=True, sympy=lambda items: functools.reduce(_SYMPY_ADD, items, 0))
+@defop("list_sum", "sum(items)", diff=("items",), list_adjoints=True, sympy=lambda items: functools.reduce(_SYMPY_ADD, items, 0), jvp="linear")
 def list_sum(items): ...
 
 
 @list_sum.defvjp
 def _(g, ans, items):
     return runtime.sum_list_grad(g, items)
-
-
-@list_sum.defjvp
-def _(t, ans, items):
-    return sum(t)
 
 
 @defop("add_lists", "add_lists(a, b)", aliases=(runtime.add_lists,), diff=("a", "b"), **_list,

@@ -78,23 +78,13 @@ def _(t, ans, x1, x2):
 
 
 @defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),
-       shape=BINARY, impl=operator.mul, zeros="product", recompute="scalar", sympy=elementwise(operator.mul, 2), python_arithmetic=True, update_operator="*")
+       shape=BINARY, impl=operator.mul, zeros="product", recompute="scalar", sympy=elementwise(operator.mul, 2), python_arithmetic=True, update_operator="*", jvp="linear")
 def multiply(x1, x2): ...
 
 
 @multiply.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g * x2, x1), unbroadcast(g * x1, x2)
-
-
-@multiply.defjvp("x1")
-def _(t, ans, x1, x2):
-    return t * x2
-
-
-@multiply.defjvp("x2")
-def _(t, ans, x1, x2):
-    return x1 * t
 
 
 @defop("divide", "x1 / x2", aliases=(np.divide, np.true_divide, operator.truediv),
@@ -180,8 +170,8 @@ def _helper(fn, diff, **facts):
     return op
 
 
-_exponent_op = _helper(power_exponent_below, ("y",), shape="like:y", fresh=True)
-_log_base_op = _helper(power_log_base, ("x",), shape="like:x", floating="always")
+_exponent_op = _helper(power_exponent_below, ("y",), shape="like:y", fresh=True, jvp="same")
+_log_base_op = _helper(power_log_base, ("x",), shape="like:x", floating="always", jvp="same")
 
 
 # Its derivative is 1 where y is not 0 (the branch y - 1 is taken), else 0.
@@ -190,20 +180,10 @@ def _(g, ans, y):
     return np.where(y == 0, 0.0, g)
 
 
-@_exponent_op.defjvp
-def _(t, ans, y):
-    return np.where(y == 0, 0.0, t)
-
-
 # 1 / x where x is not 0 (log x), else 0 (the constant log 1).
 @_log_base_op.defvjp
 def _(g, ans, x):
     return np.where(x == 0, 0.0, g / np.where(x == 0, 1.0, x))
-
-
-@_log_base_op.defjvp
-def _(t, ans, x):
-    return np.where(x == 0, 0.0, t / np.where(x == 0, 1.0, x))
 
 
 def _two_numbers(x1, x2):
@@ -299,7 +279,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("negative", "-x", aliases=(np.negative, operator.neg), diff=("x",), shape=UNARY,
-       impl=operator.neg, zeros="first", recompute="scalar", sympy=elementwise(operator.neg), python_arithmetic=True, ufunc_out=True)
+       impl=operator.neg, zeros="first", recompute="scalar", sympy=elementwise(operator.neg), python_arithmetic=True, ufunc_out=True, jvp="same")
 def negative(x): ...
 
 
@@ -308,13 +288,8 @@ def _(g, ans, x):
     return -g
 
 
-@negative.defjvp
-def _(t, ans, x):
-    return -t
-
-
 @defop("positive", "+x", aliases=(np.positive, operator.pos), diff=("x",), shape=UNARY,
-       impl=operator.pos, zeros="first", sympy=elementwise(operator.pos), python_arithmetic=True)
+       impl=operator.pos, zeros="first", sympy=elementwise(operator.pos), python_arithmetic=True, jvp="same")
 def positive(x): ...
 
 
@@ -323,13 +298,8 @@ def _(g, ans, x):
     return g
 
 
-@positive.defjvp
-def _(t, ans, x):
-    return t
-
-
 @defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs, math.fabs), diff=("x",),
-       shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True)
+       shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
 def abs_(x): ...
 
 
@@ -338,12 +308,7 @@ def _(g, ans, x):
     return g * np.sign(x)
 
 
-@abs_.defjvp
-def _(t, ans, x):
-    return t * np.sign(x)
-
-
-@defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY, sympy=elementwise(lambda x: x ** 2), ufunc_out=True)
+@defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY, sympy=elementwise(lambda x: x ** 2), ufunc_out=True, jvp="same")
 def square(x): ...
 
 
@@ -352,24 +317,14 @@ def _(g, ans, x):
     return g * 2 * x
 
 
-@square.defjvp
-def _(t, ans, x):
-    return t * 2 * x
-
-
 @defop("sqrt", "np.sqrt(x)", aliases=(np.sqrt, math.sqrt), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("sqrt"), math_form="sqrt", ufunc_out=True)
+       floating="always", sympy=elementwise("sqrt"), math_form="sqrt", ufunc_out=True, jvp="same")
 def sqrt(x): ...
 
 
 @sqrt.defvjp
 def _(g, ans, x):
     return g * 0.5 / ans
-
-
-@sqrt.defjvp
-def _(t, ans, x):
-    return t * 0.5 / ans
 
 
 # ----- exponentials and logarithms -----
@@ -396,7 +351,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("exp"), math_form="exp", ufunc_out=True)
+       floating="always", sympy=elementwise("exp"), math_form="exp", ufunc_out=True, jvp="same")
 def exp(x): ...
 
 
@@ -405,24 +360,14 @@ def _(g, ans, x):
     return g * ans
 
 
-@exp.defjvp
-def _(t, ans, x):
-    return t * ans
-
-
 @defop("expm1", "np.expm1(x)", aliases=(np.expm1, math.expm1), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise(lambda x: cfunctions.expm1(x)), math_form="expm1", ufunc_out=True)
+       floating="always", sympy=elementwise(lambda x: cfunctions.expm1(x)), math_form="expm1", ufunc_out=True, jvp="same")
 def expm1(x): ...
 
 
 @expm1.defvjp
 def _(g, ans, x):
     return g * (ans + 1)
-
-
-@expm1.defjvp
-def _(t, ans, x):
-    return t * (ans + 1)
 
 
 def _math_log(x, base=None):
@@ -432,7 +377,7 @@ def _math_log(x, base=None):
 
 
 @defop("log", "np.log(x)", aliases=(np.log, (math.log, _math_log)), diff=("x",), shape=UNARY,
-       floating="always", impl=np.log, sympy=elementwise("log"), math_form="log", ufunc_out=True)
+       floating="always", impl=np.log, sympy=elementwise("log"), math_form="log", ufunc_out=True, jvp="same")
 def log(x): ...
 
 
@@ -441,13 +386,8 @@ def _(g, ans, x):
     return g / x
 
 
-@log.defjvp
-def _(t, ans, x):
-    return t / x
-
-
 @defop("log1p", "np.log1p(x)", aliases=(np.log1p, math.log1p), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise(lambda x: cfunctions.log1p(x)), math_form="log1p", ufunc_out=True)
+       floating="always", sympy=elementwise(lambda x: cfunctions.log1p(x)), math_form="log1p", ufunc_out=True, jvp="same")
 def log1p(x): ...
 
 
@@ -456,13 +396,8 @@ def _(g, ans, x):
     return g / (1 + x)
 
 
-@log1p.defjvp
-def _(t, ans, x):
-    return t / (1 + x)
-
-
 @defop("log2", "np.log2(x)", aliases=(np.log2, math.log2), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise(lambda x: cfunctions.log2(x)), math_form="log2", ufunc_out=True)
+       floating="always", sympy=elementwise(lambda x: cfunctions.log2(x)), math_form="log2", ufunc_out=True, jvp="same")
 def log2(x): ...
 
 
@@ -471,13 +406,8 @@ def _(g, ans, x):
     return g / (x * np.log(2.0))
 
 
-@log2.defjvp
-def _(t, ans, x):
-    return t / (x * np.log(2.0))
-
-
 @defop("log10", "np.log10(x)", aliases=(np.log10, math.log10), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise(lambda x: cfunctions.log10(x)), math_form="log10", ufunc_out=True)
+       floating="always", sympy=elementwise(lambda x: cfunctions.log10(x)), math_form="log10", ufunc_out=True, jvp="same")
 def log10(x): ...
 
 
@@ -486,16 +416,11 @@ def _(g, ans, x):
     return g / (x * np.log(10.0))
 
 
-@log10.defjvp
-def _(t, ans, x):
-    return t / (x * np.log(10.0))
-
-
 # ----- trigonometric and hyperbolic -----
 
 
 @defop("sin", "np.sin(x)", aliases=(np.sin, math.sin), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("sin"), math_form="sin", ufunc_out=True)
+       floating="always", sympy=elementwise("sin"), math_form="sin", ufunc_out=True, jvp="same")
 def sin(x): ...
 
 
@@ -504,13 +429,8 @@ def _(g, ans, x):
     return g * np.cos(x)
 
 
-@sin.defjvp
-def _(t, ans, x):
-    return t * np.cos(x)
-
-
 @defop("cos", "np.cos(x)", aliases=(np.cos, math.cos), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("cos"), math_form="cos", ufunc_out=True)
+       floating="always", sympy=elementwise("cos"), math_form="cos", ufunc_out=True, jvp="same")
 def cos(x): ...
 
 
@@ -519,13 +439,8 @@ def _(g, ans, x):
     return -(g * np.sin(x))
 
 
-@cos.defjvp
-def _(t, ans, x):
-    return -(t * np.sin(x))
-
-
 @defop("tan", "np.tan(x)", aliases=(np.tan, math.tan), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("tan"), math_form="tan", ufunc_out=True)
+       floating="always", sympy=elementwise("tan"), math_form="tan", ufunc_out=True, jvp="same")
 def tan(x): ...
 
 
@@ -534,13 +449,8 @@ def _(g, ans, x):
     return g * (1 + ans * ans)
 
 
-@tan.defjvp
-def _(t, ans, x):
-    return t * (1 + ans * ans)
-
-
 @defop("arcsin", "np.arcsin(x)", aliases=(np.arcsin, math.asin), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("asin"), math_form="asin")
+       floating="always", sympy=elementwise("asin"), math_form="asin", jvp="same")
 def arcsin(x): ...
 
 
@@ -549,13 +459,8 @@ def _(g, ans, x):
     return g / np.sqrt(1 - x * x)
 
 
-@arcsin.defjvp
-def _(t, ans, x):
-    return t / np.sqrt(1 - x * x)
-
-
 @defop("arccos", "np.arccos(x)", aliases=(np.arccos, math.acos), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("acos"), math_form="acos")
+       floating="always", sympy=elementwise("acos"), math_form="acos", jvp="same")
 def arccos(x): ...
 
 
@@ -564,13 +469,8 @@ def _(g, ans, x):
     return -g / np.sqrt(1 - x * x)
 
 
-@arccos.defjvp
-def _(t, ans, x):
-    return -t / np.sqrt(1 - x * x)
-
-
 @defop("arctan", "np.arctan(x)", aliases=(np.arctan, math.atan), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("atan"), math_form="atan", ufunc_out=True)
+       floating="always", sympy=elementwise("atan"), math_form="atan", ufunc_out=True, jvp="same")
 def arctan(x): ...
 
 
@@ -579,13 +479,8 @@ def _(g, ans, x):
     return g / (1 + x * x)
 
 
-@arctan.defjvp
-def _(t, ans, x):
-    return t / (1 + x * x)
-
-
 @defop("sinh", "np.sinh(x)", aliases=(np.sinh, math.sinh), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("sinh"), math_form="sinh", ufunc_out=True)
+       floating="always", sympy=elementwise("sinh"), math_form="sinh", ufunc_out=True, jvp="same")
 def sinh(x): ...
 
 
@@ -594,13 +489,8 @@ def _(g, ans, x):
     return g * np.cosh(x)
 
 
-@sinh.defjvp
-def _(t, ans, x):
-    return t * np.cosh(x)
-
-
 @defop("cosh", "np.cosh(x)", aliases=(np.cosh, math.cosh), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("cosh"), math_form="cosh", ufunc_out=True)
+       floating="always", sympy=elementwise("cosh"), math_form="cosh", ufunc_out=True, jvp="same")
 def cosh(x): ...
 
 
@@ -609,24 +499,14 @@ def _(g, ans, x):
     return g * np.sinh(x)
 
 
-@cosh.defjvp
-def _(t, ans, x):
-    return t * np.sinh(x)
-
-
 @defop("tanh", "np.tanh(x)", aliases=(np.tanh, math.tanh), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("tanh"), math_form="tanh", ufunc_out=True)
+       floating="always", sympy=elementwise("tanh"), math_form="tanh", ufunc_out=True, jvp="same")
 def tanh(x): ...
 
 
 @tanh.defvjp
 def _(g, ans, x):
     return g * (1 - ans * ans)
-
-
-@tanh.defjvp
-def _(t, ans, x):
-    return t * (1 - ans * ans)
 
 
 # ----- selection -----

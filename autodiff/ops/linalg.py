@@ -23,7 +23,7 @@ def _helper_op(fn, **facts) -> Op:
     return op
 
 
-@defop("matmul", "x1 @ x2", aliases=(np.matmul, operator.matmul), diff=("x1", "x2"), sympy=lambda x1, x2: np.matmul(objects(x1), objects(x2)))
+@defop("matmul", "x1 @ x2", aliases=(np.matmul, operator.matmul), diff=("x1", "x2"), sympy=lambda x1, x2: np.matmul(objects(x1), objects(x2)), jvp="linear")
 def matmul(x1, x2): ...
 
 
@@ -33,17 +33,7 @@ def _(g, ans, x1, x2):
 
 
 # Bilinear products apply themselves to the tangent of one factor at a time.
-@matmul.defjvp("x1")
-def _(t, ans, x1, x2):
-    return t @ x2
-
-
-@matmul.defjvp("x2")
-def _(t, ans, x1, x2):
-    return x1 @ t
-
-
-@defop("dot", "np.dot(a, b)", aliases=(np.dot,), methods=("dot",), diff=("a", "b"), sympy=lambda a, b: np.dot(objects(a), objects(b)))
+@defop("dot", "np.dot(a, b)", aliases=(np.dot,), methods=("dot",), diff=("a", "b"), sympy=lambda a, b: np.dot(objects(a), objects(b)), jvp="linear")
 def dot(a, b): ...
 
 
@@ -52,17 +42,7 @@ def _(g, ans, a, b):
     return runtime.dot_grad_lhs(g, a, b), runtime.dot_grad_rhs(g, a, b)
 
 
-@dot.defjvp("a")
-def _(t, ans, a, b):
-    return np.dot(t, b)
-
-
-@dot.defjvp("b")
-def _(t, ans, a, b):
-    return np.dot(a, t)
-
-
-@defop("inner", "np.inner(a, b)", aliases=(np.inner,), diff=("a", "b"), sympy=lambda a, b: np.inner(objects(a), objects(b)))
+@defop("inner", "np.inner(a, b)", aliases=(np.inner,), diff=("a", "b"), sympy=lambda a, b: np.inner(objects(a), objects(b)), jvp="linear")
 def inner(a, b): ...
 
 
@@ -71,17 +51,7 @@ def _(g, ans, a, b):
     return runtime.inner_grad_lhs(g, a, b), runtime.inner_grad_rhs(g, a, b)
 
 
-@inner.defjvp("a")
-def _(t, ans, a, b):
-    return np.inner(t, b)
-
-
-@inner.defjvp("b")
-def _(t, ans, a, b):
-    return np.inner(a, t)
-
-
-@defop("outer", "np.outer(a, b)", aliases=(np.outer,), diff=("a", "b"), sympy=lambda a, b: np.outer(objects(a), objects(b)))
+@defop("outer", "np.outer(a, b)", aliases=(np.outer,), diff=("a", "b"), sympy=lambda a, b: np.outer(objects(a), objects(b)), jvp="linear")
 def outer(a, b): ...
 
 
@@ -90,29 +60,14 @@ def _(g, ans, a, b):
     return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
 
 
-@outer.defjvp("a")
-def _(t, ans, a, b):
-    return np.outer(t, b)
-
-
-@outer.defjvp("b")
-def _(t, ans, a, b):
-    return np.outer(a, t)
-
-
 @defop("trace", "np.trace(a, offset=offset, axis1=axis1, axis2=axis2)", aliases=(np.trace,),
-       methods=("trace",), diff=("a",), sympy=lambda a, offset, axis1, axis2: np.trace(objects(a), offset, axis1, axis2))
+       methods=("trace",), diff=("a",), sympy=lambda a, offset, axis1, axis2: np.trace(objects(a), offset, axis1, axis2), jvp="linear")
 def trace(a, offset=0, axis1=0, axis2=1): ...
 
 
 @trace.defvjp
 def _(g, ans, a, offset, axis1, axis2):
     return runtime.trace_grad(g, a, offset, axis1, axis2)
-
-
-@trace.defjvp
-def _(t, ans, a, offset, axis1, axis2):
-    return np.trace(t, offset=offset, axis1=axis1, axis2=axis2)
 
 
 def _norm_check(named) -> str | None:

@@ -16,7 +16,7 @@ REDUCE = {"diff": ("a",), "shape": "reduce"}
 
 
 @defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),
-       **REDUCE, zeros="first", sympy=lambda a, axis, keepdims: np.sum(objects(a), axis=axis, keepdims=keepdims))
+       **REDUCE, zeros="first", sympy=lambda a, axis, keepdims: np.sum(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
 def sum_(a, axis=None, keepdims=False): ...
 
 
@@ -25,24 +25,14 @@ def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
 
 
-@sum_.defjvp
-def _(t, ans, a, axis, keepdims):
-    return np.sum(t, axis=axis, keepdims=keepdims)
-
-
 @defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=(np.mean,),
-       methods=("mean",), floating="always", **REDUCE, sympy=lambda a, axis, keepdims: np.mean(objects(a), axis=axis, keepdims=keepdims))
+       methods=("mean",), floating="always", **REDUCE, sympy=lambda a, axis, keepdims: np.mean(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
 def mean(a, axis=None, keepdims=False): ...
 
 
 @mean.defvjp
 def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
-
-
-@mean.defjvp
-def _(t, ans, a, axis, keepdims):
-    return np.mean(t, axis=axis, keepdims=keepdims)
 
 
 @defop("prod", "np.prod(a, axis=axis, keepdims=keepdims)", aliases=(np.prod,),

@@ -23,7 +23,7 @@ def _reshape_method(a, *shape, order="C"):
 
 
 @defop("reshape", "np.reshape(a, shape)", aliases=(np.reshape,),
-       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, shape, order: np.reshape(objects(a), shape, order=order))
+       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, shape, order: np.reshape(objects(a), shape, order=order), jvp="linear")
 def reshape(a, shape, order="C"): ...
 
 
@@ -42,13 +42,8 @@ def _(g, ans, a, shape, order):
     return np.reshape(g, np.shape(a))
 
 
-@reshape.defjvp
-def _(t, ans, a, shape, order):
-    return np.reshape(t, shape)
-
-
 @defop("ravel", "np.ravel(a)", aliases=(np.ravel,), methods=("ravel", "flatten"), diff=("a",),
-       fresh=False, sympy=lambda a: np.ravel(objects(a)))
+       fresh=False, sympy=lambda a: np.ravel(objects(a)), jvp="linear")
 def ravel(a): ...
 
 
@@ -57,13 +52,8 @@ def _(g, ans, a):
     return np.reshape(g, np.shape(a))
 
 
-@ravel.defjvp
-def _(t, ans, a):
-    return np.ravel(t)
-
-
 @defop("squeeze", "np.squeeze(a, axis=axis)", aliases=(np.squeeze,), methods=("squeeze",),
-       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axis: np.squeeze(objects(a), axis=axis))
+       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axis: np.squeeze(objects(a), axis=axis), jvp="linear")
 def squeeze(a, axis=None): ...
 
 
@@ -72,24 +62,14 @@ def _(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
 
 
-@squeeze.defjvp
-def _(t, ans, a, axis):
-    return np.squeeze(t, axis=axis)
-
-
 @defop("expand_dims", "np.expand_dims(a, axis)", aliases=(np.expand_dims,), diff=("a",),
-       fresh=False, zeros="first", recompute="always", sympy=lambda a, axis: np.expand_dims(objects(a), axis))
+       fresh=False, zeros="first", recompute="always", sympy=lambda a, axis: np.expand_dims(objects(a), axis), jvp="linear")
 def expand_dims(a, axis): ...
 
 
 @expand_dims.defvjp
 def _(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
-
-
-@expand_dims.defjvp
-def _(t, ans, a, axis):
-    return np.expand_dims(t, axis)
 
 
 def _transpose_method(a, *axes):
@@ -100,7 +80,7 @@ def _transpose_method(a, *axes):
 
 @defop("transpose", lambda named: "a.T" if _is_none(named["axes"]) else "np.transpose(a, axes)",
        aliases=(np.transpose,), methods=(("transpose", _transpose_method),), attributes=("T",),
-       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axes: np.transpose(objects(a), axes))
+       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axes: np.transpose(objects(a), axes), jvp="linear")
 def transpose(a, axes=None): ...
 
 
@@ -109,13 +89,8 @@ def _(g, ans, a, axes):
     return np.transpose(g, runtime.inverse_permutation(axes))
 
 
-@transpose.defjvp
-def _(t, ans, a, axes):
-    return np.transpose(t, axes)
-
-
 @defop("swapaxes", "np.swapaxes(a, axis1, axis2)", aliases=(np.swapaxes,), methods=("swapaxes",),
-       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axis1, axis2: np.swapaxes(objects(a), axis1, axis2))
+       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axis1, axis2: np.swapaxes(objects(a), axis1, axis2), jvp="linear")
 def swapaxes(a, axis1, axis2): ...
 
 
@@ -124,13 +99,8 @@ def _(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
 
 
-@swapaxes.defjvp
-def _(t, ans, a, axis1, axis2):
-    return np.swapaxes(t, axis1, axis2)
-
-
 @defop("moveaxis", "np.moveaxis(a, source, destination)", aliases=(np.moveaxis,), diff=("a",),
-       fresh=False, zeros="first", recompute="always", sympy=lambda a, source, destination: np.moveaxis(objects(a), source, destination))
+       fresh=False, zeros="first", recompute="always", sympy=lambda a, source, destination: np.moveaxis(objects(a), source, destination), jvp="linear")
 def moveaxis(a, source, destination): ...
 
 
@@ -139,13 +109,8 @@ def _(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
 
 
-@moveaxis.defjvp
-def _(t, ans, a, source, destination):
-    return np.moveaxis(t, source, destination)
-
-
 @defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
-       diff=("array",), fresh=False, shape="of:shape", zeros="first", sympy=lambda array, shape: np.broadcast_to(objects(array), shape))
+       diff=("array",), fresh=False, shape="of:shape", zeros="first", sympy=lambda array, shape: np.broadcast_to(objects(array), shape), jvp="linear")
 def broadcast_to(array, shape): ...
 
 
@@ -154,13 +119,8 @@ def _(g, ans, array, shape):
     return runtime.unbroadcast(g, array)
 
 
-@broadcast_to.defjvp
-def _(t, ans, array, shape):
-    return np.broadcast_to(t, shape)
-
-
 @defop("concatenate", "np.concatenate(arrays, axis=axis)", aliases=(np.concatenate,),
-       diff=("arrays",), sympy=lambda arrays, axis: np.concatenate([objects(a) for a in arrays], axis=axis))
+       diff=("arrays",), sympy=lambda arrays, axis: np.concatenate([objects(a) for a in arrays], axis=axis), jvp="linear")
 def concatenate(arrays, axis=0): ...
 
 
@@ -170,12 +130,7 @@ def _(g, ans, arrays, axis):
 
 
 # One tangent per array, a zero one for an array that does not vary.
-@concatenate.defjvp
-def _(t, ans, arrays, axis):
-    return np.concatenate(t, axis=axis)
-
-
-@defop("stack", "np.stack(arrays, axis=axis)", aliases=(np.stack,), diff=("arrays",), sympy=lambda arrays, axis: np.stack([objects(a) for a in arrays], axis=axis), ndarray=True)
+@defop("stack", "np.stack(arrays, axis=axis)", aliases=(np.stack,), diff=("arrays",), sympy=lambda arrays, axis: np.stack([objects(a) for a in arrays], axis=axis), ndarray=True, jvp="linear")
 def stack(arrays, axis=0): ...
 
 
@@ -184,25 +139,15 @@ def _(g, ans, arrays, axis):
     return runtime.unstack(g, axis)
 
 
-@stack.defjvp
-def _(t, ans, arrays, axis):
-    return np.stack(t, axis=axis)
-
-
 # np.array of a list built as the function runs: np.array([]) of an empty one, as in NumPy
 # (np.stack refuses it), and faster than np.stack on a list of small arrays.
-@defop("array_of_list", "np.array(items)", diff=("items",), sympy=lambda items: np.stack([objects(a) for a in items]) if items else np.array([]))
+@defop("array_of_list", "np.array(items)", diff=("items",), sympy=lambda items: np.stack([objects(a) for a in items]) if items else np.array([]), jvp="linear")
 def array_of_list(items): ...
 
 
 @array_of_list.defvjp
 def _(g, ans, items):
     return runtime.unstack(g, 0)
-
-
-@array_of_list.defjvp
-def _(t, ans, items):
-    return np.array(t)
 
 
 def _array_call(object, dtype=None):
@@ -291,7 +236,7 @@ def _(t, ans, a, dtype):
 
 
 @defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
-       shape="like:a", fresh=False, sympy=lambda a: a, ndarray=True)
+       shape="like:a", fresh=False, sympy=lambda a: a, ndarray=True, jvp="same")
 def asarray(a): ...
 
 
@@ -300,12 +245,7 @@ def _(g, ans, a):
     return g
 
 
-@asarray.defjvp
-def _(t, ans, a):
-    return t
-
-
-@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first")
+@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first", jvp="same")
 def copy(a): ...
 
 
@@ -314,24 +254,14 @@ def _(g, ans, a):
     return g
 
 
-@copy.defjvp
-def _(t, ans, a):
-    return t
-
-
 @defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape="scalar",
-       floating="always", impl=builtins.float, sympy=lambda x: x.item() if isinstance(x, np.ndarray) else x)
+       floating="always", impl=builtins.float, sympy=lambda x: x.item() if isinstance(x, np.ndarray) else x, jvp="linear")
 def float_(x): ...
 
 
 @float_.defvjp
 def _(g, ans, x):
     return g
-
-
-@float_.defjvp
-def _(t, ans, x):
-    return float(t)
 
 
 # ----- np.r_[...] and np.c_[...]: concatenations written as indexing -----
@@ -390,18 +320,13 @@ def _concatenation_by_index(named, builder):
 
 
 @defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index",
-       simplify=_concatenation_by_index, zeros="first", recompute="always", sympy=lambda a, index: a[sympy_index(index)])
+       simplify=_concatenation_by_index, zeros="first", recompute="always", sympy=lambda a, index: a[sympy_index(index)], jvp="linear")
 def getitem(a, index): ...
 
 
 @getitem.defvjp
 def _(g, ans, a, index):
     return runtime_index_add(np.zeros_like(a, dtype=np.result_type(g)), index, g)
-
-
-@getitem.defjvp
-def _(t, ans, a, index):
-    return t[index]
 
 
 def _index_add_statement(named) -> str:
