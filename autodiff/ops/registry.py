@@ -68,10 +68,7 @@ class Op:
       instead of the array (``unbroadcast(g, x)`` is ``unbroadcast_to(g, x.shape)``);
     - ``ndarray``: its result is always a NumPy array (``np.asarray`` of it is itself);
     - ``per_call``: its result may differ from one call to the next (a tape, a list,
-      a global read when called): specialised code never makes it a constant;
-    - ``rewrite``/``specialise``: ``fn(pass, node, *args) -> operand | None``, the op's
-      own algebraic rewrite (transforms.optimize) and its rewrite once shapes are
-      known (transforms.specialize).
+      a global read when called): specialised code never makes it a constant.
     """
 
     def __init__(
@@ -148,8 +145,6 @@ class Op:
         self.from_shape: Op | None = None
         self.ndarray = ndarray
         self.per_call = per_call
-        self.rewrite: Callable | None = None
-        self.specialise: Callable | None = None
         self.zero_keeping_form: Op | None = None  # for zeros="product"/"quotient"
         self.inplace = inplace
         self.vjp: Callable | None = None
@@ -215,16 +210,6 @@ class Op:
             return rule
 
         return attach
-
-    def defrewrite(self, rewrite: Callable) -> Callable:
-        """Attach ``rewrite(pass, node, *args)``, the op's algebraic simplification."""
-        self.rewrite = rewrite
-        return rewrite
-
-    def defspecialise(self, rewrite: Callable) -> Callable:
-        """Attach ``rewrite(pass, node_args...)``: its form once shapes are known."""
-        self.specialise = rewrite
-        return rewrite
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Canonical argument tuple for a call ``op(*args, **kwargs)``; TypeError if invalid."""
