@@ -27,17 +27,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("jit",),           # the per-signature specialisation pipeline
     ("derivatives",),   # building derivatives and assembling Jacobians
     ("api",),           # the public transforms
-    # the tools; symbolic_rules is the SymPy form of each op, read only by
-    # tools/symbolic.py, while it is being folded into the ops' own blocks
-    ("tools", "symbolic_rules"),
+    ("tools",),
     ("", "__main__", "examples"),  # the package's namespace, the command line entry
 ]
 
 # Imports of private names allowed for now, (importer, imported), each with its reason.
-PRIVATE_EXCEPTIONS = {
-    # symbolic_rules.py is being folded into the ops' blocks; its helpers go with it.
-    ("autodiff.tools.symbolic", "autodiff.symbolic_rules"),
-}
+PRIVATE_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def module_names() -> dict[str, Path]:

@@ -14,10 +14,6 @@ from autodiff.graph.ir import UNDEFINED, Graph, Node, Region, Value, operand_val
 from autodiff.graph.names import Layout
 from autodiff.graph.shapes import SCALAR
 
-# Ops that keep a reference to their second argument: a tape, or a list of the user's
-# (``states.append(h)``, after which ``h = h + 1`` must not write into the item).
-_KEEPS_ITEM = frozenset({"tape_push", "list_append"})
-
 
 class InPlace:
     """Which nodes may write their result into their first input's storage.
@@ -36,8 +32,8 @@ class InPlace:
         for node in walk(graph.nodes):
             if isinstance(node, Region) or node.op.inline:
                 continue
-            if node.op.name in _KEEPS_ITEM:  # a list now holds it: an update would show there
-                pushed.update(operand_values(node.args[1]))
+            if node.op.holds:  # a list or tape now holds it: an update would show there
+                pushed.update(operand_values(node.named_args[node.op.holds]))
             elif not node.op.fresh:
                 for value in node.inputs():
                     self.views.setdefault(value, []).append(node.out)

@@ -39,7 +39,7 @@ def makes_new_array(node: Node) -> bool:
         return False
     index = node.args[1]
     return any(isinstance(part, Value) and isinstance(part.node, Node)
-               and part.node.op.name in ("array", "stack")
+               and part.node.op.ndarray
                for part in (index if isinstance(index, tuple) else (index,)))
 
 
@@ -111,9 +111,8 @@ class UpdatesMixin:
             family.add(item)
             todo.extend(self.builder.sources.get(item, ()))
             node = item.node
-            if node is not None and not isinstance(node, Region) and node.op.name in (
-                    "setitem", "list_append"):
-                todo.append(node.args[0])
+            if node is not None and not isinstance(node, Region) and node.op.updates:
+                todo.append(node.named_args[node.op.updates])
         return family
 
     def owns(self, value: Value) -> bool:

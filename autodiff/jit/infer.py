@@ -155,7 +155,6 @@ def _risky(spec: Spec) -> str | None:
 # ----- evaluating ops -----
 
 _SAFE_SHAPES = ("elementwise", "like:", "scalar")
-_SHAPE_QUERIES = frozenset({"shape", "size", "ndim", "len", "reduced_size", "result_type"})
 
 
 @functools.cache
@@ -251,7 +250,7 @@ def _evaluate(node, env: dict) -> Abstract:
             result = fn(*args)
     except Exception:  # noqa: BLE001 - a stand-in the op refuses: not known statically
         return None
-    if operands.exact or node.op.name in _SHAPE_QUERIES:
+    if operands.exact or node.op.query:
         known = Known(result)
         if is_small(known):
             return known

@@ -34,12 +34,10 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import SCALAR
 from autodiff.jit.infer import Abstract, Known, Spec, infer, is_small
 from autodiff.ops import OPS
-from autodiff.ops.specialized import MATH_NAMES, UFUNC_UPDATES, UPDATES
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
 # The rewrites made again after optimising (and only then): dropping copies.
 _FINAL = {"as_gradient_of": "rewrite_as_gradient_of", "copy": "rewrite_copy"}
-_NEVER_CONSTANT = frozenset({"tape_new", "tape_push", "tape_pop", "list_new", "variable"})
 
 
 def _shape(abstract: Abstract) -> tuple | None:
@@ -84,10 +82,10 @@ class _Specializer:
             method = _FINAL.get(node.op.name)
             return getattr(self, method)(*node.args) if method else None
         result = self.result = self.env.get(node.out)
-        if (is_small(result) and not node.op.effect and node.op.name not in _NEVER_CONSTANT):
+        if (is_small(result) and not node.op.effect and not node.op.per_call):
             return Const(result.value)
-        if node.op.name in MATH_NAMES and _double(self.of(node.args[0])):
-            return self.emit("math", Const(MATH_NAMES[node.op.name]), node.args[0])
+        if node.op.math_form and _double(self.of(node.args[0])):
+            return self.emit("math", Const(node.op.math_form), node.args[0])
         method = getattr(self, "rewrite_" + node.op.name, None)
         return method(*node.args) if method is not None else None
 
@@ -241,15 +239,16 @@ def _updates_in_place(graph: Graph, env: dict) -> None:
     for node in walk(graph.nodes):
         if isinstance(node, Region) or not _array(env.get(node.out)):
             continue
-        result, name = env[node.out], node.op.name
-        if name in UPDATES:
+        result, operator = env[node.out], node.op.update_operator
+        if operator:
             a, b = node.args
-            if env.get(b) == result and env.get(a) != result and name in ("add", "multiply"):
+            commutes = operator in ("+", "*")
+            if env.get(b) == result and env.get(a) != result and commutes:
                 a, b = b, a
             if env.get(a) == result:
-                node.op, node.args = OPS["update"], (a, b, Const(UPDATES[name]))
-        elif name in UFUNC_UPDATES and env.get(node.args[0]) == result:
-            node.op, node.args = OPS["ufunc_update"], (node.args[0], Const(name))
+                node.op, node.args = OPS["update"], (a, b, Const(operator))
+        elif node.op.ufunc_out and env.get(node.args[0]) == result:
+            node.op, node.args = OPS["ufunc_update"], (node.args[0], Const(node.op.name))
 
 
 def _decide(graph: Graph, env: dict, backend: str, final: bool = False) -> Graph:

@@ -15,14 +15,19 @@ adjoint is a list of its items' tangents or adjoints.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 
 from autodiff.ops import runtime
 from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.sympy_forms import elementwise, objects, stop_gradient_function, truth
+from autodiff.ops.sympy_forms import index as sympy_index
 
 
 @defop("variable", lambda named: named["name"].value, nondiff_output=True, floating=None,
-       fresh=False, no_gradient="a global or closure variable: a constant of the derivative")
+       fresh=False, no_gradient="a global or closure variable: a constant of the derivative", recompute="always", per_call=True)
 def variable(name, scope): ...
 
 
@@ -35,25 +40,25 @@ variable.inline = True
 
 @defop("range_of", "range(start, stop, step)", nondiff_output=True, floating=None,
        no_gradient="a range of integers",
-       impl=lambda start, stop, step: range(start, stop, step))
+       impl=lambda start, stop, step: range(start, stop, step), recompute="always", sympy=lambda *bounds: range(*bounds))
 def range_of(start, stop, step): ...
 
 
 # ----- truth values -----
 
 _truth = {"nondiff_output": True, "floating": None, "shape": "scalar",
-          "no_gradient": "a truth value"}
+          "no_gradient": "a truth value", "recompute": "scalar"}
 
 
-@defop("truth_not", "not a", **_truth)
+@defop("truth_not", "not a", **_truth, sympy=truth("Not", operator.not_))
 def truth_not(a): ...
 
 
-@defop("truth_or", "a or b", **_truth)
+@defop("truth_or", "a or b", **_truth, sympy=truth("Or", lambda a, b: a or b))
 def truth_or(a, b): ...
 
 
-@defop("truth_and", "a and b", **_truth)
+@defop("truth_and", "a and b", **_truth, sympy=truth("And", lambda a, b: a and b))
 def truth_and(a, b): ...
 
 
@@ -62,7 +67,7 @@ def truth_and(a, b): ...
 _list = {"shape": "list", "floating": None}
 
 
-@defop("list_new", "[]", **_list)
+@defop("list_new", "[]", **_list, sympy=list, per_call=True)
 def list_new(): ...
 
 
@@ -72,7 +77,7 @@ list_new.distinct = True
 @defop("list_append", "lst + [item]", diff=("lst", "item"), **_list,
        inplace=lambda named: "lst.append(item)",
        no_gradient="no JVP rule: forward mode appends the item's tangent to the list's tangent "
-       "itself (transforms.forward)", list_adjoints=True)
+       "itself (transforms.forward)", list_adjoints=True, sympy=lambda lst, item: [*lst, item], holds="item", updates="lst")
 def list_append(lst, item): ...
 
 
@@ -98,7 +103,7 @@ def list_pop(lst): ...
 list_pop.effect = True
 
 
-@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True)
+@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
 
@@ -107,23 +112,16 @@ def _(g, ans, lst, index):
     return runtime.list_index_grad(g, lst, index)
 
 
-@list_getitem.defjvp
-def _(t, ans, lst, index):
-    return t[index]
+_SYMPY_ADD = elementwise(operator.add, 2)
 
 
-@defop("list_sum", "sum(items)", diff=("items",), list_adjoints=True)
+@defop("list_sum", "sum(items)", diff=("items",), list_adjoints=True, sympy=lambda items: functools.reduce(_SYMPY_ADD, items, 0), jvp="linear")
 def list_sum(items): ...
 
 
 @list_sum.defvjp
 def _(g, ans, items):
     return runtime.sum_list_grad(g, items)
-
-
-@list_sum.defjvp
-def _(t, ans, items):
-    return sum(t)
 
 
 @defop("add_lists", "add_lists(a, b)", aliases=(runtime.add_lists,), diff=("a", "b"), **_list,
@@ -201,8 +199,14 @@ def _(gg, ans, g, items, index):
 # ----- element updates -----
 
 
+def _sympy_setitem(a, index, value):
+    out = objects(a).copy()
+    out[sympy_index(index)] = value
+    return out
+
+
 @defop("setitem", "setitem(a, index, value)", aliases=(runtime.setitem,),
-       diff=("a", "value"), shape="like:a", inplace=lambda named: "a[index] = value")
+       diff=("a", "value"), shape="like:a", inplace=lambda named: "a[index] = value", sympy=_sympy_setitem, updates="a")
 def setitem(a, index, value): ...
 
 
@@ -252,21 +256,21 @@ TAPE = ("the tape of a reverse sweep: forward mode follows it itself (transforms
         "(api.ForwardGradient)")
 
 
-@defop("tape_new", "[]", nondiff_output=True, floating=None, no_gradient=TAPE)
+@defop("tape_new", "[]", nondiff_output=True, floating=None, no_gradient=TAPE, per_call=True)
 def tape_new(): ...
 
 
 tape_new.distinct = True
 
 
-@defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None, no_gradient=TAPE)
+@defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None, no_gradient=TAPE, per_call=True, holds="value")
 def tape_push(tape, value): ...
 
 
 tape_push.effect = tape_push.statement = True
 
 
-@defop("tape_pop", "tape.pop()", fresh=False, floating=None, no_gradient=TAPE)
+@defop("tape_pop", "tape.pop()", fresh=False, floating=None, no_gradient=TAPE, per_call=True)
 def tape_pop(tape): ...
 
 
@@ -358,7 +362,7 @@ def _quotient_kernel(named) -> str:
         "np.where(a == 0, 0.0, a / b)")
 
 
-SPECIALISED = ("specialised derivatives only (transforms.specialize), which are never "
+SPECIALISED = ("specialised derivatives only (jit.specialize), which are never "
                "differentiated")
 
 
@@ -376,7 +380,7 @@ def keep_zeros_quotient(a, b, scalars): ...
 
 
 @defop("stop_gradient", "x", nondiff_output=True, fresh=False, shape="like:x",
-       no_gradient="ad.stop_gradient: the user asks for none")
+       no_gradient="ad.stop_gradient: the user asks for none", sympy=elementwise(lambda x: stop_gradient_function()(x)))
 def stop_gradient(x): ...
 
 

@@ -215,15 +215,14 @@ def register_gradient(func: Callable, rule: Callable | None = None, *,
     binding = registry.callable_binding(func)
     if binding is not None and binding[1] is None:
         op = binding[0]
-        saved = (op.vjp, dict(op.jvps))
-        if rule is not None:
-            op.vjp = None
-            op.jvps = {}
+        saved = (op.vjp, dict(op.jvps), op.jvp)
+        if rule is not None:  # the built-in forward rules, derived or not, no longer agree
+            op.vjp, op.jvps, op.jvp = None, {}, None
             op.defvjp(rule)
         _attach_jvps(op, jvp)
 
         def undo() -> None:
-            op.vjp, op.jvps = saved
+            op.vjp, op.jvps, op.jvp = saved
             registry.changed()
 
         return Registration(undo, f"'{op.name}'")

@@ -15,6 +15,7 @@ import numpy as np
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
+from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp
 
 BINARY = "elementwise:x1,x2"
 UNARY = "elementwise:x"
@@ -23,7 +24,7 @@ UNARY = "elementwise:x"
 
 
 @defop("add", "x1 + x2", aliases=(np.add, operator.add), diff=("x1", "x2"), shape=BINARY,
-       impl=operator.add, zeros="sum")
+       impl=operator.add, zeros="sum", recompute="scalar", sympy=elementwise(operator.add, 2), python_arithmetic=True, update_operator="+")
 def add(x1, x2): ...
 
 
@@ -46,7 +47,7 @@ def _(t, ans, x1, x2):
 # Summing contributions to one adjoint: both have the adjoint's shape, so the
 # running total can take the next one in place once nothing else reads it.
 @defop("accumulate", "x1 + x2", diff=("x1", "x2"), shape=BINARY, impl=operator.add,
-       inplace=lambda named: "x1 += x2", zeros="sum")
+       inplace=lambda named: "x1 += x2", zeros="sum", sympy=elementwise(operator.add, 2))
 def accumulate(x1, x2): ...
 
 
@@ -56,7 +57,7 @@ accumulate.defjvp("x2")(add.jvps["x2"])
 
 
 @defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),
-       shape=BINARY, impl=operator.sub, zeros="sum")
+       shape=BINARY, impl=operator.sub, zeros="sum", recompute="scalar", sympy=elementwise(operator.sub, 2), python_arithmetic=True, update_operator="-")
 def subtract(x1, x2): ...
 
 
@@ -76,7 +77,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),
-       shape=BINARY, impl=operator.mul, zeros="product")
+       shape=BINARY, impl=operator.mul, zeros="product", recompute="scalar", sympy=elementwise(operator.mul, 2), python_arithmetic=True, update_operator="*", jvp="linear")
 def multiply(x1, x2): ...
 
 
@@ -85,19 +86,9 @@ def _(g, ans, x1, x2):
     return unbroadcast(g * x2, x1), unbroadcast(g * x1, x2)
 
 
-@multiply.defjvp("x1")
-def _(t, ans, x1, x2):
-    return t * x2
-
-
-@multiply.defjvp("x2")
-def _(t, ans, x1, x2):
-    return x1 * t
-
-
 @defop("divide", "x1 / x2", aliases=(np.divide, np.true_divide, operator.truediv),
        diff=("x1", "x2"), shape=BINARY, floating="always", impl=operator.truediv,
-       zeros="quotient")
+       zeros="quotient", sympy=elementwise(operator.truediv, 2), python_arithmetic=True, update_operator="/")
 def divide(x1, x2): ...
 
 
@@ -123,7 +114,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("power", "x1 ** x2", aliases=(np.power, operator.pow, builtins.pow, math.pow),
-       diff=("x1", "x2"), shape=BINARY, impl=operator.pow)
+       diff=("x1", "x2"), shape=BINARY, impl=operator.pow, sympy=elementwise(operator.pow, 2), python_arithmetic=True)
 def power(x1, x2): ...
 
 
@@ -171,9 +162,9 @@ def power_log_base(x):
 
 
 _exponent_op = helper_op(power_exponent_below, diff=("y",), impl=power_exponent_below,
-                         shape="like:y", fresh=True)
+                         shape="like:y", fresh=True, jvp="same")
 _log_base_op = helper_op(power_log_base, diff=("x",), impl=power_log_base, shape="like:x",
-                         floating="always")
+                         floating="always", jvp="same")
 
 
 # Its derivative is 1 where y is not 0 (the branch y - 1 is taken), else 0.
@@ -182,20 +173,10 @@ def _(g, ans, y):
     return np.where(y == 0, 0.0, g)
 
 
-@_exponent_op.defjvp
-def _(t, ans, y):
-    return np.where(y == 0, 0.0, t)
-
-
 # 1 / x where x is not 0 (log x), else 0 (the constant log 1).
 @_log_base_op.defvjp
 def _(g, ans, x):
     return np.where(x == 0, 0.0, g / np.where(x == 0, 1.0, x))
-
-
-@_log_base_op.defjvp
-def _(t, ans, x):
-    return np.where(x == 0, 0.0, t / np.where(x == 0, 1.0, x))
 
 
 def _two_numbers(x1, x2):
@@ -204,7 +185,7 @@ def _two_numbers(x1, x2):
 
 
 @defop("maximum", "np.maximum(x1, x2)", aliases=(np.maximum, (builtins.max, _two_numbers)),
-       diff=("x1", "x2"), shape=BINARY)
+       diff=("x1", "x2"), shape=BINARY, recompute="scalar", sympy=elementwise("Max", 2))
 def maximum(x1, x2): ...
 
 
@@ -226,7 +207,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum, (builtins.min, _two_numbers)),
-       diff=("x1", "x2"), shape=BINARY)
+       diff=("x1", "x2"), shape=BINARY, recompute="scalar", sympy=elementwise("Min", 2))
 def minimum(x1, x2): ...
 
 
@@ -247,7 +228,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("arctan2", "np.arctan2(x1, x2)", aliases=(np.arctan2, math.atan2), diff=("x1", "x2"),
-       shape=BINARY, floating="always")
+       shape=BINARY, floating="always", sympy=elementwise("atan2", 2))
 def arctan2(x1, x2): ...
 
 
@@ -268,7 +249,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("hypot", "np.hypot(x1, x2)", aliases=(np.hypot, math.hypot), diff=("x1", "x2"),
-       shape=BINARY, floating="always")
+       shape=BINARY, floating="always", sympy=elementwise(lambda x1, x2: cfunctions.hypot(x1, x2), 2))
 def hypot(x1, x2): ...
 
 
@@ -291,7 +272,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("negative", "-x", aliases=(np.negative, operator.neg), diff=("x",), shape=UNARY,
-       impl=operator.neg, zeros="first")
+       impl=operator.neg, zeros="first", recompute="scalar", sympy=elementwise(operator.neg), python_arithmetic=True, ufunc_out=True, jvp="same")
 def negative(x): ...
 
 
@@ -300,13 +281,8 @@ def _(g, ans, x):
     return -g
 
 
-@negative.defjvp
-def _(t, ans, x):
-    return -t
-
-
 @defop("positive", "+x", aliases=(np.positive, operator.pos), diff=("x",), shape=UNARY,
-       impl=operator.pos, zeros="first")
+       impl=operator.pos, zeros="first", sympy=elementwise(operator.pos), python_arithmetic=True, jvp="same")
 def positive(x): ...
 
 
@@ -315,13 +291,8 @@ def _(g, ans, x):
     return g
 
 
-@positive.defjvp
-def _(t, ans, x):
-    return t
-
-
 @defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs, math.fabs), diff=("x",),
-       shape=UNARY, impl=builtins.abs)
+       shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
 def abs_(x): ...
 
 
@@ -330,12 +301,7 @@ def _(g, ans, x):
     return g * np.sign(x)
 
 
-@abs_.defjvp
-def _(t, ans, x):
-    return t * np.sign(x)
-
-
-@defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY)
+@defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY, sympy=elementwise(lambda x: x ** 2), ufunc_out=True, jvp="same")
 def square(x): ...
 
 
@@ -344,13 +310,8 @@ def _(g, ans, x):
     return g * 2 * x
 
 
-@square.defjvp
-def _(t, ans, x):
-    return t * 2 * x
-
-
 @defop("sqrt", "np.sqrt(x)", aliases=(np.sqrt, math.sqrt), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("sqrt"), math_form="sqrt", ufunc_out=True, jvp="same")
 def sqrt(x): ...
 
 
@@ -359,16 +320,11 @@ def _(g, ans, x):
     return g * 0.5 / ans
 
 
-@sqrt.defjvp
-def _(t, ans, x):
-    return t * 0.5 / ans
-
-
 # ----- exponentials and logarithms -----
 
 
 @defop("logaddexp", "np.logaddexp(x1, x2)", aliases=(np.logaddexp,), diff=("x1", "x2"),
-       shape=BINARY, floating="always")
+       shape=BINARY, floating="always", sympy=elementwise(lambda x1, x2: sp.log(sp.exp(x1) + sp.exp(x2)), 2))
 def logaddexp(x1, x2): ...
 
 
@@ -388,7 +344,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("exp"), math_form="exp", ufunc_out=True, jvp="same")
 def exp(x): ...
 
 
@@ -397,24 +353,14 @@ def _(g, ans, x):
     return g * ans
 
 
-@exp.defjvp
-def _(t, ans, x):
-    return t * ans
-
-
 @defop("expm1", "np.expm1(x)", aliases=(np.expm1, math.expm1), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise(lambda x: cfunctions.expm1(x)), math_form="expm1", ufunc_out=True, jvp="same")
 def expm1(x): ...
 
 
 @expm1.defvjp
 def _(g, ans, x):
     return g * (ans + 1)
-
-
-@expm1.defjvp
-def _(t, ans, x):
-    return t * (ans + 1)
 
 
 def _math_log(x, base=None):
@@ -424,7 +370,7 @@ def _math_log(x, base=None):
 
 
 @defop("log", "np.log(x)", aliases=(np.log, (math.log, _math_log)), diff=("x",), shape=UNARY,
-       floating="always", impl=np.log)
+       floating="always", impl=np.log, sympy=elementwise("log"), math_form="log", ufunc_out=True, jvp="same")
 def log(x): ...
 
 
@@ -433,13 +379,8 @@ def _(g, ans, x):
     return g / x
 
 
-@log.defjvp
-def _(t, ans, x):
-    return t / x
-
-
 @defop("log1p", "np.log1p(x)", aliases=(np.log1p, math.log1p), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise(lambda x: cfunctions.log1p(x)), math_form="log1p", ufunc_out=True, jvp="same")
 def log1p(x): ...
 
 
@@ -448,13 +389,8 @@ def _(g, ans, x):
     return g / (1 + x)
 
 
-@log1p.defjvp
-def _(t, ans, x):
-    return t / (1 + x)
-
-
 @defop("log2", "np.log2(x)", aliases=(np.log2, math.log2), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise(lambda x: cfunctions.log2(x)), math_form="log2", ufunc_out=True, jvp="same")
 def log2(x): ...
 
 
@@ -463,13 +399,8 @@ def _(g, ans, x):
     return g / (x * np.log(2.0))
 
 
-@log2.defjvp
-def _(t, ans, x):
-    return t / (x * np.log(2.0))
-
-
 @defop("log10", "np.log10(x)", aliases=(np.log10, math.log10), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise(lambda x: cfunctions.log10(x)), math_form="log10", ufunc_out=True, jvp="same")
 def log10(x): ...
 
 
@@ -478,16 +409,11 @@ def _(g, ans, x):
     return g / (x * np.log(10.0))
 
 
-@log10.defjvp
-def _(t, ans, x):
-    return t / (x * np.log(10.0))
-
-
 # ----- trigonometric and hyperbolic -----
 
 
 @defop("sin", "np.sin(x)", aliases=(np.sin, math.sin), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("sin"), math_form="sin", ufunc_out=True, jvp="same")
 def sin(x): ...
 
 
@@ -496,13 +422,8 @@ def _(g, ans, x):
     return g * np.cos(x)
 
 
-@sin.defjvp
-def _(t, ans, x):
-    return t * np.cos(x)
-
-
 @defop("cos", "np.cos(x)", aliases=(np.cos, math.cos), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("cos"), math_form="cos", ufunc_out=True, jvp="same")
 def cos(x): ...
 
 
@@ -511,13 +432,8 @@ def _(g, ans, x):
     return -(g * np.sin(x))
 
 
-@cos.defjvp
-def _(t, ans, x):
-    return -(t * np.sin(x))
-
-
 @defop("tan", "np.tan(x)", aliases=(np.tan, math.tan), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("tan"), math_form="tan", ufunc_out=True, jvp="same")
 def tan(x): ...
 
 
@@ -526,13 +442,8 @@ def _(g, ans, x):
     return g * (1 + ans * ans)
 
 
-@tan.defjvp
-def _(t, ans, x):
-    return t * (1 + ans * ans)
-
-
 @defop("arcsin", "np.arcsin(x)", aliases=(np.arcsin, math.asin), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("asin"), math_form="asin", jvp="same")
 def arcsin(x): ...
 
 
@@ -541,13 +452,8 @@ def _(g, ans, x):
     return g / np.sqrt(1 - x * x)
 
 
-@arcsin.defjvp
-def _(t, ans, x):
-    return t / np.sqrt(1 - x * x)
-
-
 @defop("arccos", "np.arccos(x)", aliases=(np.arccos, math.acos), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("acos"), math_form="acos", jvp="same")
 def arccos(x): ...
 
 
@@ -556,13 +462,8 @@ def _(g, ans, x):
     return -g / np.sqrt(1 - x * x)
 
 
-@arccos.defjvp
-def _(t, ans, x):
-    return -t / np.sqrt(1 - x * x)
-
-
 @defop("arctan", "np.arctan(x)", aliases=(np.arctan, math.atan), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("atan"), math_form="atan", ufunc_out=True, jvp="same")
 def arctan(x): ...
 
 
@@ -571,13 +472,8 @@ def _(g, ans, x):
     return g / (1 + x * x)
 
 
-@arctan.defjvp
-def _(t, ans, x):
-    return t / (1 + x * x)
-
-
 @defop("sinh", "np.sinh(x)", aliases=(np.sinh, math.sinh), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("sinh"), math_form="sinh", ufunc_out=True, jvp="same")
 def sinh(x): ...
 
 
@@ -586,13 +482,8 @@ def _(g, ans, x):
     return g * np.cosh(x)
 
 
-@sinh.defjvp
-def _(t, ans, x):
-    return t * np.cosh(x)
-
-
 @defop("cosh", "np.cosh(x)", aliases=(np.cosh, math.cosh), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("cosh"), math_form="cosh", ufunc_out=True, jvp="same")
 def cosh(x): ...
 
 
@@ -601,13 +492,8 @@ def _(g, ans, x):
     return g * np.sinh(x)
 
 
-@cosh.defjvp
-def _(t, ans, x):
-    return t * np.sinh(x)
-
-
 @defop("tanh", "np.tanh(x)", aliases=(np.tanh, math.tanh), diff=("x",), shape=UNARY,
-       floating="always")
+       floating="always", sympy=elementwise("tanh"), math_form="tanh", ufunc_out=True, jvp="same")
 def tanh(x): ...
 
 
@@ -616,16 +502,24 @@ def _(g, ans, x):
     return g * (1 - ans * ans)
 
 
-@tanh.defjvp
-def _(t, ans, x):
-    return t * (1 - ans * ans)
-
-
 # ----- selection -----
 
 
+def _sympy_where(condition, x, y):
+    known = decided(condition)
+    if known is not None:
+        return x if known else y
+    return sp.Piecewise((x, condition), (y, True))
+
+
+def _sympy_clip(a, low, high):
+    a = a if low is None else sp.Max(a, low)
+    return a if high is None else sp.Min(a, high)
+
+
+
 @defop("where", "np.where(condition, x, y)", aliases=(np.where,), diff=("x", "y"),
-       shape="elementwise:condition,x,y", zeros="branches", gradients_keep_zeros=True)
+       shape="elementwise:condition,x,y", zeros="branches", gradients_keep_zeros=True, sympy=elementwise(_sympy_where, 3))
 def where(condition, x, y): ...
 
 
@@ -646,7 +540,7 @@ def _(t, ans, condition, x, y):
 
 
 @defop("clip", "np.clip(a, a_min, a_max)", aliases=(np.clip,), methods=("clip",),
-       diff=("a", "a_min", "a_max"), shape="elementwise:a,a_min,a_max")
+       diff=("a", "a_min", "a_max"), shape="elementwise:a,a_min,a_max", sympy=elementwise(_sympy_clip, 3))
 def clip(a, a_min=None, a_max=None): ...
 
 
@@ -680,44 +574,58 @@ STEPS = "piecewise constant: its derivative is 0 wherever it has one"
 TEST = "a boolean result"
 
 
-def _nondiff(name: str, kernel: str, *aliases, params: str = "x", reason: str) -> None:
+def _nondiff(name: str, kernel: str, *aliases, params: str = "x", reason: str,
+             **facts) -> None:
     arity = params.count(",") + 1
     stub = {1: lambda x: None, 2: lambda x1, x2: None}[arity]
     defop(name, kernel, aliases=aliases, nondiff_output=True, no_gradient=reason,
-          shape="elementwise:" + params, floating=None)(stub)
+          shape="elementwise:" + params, floating=None, **facts)(stub)
 
 
-_nondiff("sign", "np.sign(x)", np.sign, reason=STEPS)
-_nondiff("floor", "np.floor(x)", np.floor, math.floor, reason=STEPS)
-_nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil, reason=STEPS)
-_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS)
-_nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST)
-_nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST)
-_nondiff("logical_not", "np.logical_not(x)", np.logical_not, reason=TEST)
-_nondiff("invert", "~x", np.invert, operator.invert, reason="bitwise: integers and booleans")
+BITWISE = "bitwise: integers and booleans"
+NO_SYMPY_BITS = "SymPy computes with real numbers, not bits"
+_nondiff("sign", "np.sign(x)", np.sign, reason=STEPS, sympy=elementwise("sign"), ufunc_out=True)
+_nondiff("floor", "np.floor(x)", np.floor, math.floor, reason=STEPS, sympy=elementwise("floor"))
+_nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil, reason=STEPS, sympy=elementwise("ceiling"))
+_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS,
+         no_sympy="NumPy rounds half to even, which no SymPy function does")
+_nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,
+         sympy=elementwise(lambda x: sp.S(x).is_finite is not False))
+_nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST,
+         sympy=elementwise(lambda x: sp.S(x) is sp.nan))
+_nondiff("logical_not", "np.logical_not(x)", np.logical_not, reason=TEST, recompute="scalar",
+         sympy=elementwise("Not"))
+_nondiff("invert", "~x", np.invert, operator.invert, reason=BITWISE, no_sympy=NO_SYMPY_BITS)
+for _name, _symbol, _ufunc, _operator, _form in [
+    ("greater", ">", np.greater, operator.gt, "Gt"),
+    ("greater_equal", ">=", np.greater_equal, operator.ge, "Ge"),
+    ("less", "<", np.less, operator.lt, "Lt"),
+    ("less_equal", "<=", np.less_equal, operator.le, "Le"),
+    ("equal", "==", np.equal, operator.eq, "Eq"),
+    ("not_equal", "!=", np.not_equal, operator.ne, "Ne"),
+]:
+    _nondiff(_name, f"x1 {_symbol} x2", _ufunc, _operator, params="x1,x2", reason=TEST,
+             recompute="scalar", sympy=elementwise(_form, 2))
+    OPS[_name].impl = _operator
 for _name, _symbol, _ufunc, _operator in [
-    ("greater", ">", np.greater, operator.gt),
-    ("greater_equal", ">=", np.greater_equal, operator.ge),
-    ("less", "<", np.less, operator.lt),
-    ("less_equal", "<=", np.less_equal, operator.le),
-    ("equal", "==", np.equal, operator.eq),
-    ("not_equal", "!=", np.not_equal, operator.ne),
     ("bitwise_and", "&", np.bitwise_and, operator.and_),
     ("bitwise_or", "|", np.bitwise_or, operator.or_),
     ("bitwise_xor", "^", np.bitwise_xor, operator.xor),
 ]:
-    _nondiff(_name, f"x1 {_symbol} x2", _ufunc, _operator, params="x1,x2",
-             reason="bitwise: integers and booleans" if _name.startswith("bitwise") else TEST)
+    _nondiff(_name, f"x1 {_symbol} x2", _ufunc, _operator, params="x1,x2", reason=BITWISE,
+             no_sympy=NO_SYMPY_BITS)
     OPS[_name].impl = _operator
-for _name, _ufunc in [("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
-    _nondiff(_name, f"np.{_name}(x1, x2)", _ufunc, params="x1,x2", reason=TEST)
+for _name, _ufunc, _form in [("logical_and", np.logical_and, "And"),
+                             ("logical_or", np.logical_or, "Or")]:
+    _nondiff(_name, f"np.{_name}(x1, x2)", _ufunc, params="x1,x2", reason=TEST,
+             recompute="scalar", sympy=elementwise(_form, 2))
 _nondiff("floor_divide", "x1 // x2", np.floor_divide, operator.floordiv, params="x1,x2",
-         reason=STEPS)
+         reason=STEPS, recompute="scalar", sympy=elementwise(lambda x1, x2: sp.floor(x1 / x2), 2))
 OPS["floor_divide"].impl = operator.floordiv
 
 
 @defop("remainder", "x1 % x2", aliases=(np.remainder, np.mod, operator.mod), diff=("x1", "x2"),
-       shape=BINARY, impl=operator.mod)
+       shape=BINARY, impl=operator.mod, recompute="scalar", sympy=elementwise("Mod", 2))
 def remainder(x1, x2): ...
 
 

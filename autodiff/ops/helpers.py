@@ -40,7 +40,7 @@ def _same_shape_as_target(named, builder):
 
 
 @defop("unbroadcast", "unbroadcast(g, x)", aliases=(runtime.unbroadcast,), diff=("g",),
-       shape=_like("x"), simplify=_same_shape_as_target, fresh=False, zeros="first")
+       shape=_like("x"), simplify=_same_shape_as_target, fresh=False, zeros="first", shape_params=("x",))
 def unbroadcast(g, x): ...
 
 
@@ -58,6 +58,9 @@ def _(gg, result, g, x):
 @defop("unbroadcast_to", "unbroadcast_to(g, shape)", aliases=(runtime.unbroadcast_to,),
        diff=("g",), fresh=False, zeros="first")
 def unbroadcast_to(g, shape): ...
+
+
+unbroadcast.from_shape = unbroadcast_to
 
 
 @unbroadcast_to.defjvp
@@ -144,7 +147,7 @@ def _reduced_size_kernel(named):
 
 @defop("reduced_size", _reduced_size_kernel, aliases=(runtime.reduced_size,),
        nondiff_output=True, floating=None, shape="scalar",
-       no_gradient="a count of elements, read from the shape")
+       no_gradient="a count of elements, read from the shape", shape_params=("a",), query=True)
 def reduced_size(a, axis): ...
 
 
@@ -399,7 +402,7 @@ _call("scalar_output_seed", "out, where", nondiff_output=True, floating="always"
 _call("vjp_seed", "seed, out, where", diff=("seed",), shape=_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
 OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
-OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/test_higher_order.py)"
+OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/api/test_higher_order.py)"
 
 
 @OPS["vjp_seed"].defvjp

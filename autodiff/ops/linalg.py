@@ -10,9 +10,10 @@ from autodiff.graph.ir import Const
 from autodiff.ops import runtime
 from autodiff.ops.registry import defop, helper_op
 from autodiff.ops.runtime import expand_reduced
+from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
 
 
-@defop("matmul", "x1 @ x2", aliases=(np.matmul, operator.matmul), diff=("x1", "x2"))
+@defop("matmul", "x1 @ x2", aliases=(np.matmul, operator.matmul), diff=("x1", "x2"), sympy=lambda x1, x2: np.matmul(objects(x1), objects(x2)), jvp="linear")
 def matmul(x1, x2): ...
 
 
@@ -22,17 +23,7 @@ def _(g, ans, x1, x2):
 
 
 # Bilinear products apply themselves to the tangent of one factor at a time.
-@matmul.defjvp("x1")
-def _(t, ans, x1, x2):
-    return t @ x2
-
-
-@matmul.defjvp("x2")
-def _(t, ans, x1, x2):
-    return x1 @ t
-
-
-@defop("dot", "np.dot(a, b)", aliases=(np.dot,), methods=("dot",), diff=("a", "b"))
+@defop("dot", "np.dot(a, b)", aliases=(np.dot,), methods=("dot",), diff=("a", "b"), sympy=lambda a, b: np.dot(objects(a), objects(b)), jvp="linear")
 def dot(a, b): ...
 
 
@@ -41,17 +32,7 @@ def _(g, ans, a, b):
     return runtime.dot_grad_lhs(g, a, b), runtime.dot_grad_rhs(g, a, b)
 
 
-@dot.defjvp("a")
-def _(t, ans, a, b):
-    return np.dot(t, b)
-
-
-@dot.defjvp("b")
-def _(t, ans, a, b):
-    return np.dot(a, t)
-
-
-@defop("inner", "np.inner(a, b)", aliases=(np.inner,), diff=("a", "b"))
+@defop("inner", "np.inner(a, b)", aliases=(np.inner,), diff=("a", "b"), sympy=lambda a, b: np.inner(objects(a), objects(b)), jvp="linear")
 def inner(a, b): ...
 
 
@@ -60,17 +41,7 @@ def _(g, ans, a, b):
     return runtime.inner_grad_lhs(g, a, b), runtime.inner_grad_rhs(g, a, b)
 
 
-@inner.defjvp("a")
-def _(t, ans, a, b):
-    return np.inner(t, b)
-
-
-@inner.defjvp("b")
-def _(t, ans, a, b):
-    return np.inner(a, t)
-
-
-@defop("outer", "np.outer(a, b)", aliases=(np.outer,), diff=("a", "b"))
+@defop("outer", "np.outer(a, b)", aliases=(np.outer,), diff=("a", "b"), sympy=lambda a, b: np.outer(objects(a), objects(b)), jvp="linear")
 def outer(a, b): ...
 
 
@@ -79,29 +50,14 @@ def _(g, ans, a, b):
     return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
 
 
-@outer.defjvp("a")
-def _(t, ans, a, b):
-    return np.outer(t, b)
-
-
-@outer.defjvp("b")
-def _(t, ans, a, b):
-    return np.outer(a, t)
-
-
 @defop("trace", "np.trace(a, offset=offset, axis1=axis1, axis2=axis2)", aliases=(np.trace,),
-       methods=("trace",), diff=("a",))
+       methods=("trace",), diff=("a",), sympy=lambda a, offset, axis1, axis2: np.trace(objects(a), offset, axis1, axis2), jvp="linear")
 def trace(a, offset=0, axis1=0, axis2=1): ...
 
 
 @trace.defvjp
 def _(g, ans, a, offset, axis1, axis2):
     return runtime.trace_grad(g, a, offset, axis1, axis2)
-
-
-@trace.defjvp
-def _(t, ans, a, offset, axis1, axis2):
-    return np.trace(t, offset=offset, axis1=axis1, axis2=axis2)
 
 
 def _norm_check(named) -> str | None:
@@ -117,8 +73,16 @@ def _norm_check(named) -> str | None:
     return None
 
 
+def _sympy_norm(x, ord, axis, keepdims):
+    x = objects(x)
+    if not (ord in (None, "fro") or (ord == 2 and (x.ndim == 1 or isinstance(axis, int)))):
+        raise Unsupported(f"np.linalg.norm with ord={ord!r} (the 2-norm of vectors and the "
+                          "Frobenius norm are supported)")
+    return elementwise("sqrt")(np.sum(x * x, axis=axis, keepdims=keepdims))
+
+
 @defop("norm", "np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)",
-       aliases=(np.linalg.norm,), diff=("x",), shape="reduce:x", floating="always")
+       aliases=(np.linalg.norm,), diff=("x",), shape="reduce:x", floating="always", sympy=_sympy_norm)
 def norm(x, ord=None, axis=None, keepdims=False): ...
 
 
@@ -173,7 +137,7 @@ def _sublist_labels(sublist) -> str:
 
 
 @defop("einsum", "np.einsum(subscripts, *operands)", aliases=((np.einsum, _einsum_call),),
-       diff=("operands",), shape="einsum")
+       diff=("operands",), shape="einsum", sympy=lambda subscripts, operands: np.einsum(subscripts, *map(objects, operands)))
 def einsum(subscripts, *operands): ...
 
 
@@ -257,7 +221,7 @@ def _(gg, result, t, ans, subscripts, operands):
 # ----- np.linalg: inverse, determinant, solve (square matrices, stacks of them) -----
 
 
-@defop("inv", "np.linalg.inv(a)", aliases=(np.linalg.inv,), diff=("a",))
+@defop("inv", "np.linalg.inv(a)", aliases=(np.linalg.inv,), diff=("a",), sympy=lambda a: objects(matrix(a).inv().tolist()))
 def inv(a): ...
 
 
@@ -271,7 +235,7 @@ def _(t, ans, a):
     return -(ans @ t @ ans)
 
 
-@defop("det", "np.linalg.det(a)", aliases=(np.linalg.det,), diff=("a",))
+@defop("det", "np.linalg.det(a)", aliases=(np.linalg.det,), diff=("a",), sympy=lambda a: matrix(a).det())
 def det(a): ...
 
 
@@ -286,7 +250,13 @@ def _(t, ans, a):
     return ans * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1))
 
 
-@defop("solve", "np.linalg.solve(a, b)", aliases=(np.linalg.solve,), diff=("a", "b"))
+def _sympy_solve(a, b):
+    b = objects(b)
+    solution = matrix(a).LUsolve(matrix(b.reshape(len(b), -1)))
+    return objects(solution.tolist()).reshape(b.shape)
+
+
+@defop("solve", "np.linalg.solve(a, b)", aliases=(np.linalg.solve,), diff=("a", "b"), sympy=_sympy_solve)
 def solve(a, b): ...
 
 

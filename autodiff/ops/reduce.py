@@ -10,12 +10,13 @@ import numpy as np
 
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
+from autodiff.ops.sympy_forms import elementwise, fold, objects, sp
 
 REDUCE = {"diff": ("a",), "shape": "reduce"}
 
 
 @defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),
-       **REDUCE, zeros="first")
+       **REDUCE, zeros="first", sympy=lambda a, axis, keepdims: np.sum(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
 def sum_(a, axis=None, keepdims=False): ...
 
 
@@ -24,13 +25,8 @@ def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
 
 
-@sum_.defjvp
-def _(t, ans, a, axis, keepdims):
-    return np.sum(t, axis=axis, keepdims=keepdims)
-
-
 @defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=(np.mean,),
-       methods=("mean",), floating="always", **REDUCE)
+       methods=("mean",), floating="always", **REDUCE, sympy=lambda a, axis, keepdims: np.mean(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
 def mean(a, axis=None, keepdims=False): ...
 
 
@@ -39,13 +35,8 @@ def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
 
 
-@mean.defjvp
-def _(t, ans, a, axis, keepdims):
-    return np.mean(t, axis=axis, keepdims=keepdims)
-
-
 @defop("prod", "np.prod(a, axis=axis, keepdims=keepdims)", aliases=(np.prod,),
-       methods=("prod",), **REDUCE)
+       methods=("prod",), **REDUCE, sympy=lambda a, axis, keepdims: np.prod(objects(a), axis=axis, keepdims=keepdims))
 def prod(a, axis=None, keepdims=False): ...
 
 
@@ -61,7 +52,7 @@ def _(t, ans, a, axis, keepdims):
 
 
 @defop("max", "np.max(a, axis=axis, keepdims=keepdims)", aliases=(np.max, np.amax),
-       methods=("max",), **REDUCE)
+       methods=("max",), **REDUCE, sympy=lambda a, axis, keepdims: fold(sp.Max, a, axis, keepdims))
 def max_(a, axis=None, keepdims=False): ...
 
 
@@ -73,7 +64,7 @@ def _extremum_vjp(g, ans, a, axis, keepdims):
 
 
 @defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=(np.min, np.amin),
-       methods=("min",), **REDUCE)
+       methods=("min",), **REDUCE, sympy=lambda a, axis, keepdims: fold(sp.Min, a, axis, keepdims))
 def min_(a, axis=None, keepdims=False): ...
 
 
@@ -91,8 +82,18 @@ def _extremum_jvp(t, ans, a, axis, keepdims):
 min_.defjvp(_extremum_jvp)
 
 
+_SYMPY_SQRT = elementwise("sqrt")
+
+
+def _sympy_variance(a, axis, ddof, keepdims):
+    a = objects(a)
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    count = a.size // max(np.size(np.mean(a, axis=axis, keepdims=True)), 1)
+    return np.sum(centred * centred, axis=axis, keepdims=keepdims) / (count - ddof)
+
+
 @defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.var,),
-       methods=("var",), floating="always", **REDUCE)
+       methods=("var",), floating="always", **REDUCE, sympy=_sympy_variance)
 def var(a, axis=None, ddof=0, keepdims=False): ...
 
 
@@ -111,7 +112,7 @@ def _(t, ans, a, axis, ddof, keepdims):
 
 
 @defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.std,),
-       methods=("std",), floating="always", **REDUCE)
+       methods=("std",), floating="always", **REDUCE, sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_variance(a, axis, ddof, keepdims)))
 def std(a, axis=None, ddof=0, keepdims=False): ...
 
 

@@ -46,7 +46,29 @@ class Op:
       stays 0); see reverse._keep_zeros;
     - ``gradients_keep_zeros``: its VJP's gradients are exactly zero where it did not
       select an operand (``where``) or where its adjoint is zero (the zero-keeping ops);
-    - ``list_adjoints``: its rules give a list operand's adjoint as a list already.
+    - ``list_adjoints``: its rules give a list operand's adjoint as a list already;
+    - ``jvp``: ``"same"`` when its JVP is its VJP with the tangent for the adjoint (an
+      elementwise op of one operand: both are ``g * f'(x)``); ``"linear"`` when it is
+      linear in each differentiable parameter, so that the JVP of one is the op itself
+      applied to that parameter's tangent (autograd's ``def_linear``);
+    - ``sympy``: its SymPy form, ``fn(*params) -> value`` on SymPy values (see
+      ``ops.sympy_forms``), or ``no_sympy``: why it has none;
+    - ``math_form``: its name in Python's ``math``, used on Python floats by
+      specialised code; ``update_operator``: the augmented assignment (``"+"`` for
+      ``x1 += x2``) specialised code may use; ``ufunc_out``: a unary ufunc that can
+      write into its operand (``np.tanh(t, out=t)``);
+    - ``recompute``: ``"always"`` or ``"scalar"`` (when its result is a scalar): cheap
+      enough to recompute in the backward sweep rather than store;
+    - ``shape_params``: parameters read for their shape alone; ``query``: its result
+      depends on its operands' shapes and dtypes alone;
+    - ``python_arithmetic``: an operator that gives a Python float on Python floats;
+    - ``holds``: the parameter it keeps a reference to (a list or a tape holds the item);
+      ``updates``: the parameter its result is an updated version of (``out[i] = v``);
+    - ``from_shape``: the op giving its result from the shape of its ``shape_params``
+      instead of the array (``unbroadcast(g, x)`` is ``unbroadcast_to(g, x.shape)``);
+    - ``ndarray``: its result is always a NumPy array (``np.asarray`` of it is itself);
+    - ``per_call``: its result may differ from one call to the next (a tape, a list,
+      a global read when called): specialised code never makes it a constant.
     """
 
     def __init__(
@@ -67,6 +89,20 @@ class Op:
         zeros: str | None = None,
         gradients_keep_zeros: bool = False,
         list_adjoints: bool = False,
+        jvp: str | None = None,
+        sympy: Callable | None = None,
+        no_sympy: str | None = None,
+        math_form: str | None = None,
+        update_operator: str | None = None,
+        ufunc_out: bool = False,
+        recompute: str | None = None,
+        shape_params: tuple[str, ...] = (),
+        query: bool = False,
+        python_arithmetic: bool = False,
+        holds: str | None = None,
+        updates: str | None = None,
+        ndarray: bool = False,
+        per_call: bool = False,
     ) -> None:
         self.name = name
         self.signature = inspect.signature(stub)
@@ -88,6 +124,27 @@ class Op:
         self.zeros = zeros
         self.gradients_keep_zeros = gradients_keep_zeros
         self.list_adjoints = list_adjoints
+        if jvp not in (None, "same", "linear"):
+            raise ValueError(f"{name}: jvp= is 'same' or 'linear', not {jvp!r}")
+        if jvp == "same" and len(diff) != 1:
+            raise ValueError(f"{name}: jvp='same' is for ops of one differentiable parameter")
+        self.jvp = jvp
+        self.sympy = sympy
+        self.no_sympy = no_sympy
+        self.math_form = math_form
+        self.update_operator = update_operator
+        self.ufunc_out = ufunc_out
+        if recompute not in (None, "always", "scalar"):
+            raise ValueError(f"{name}: recompute= is 'always' or 'scalar', not {recompute!r}")
+        self.recompute = recompute
+        self.shape_params = shape_params
+        self.query = query
+        self.python_arithmetic = python_arithmetic
+        self.holds = holds
+        self.updates = updates
+        self.from_shape: Op | None = None
+        self.ndarray = ndarray
+        self.per_call = per_call
         self.zero_keeping_form: Op | None = None  # for zeros="product"/"quotient"
         self.inplace = inplace
         self.vjp: Callable | None = None
@@ -126,6 +183,8 @@ class Op:
         ``g`` takes ``(gg, ans, g, ...)``); the others are the op's parameters.
         """
         self.vjp = _checked_rule(self, rule, "VJP", "g")
+        if self.jvp == "same":  # (its first parameter binds the tangent instead)
+            self.jvps[self.diff[0]] = self.vjp
         changed()
         return rule
 

@@ -9,9 +9,11 @@ import numpy as np
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Const, Location, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
-from autodiff.ops import runtime
+from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
 from autodiff.ops.registry import OPS, alias, defop
+from autodiff.ops.sympy_forms import cast, objects, sp
+from autodiff.ops.sympy_forms import index as sympy_index
 
 # ----- views and reshapes -----
 
@@ -21,7 +23,7 @@ def _reshape_method(a, *shape, order="C"):
 
 
 @defop("reshape", "np.reshape(a, shape)", aliases=(np.reshape,),
-       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False, zeros="first")
+       methods=(("reshape", _reshape_method),), diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, shape, order: np.reshape(objects(a), shape, order=order), jvp="linear")
 def reshape(a, shape, order="C"): ...
 
 
@@ -40,13 +42,8 @@ def _(g, ans, a, shape, order):
     return np.reshape(g, np.shape(a))
 
 
-@reshape.defjvp
-def _(t, ans, a, shape, order):
-    return np.reshape(t, shape)
-
-
 @defop("ravel", "np.ravel(a)", aliases=(np.ravel,), methods=("ravel", "flatten"), diff=("a",),
-       fresh=False)
+       fresh=False, sympy=lambda a: np.ravel(objects(a)), jvp="linear")
 def ravel(a): ...
 
 
@@ -55,13 +52,8 @@ def _(g, ans, a):
     return np.reshape(g, np.shape(a))
 
 
-@ravel.defjvp
-def _(t, ans, a):
-    return np.ravel(t)
-
-
 @defop("squeeze", "np.squeeze(a, axis=axis)", aliases=(np.squeeze,), methods=("squeeze",),
-       diff=("a",), fresh=False, zeros="first")
+       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axis: np.squeeze(objects(a), axis=axis), jvp="linear")
 def squeeze(a, axis=None): ...
 
 
@@ -70,24 +62,14 @@ def _(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
 
 
-@squeeze.defjvp
-def _(t, ans, a, axis):
-    return np.squeeze(t, axis=axis)
-
-
 @defop("expand_dims", "np.expand_dims(a, axis)", aliases=(np.expand_dims,), diff=("a",),
-       fresh=False, zeros="first")
+       fresh=False, zeros="first", recompute="always", sympy=lambda a, axis: np.expand_dims(objects(a), axis), jvp="linear")
 def expand_dims(a, axis): ...
 
 
 @expand_dims.defvjp
 def _(g, ans, a, axis):
     return np.reshape(g, np.shape(a))
-
-
-@expand_dims.defjvp
-def _(t, ans, a, axis):
-    return np.expand_dims(t, axis)
 
 
 def _transpose_method(a, *axes):
@@ -98,7 +80,7 @@ def _transpose_method(a, *axes):
 
 @defop("transpose", lambda named: "a.T" if _is_none(named["axes"]) else "np.transpose(a, axes)",
        aliases=(np.transpose,), methods=(("transpose", _transpose_method),), attributes=("T",),
-       diff=("a",), fresh=False, zeros="first")
+       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axes: np.transpose(objects(a), axes), jvp="linear")
 def transpose(a, axes=None): ...
 
 
@@ -107,13 +89,8 @@ def _(g, ans, a, axes):
     return np.transpose(g, runtime.inverse_permutation(axes))
 
 
-@transpose.defjvp
-def _(t, ans, a, axes):
-    return np.transpose(t, axes)
-
-
 @defop("swapaxes", "np.swapaxes(a, axis1, axis2)", aliases=(np.swapaxes,), methods=("swapaxes",),
-       diff=("a",), fresh=False, zeros="first")
+       diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axis1, axis2: np.swapaxes(objects(a), axis1, axis2), jvp="linear")
 def swapaxes(a, axis1, axis2): ...
 
 
@@ -122,13 +99,8 @@ def _(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
 
 
-@swapaxes.defjvp
-def _(t, ans, a, axis1, axis2):
-    return np.swapaxes(t, axis1, axis2)
-
-
 @defop("moveaxis", "np.moveaxis(a, source, destination)", aliases=(np.moveaxis,), diff=("a",),
-       fresh=False, zeros="first")
+       fresh=False, zeros="first", recompute="always", sympy=lambda a, source, destination: np.moveaxis(objects(a), source, destination), jvp="linear")
 def moveaxis(a, source, destination): ...
 
 
@@ -137,13 +109,8 @@ def _(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
 
 
-@moveaxis.defjvp
-def _(t, ans, a, source, destination):
-    return np.moveaxis(t, source, destination)
-
-
 @defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
-       diff=("array",), fresh=False, shape="of:shape", zeros="first")
+       diff=("array",), fresh=False, shape="of:shape", zeros="first", sympy=lambda array, shape: np.broadcast_to(objects(array), shape), jvp="linear")
 def broadcast_to(array, shape): ...
 
 
@@ -152,13 +119,8 @@ def _(g, ans, array, shape):
     return runtime.unbroadcast(g, array)
 
 
-@broadcast_to.defjvp
-def _(t, ans, array, shape):
-    return np.broadcast_to(t, shape)
-
-
 @defop("concatenate", "np.concatenate(arrays, axis=axis)", aliases=(np.concatenate,),
-       diff=("arrays",))
+       diff=("arrays",), sympy=lambda arrays, axis: np.concatenate([objects(a) for a in arrays], axis=axis), jvp="linear")
 def concatenate(arrays, axis=0): ...
 
 
@@ -168,12 +130,7 @@ def _(g, ans, arrays, axis):
 
 
 # One tangent per array, a zero one for an array that does not vary.
-@concatenate.defjvp
-def _(t, ans, arrays, axis):
-    return np.concatenate(t, axis=axis)
-
-
-@defop("stack", "np.stack(arrays, axis=axis)", aliases=(np.stack,), diff=("arrays",))
+@defop("stack", "np.stack(arrays, axis=axis)", aliases=(np.stack,), diff=("arrays",), sympy=lambda arrays, axis: np.stack([objects(a) for a in arrays], axis=axis), ndarray=True, jvp="linear")
 def stack(arrays, axis=0): ...
 
 
@@ -182,25 +139,15 @@ def _(g, ans, arrays, axis):
     return runtime.unstack(g, axis)
 
 
-@stack.defjvp
-def _(t, ans, arrays, axis):
-    return np.stack(t, axis=axis)
-
-
 # np.array of a list built as the function runs: np.array([]) of an empty one, as in NumPy
 # (np.stack refuses it), and faster than np.stack on a list of small arrays.
-@defop("array_of_list", "np.array(items)", diff=("items",))
+@defop("array_of_list", "np.array(items)", diff=("items",), sympy=lambda items: np.stack([objects(a) for a in items]) if items else np.array([]), jvp="linear")
 def array_of_list(items): ...
 
 
 @array_of_list.defvjp
 def _(g, ans, items):
     return runtime.unstack(g, 0)
-
-
-@array_of_list.defjvp
-def _(t, ans, items):
-    return np.array(t)
 
 
 def _array_call(object, dtype=None):
@@ -214,7 +161,7 @@ def _array_call(object, dtype=None):
 
 
 @defop("array", "np.array(a, dtype=dtype)", aliases=((np.array, _array_call),),
-       methods=("copy",), diff=("a",), shape="like:a")
+       methods=("copy",), diff=("a",), shape="like:a", sympy=cast, ndarray=True)
 def array(a, dtype=None): ...
 
 
@@ -271,7 +218,7 @@ array.vjp_check = _cast_check
 
 
 @defop("astype", "a.astype(dtype)", methods=("astype",), diff=("a",), shape="like:a",
-       floating=None, simplify=_discrete_cast("astype_discrete"))
+       floating=None, simplify=_discrete_cast("astype_discrete"), sympy=cast)
 def astype(a, dtype): ...
 
 
@@ -289,7 +236,7 @@ def _(t, ans, a, dtype):
 
 
 @defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
-       shape="like:a", fresh=False)
+       shape="like:a", fresh=False, sympy=lambda a: a, ndarray=True, jvp="same")
 def asarray(a): ...
 
 
@@ -298,12 +245,7 @@ def _(g, ans, a):
     return g
 
 
-@asarray.defjvp
-def _(t, ans, a):
-    return t
-
-
-@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first")
+@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first", jvp="same")
 def copy(a): ...
 
 
@@ -312,24 +254,14 @@ def _(g, ans, a):
     return g
 
 
-@copy.defjvp
-def _(t, ans, a):
-    return t
-
-
 @defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape="scalar",
-       floating="always", impl=builtins.float)
+       floating="always", impl=builtins.float, sympy=lambda x: x.item() if isinstance(x, np.ndarray) else x, jvp="linear")
 def float_(x): ...
 
 
 @float_.defvjp
 def _(g, ans, x):
     return g
-
-
-@float_.defjvp
-def _(t, ans, x):
-    return float(t)
 
 
 # ----- np.r_[...] and np.c_[...]: concatenations written as indexing -----
@@ -388,18 +320,13 @@ def _concatenation_by_index(named, builder):
 
 
 @defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index",
-       simplify=_concatenation_by_index, zeros="first")
+       simplify=_concatenation_by_index, zeros="first", recompute="always", sympy=lambda a, index: a[sympy_index(index)], jvp="linear")
 def getitem(a, index): ...
 
 
 @getitem.defvjp
 def _(g, ans, a, index):
     return runtime_index_add(np.zeros_like(a, dtype=np.result_type(g)), index, g)
-
-
-@getitem.defjvp
-def _(t, ans, a, index):
-    return t[index]
 
 
 def _index_add_statement(named) -> str:
@@ -453,17 +380,21 @@ def _(g, ans, base, index, value):
 QUERY = "a query of the shape or dtype, not of the values"
 
 
-def _query(name: str, kernel: str, *aliases, methods=(), attributes=(), shape=None,
-           no_gradient: str) -> None:
-    defop(name, kernel, aliases=aliases, methods=methods, attributes=attributes,
-          nondiff_output=True, floating=None, shape=shape, no_gradient=no_gradient)(lambda a: None)
+def _query(name: str, kernel: str, *aliases, attributes=(), shape=None, of_shape=True,
+           **facts) -> None:
+    """A query of ``a``'s shape (``of_shape``, then cheap to recompute) or its dtype."""
+    shaped = {"shape_params": ("a",), "recompute": "always"} if of_shape else {}
+    defop(name, kernel, aliases=aliases, attributes=attributes, nondiff_output=True,
+          floating=None, shape=shape, no_gradient=QUERY, query=True, **shaped, **facts)(
+        lambda a: None)
 
 
-_query("shape", "np.shape(a)", np.shape, attributes=("shape",), no_gradient=QUERY)
-_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", no_gradient=QUERY)
-_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar", no_gradient=QUERY)
-_query("len", "len(a)", builtins.len, shape="scalar", no_gradient=QUERY)
-_query("result_type", "np.result_type(a)", np.result_type, no_gradient=QUERY)
+_query("shape", "np.shape(a)", np.shape, attributes=("shape",), sympy=sympy_forms.shape_of)
+_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", sympy=np.ndim)
+_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar", sympy=np.size)
+_query("len", "len(a)", builtins.len, shape="scalar", sympy=builtins.len)
+_query("result_type", "np.result_type(a)", np.result_type, of_shape=False,
+       sympy=lambda a: np.dtype(float))
 
 # ----- constructors (no gradient) -----
 
@@ -479,27 +410,36 @@ def _constructor(name: str, stub, *aliases, shape=None, **facts) -> None:
 CONSTANT = "a constant array: of the values it is given it reads only shapes and dtypes"
 
 _constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape",
-             no_gradient=CONSTANT)
+             no_gradient=CONSTANT,
+             sympy=lambda shape, dtype: np.zeros(shape, dtype=dtype))
 _constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape",
-             no_gradient=CONSTANT)
+             no_gradient=CONSTANT,
+             sympy=lambda shape, dtype: np.ones(shape, dtype=dtype))
 _constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a",
-             no_gradient=CONSTANT)
+             no_gradient=CONSTANT,
+             sympy=lambda a, dtype: np.zeros(np.shape(a), dtype=dtype))
 _constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a",
-             no_gradient=CONSTANT)
+             no_gradient=CONSTANT,
+             sympy=lambda a, dtype: np.ones(np.shape(a), dtype=dtype))
 _constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye,
-             no_gradient=CONSTANT)
+             no_gradient=CONSTANT, sympy=lambda N, M, k, dtype: np.eye(N, M, k, dtype=dtype))
 # Its elements are start + k * step: a gradient may well reach start or step. Until it has
 # rules, one that does is an error.
 _constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.arange,
              nondiff_output=False, diff=("start", "stop", "step"),
              no_gradient="np.arange has no gradient rule for start, stop or step: build the "
-             "values from np.arange of constants, as start + step * np.arange(n)")
+             "values from np.arange of constants, as start + step * np.arange(n)",
+             sympy=lambda start, stop, step, dtype: np.arange(start, stop, step, dtype=dtype))
 
 # np.full and np.full_like are linear in their fill value (broadcast to the result).
 _constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape="of:shape",
-             nondiff_output=False, diff=("fill_value",))
+             nondiff_output=False, diff=("fill_value",),
+             sympy=lambda shape, fill_value, dtype: np.full(shape, fill_value, dtype=(
+                 object if isinstance(fill_value, sp.Basic) else dtype)))
 _constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a",
-             nondiff_output=False, diff=("fill_value",))
+             nondiff_output=False, diff=("fill_value",),
+             sympy=lambda a, fill_value, dtype: np.full(np.shape(a), fill_value, dtype=(
+                 object if isinstance(fill_value, sp.Basic) else dtype)))
 
 
 def _full_check(named) -> str | None:
@@ -547,7 +487,8 @@ for _name in ("zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "
 
 
 @defop("linspace", "np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis)",
-       aliases=(np.linspace,), diff=("start", "stop"), floating="always")
+       aliases=(np.linspace,), diff=("start", "stop"), floating="always", sympy=lambda start, stop, num, endpoint, dtype, axis: np.linspace(
+           start, stop, num, endpoint, dtype=dtype, axis=axis))
 def linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0): ...
 
 

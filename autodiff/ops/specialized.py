@@ -1,4 +1,4 @@
-"""Ops only specialised derivatives use (see :mod:`autodiff.transforms.specialize`).
+"""Ops only specialised derivatives use (see :mod:`autodiff.jit.specialize`).
 
 Once shapes, dtypes and kinds are known, two things a general kernel must not
 assume become safe:
@@ -21,40 +21,23 @@ from autodiff.ops.registry import defop
 # Specialised derivatives are never differentiated (a derivative of one differentiates
 # the general graph): their params are in diff so that a gradient reaching them by
 # mistake is an error, not a zero.
-SPECIALISED = ("specialised derivatives only (transforms.specialize), which are never "
+SPECIALISED = ("specialised derivatives only (jit.specialize), which are never "
                "differentiated")
 
-# NumPy's name of each function -> its name in ``math``.
-MATH_NAMES = {
-    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos",
-    "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "exp": "exp",
-    "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
-    "sqrt": "sqrt", "abs": "fabs",
-}
-
-
+# An op's ``math_form``: its function of Python's ``math``, for a Python float.
 @defop("math", lambda named: f"math.{named['function'].value}(x)", shape="scalar",
        floating="always", diff=("x",), no_gradient=SPECIALISED)
 def math_function(function, x): ...
 
 
-# Binary ops with an in-place form, and their Python operator.
-UPDATES = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
-
-
+# An op's ``update_operator``: ``x1 += x2``.
 @defop("update", lambda named: f"x1 {named['operator'].value} x2", shape="like:x1",
        inplace=lambda named: f"x1 {named['operator'].value}= x2", diff=("x1", "x2"),
        no_gradient=SPECIALISED)
 def update(x1, x2, operator): ...
 
 
-# Unary ufuncs written with ``out=`` when updating in place.
-UFUNC_UPDATES = frozenset({
-    "sin", "cos", "tan", "arctan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log1p",
-    "log2", "log10", "sqrt", "negative", "abs", "square", "sign",
-})
-
-
+# An op with ``ufunc_out``: ``np.tanh(x, out=x)``.
 @defop("ufunc_update", lambda named: f"np.{named['function'].value}(x)", shape="like:x",
        inplace=lambda named: f"np.{named['function'].value}(x, out=x)", diff=("x",),
        no_gradient=SPECIALISED)

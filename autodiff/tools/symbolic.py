@@ -40,7 +40,7 @@ from autodiff.errors import AutodiffError, NonScalarOutputError
 from autodiff.graph.ir import UNDEFINED, Graph, Location, Region, SliceSpec, Value
 from autodiff.graph.scopes import MISSING, Scope
 from autodiff.ops.runtime import as_gradient_of
-from autodiff.symbolic_rules import RULES, _decided, _integer, _scalar_symbols, _Unsupported
+from autodiff.ops.sympy_forms import Unsupported, decided, integer, scalar_symbols
 
 # Unrolling more iterations than this makes expressions no one could read or count.
 MAX_ITERATIONS = 1000
@@ -311,11 +311,12 @@ class _Evaluator:
         try:
             if node.op.name == "variable":
                 result = self.variable(*args)
-            elif node.op.name in RULES:
-                result = RULES[node.op.name](*args)
+            elif node.op.sympy is not None:
+                result = node.op.sympy(*args)
             else:
-                raise _Unsupported(f"'{node.op.name}' (it has no SymPy form here)")
-        except _Unsupported as unsupported:
+                why = f": {node.op.no_sympy}" if node.op.no_sympy else ""
+                raise Unsupported(f"'{node.op.name}' (it has no SymPy form{why})")
+        except Unsupported as unsupported:
             raise self.error(node, f"the SymPy route cannot take {unsupported}") from None
         except Exception as failure:  # noqa: BLE001 - any failure becomes the user's line
             raise self.failure(node, args, failure) from None
@@ -331,7 +332,7 @@ class _Evaluator:
     def failure(self, node, args: list, failure: Exception) -> SymbolicError:
         """Explain a rule that raised: most often an argument taken as a scalar is an array."""
         names = [name for symbol, name in self.unshaped.items()
-                 if any(symbol in _scalar_symbols(a) for a in args)]
+                 if any(symbol in scalar_symbols(a) for a in args)]
         if names:
             shown = ", ".join(f"{n!r}: ..." for n in names)
             return self.error(node, f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'}"
@@ -347,7 +348,7 @@ class _Evaluator:
         # Read once, when the gradient is built: the expression holds its value.
         value = scope.read(name)
         if value is MISSING:
-            raise _Unsupported(f"'{name}' (it has no value yet)")
+            raise Unsupported(f"'{name}' (it has no value yet)")
         return value
 
     # ----- regions: taken only where the data cannot change the path -----
@@ -365,10 +366,10 @@ class _Evaluator:
         return [self.operand(r) for r in block.results]
 
     def decide(self, region: Region, value, construct: str, hint: str | None = None) -> bool:
-        decided = _decided(value)
-        if decided is None:
+        known = decided(value)
+        if known is None:
             raise self.error(region, f"the SymPy route cannot take {construct}", hint)
-        return decided
+        return known
 
     def branch(self, region: Region) -> list:
         condition = self.operand(region.args[0])
@@ -379,13 +380,13 @@ class _Evaluator:
 
     def for_loop(self, region: Region) -> list:
         start, stop, step, count = (self.operand(a) for a in region.args[:4])
-        bounds = [_integer(v) for v in (start, stop, step)]
+        bounds = [integer(v) for v in (start, stop, step)]
         if any(b is None for b in bounds):
             raise self.error(region, "the SymPy route cannot take a 'for' loop whose range "
                              "depends on the arguments (its trip count must be a constant)")
         indices = list(range(*bounds))
         if count is not None:
-            indices = indices[:_integer(count)]
+            indices = indices[:integer(count)]
         return self.iterate(region, indices[::-1] if region.reverse else indices)
 
     def while_loop(self, region: Region) -> list:

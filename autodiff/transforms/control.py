@@ -41,14 +41,6 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import LIST, SCALAR, Token
 from autodiff.ops import OPS
 
-# Ops cheap enough to recompute in the backward sweep instead of storing.
-_RECOMPUTE = {"getitem", "transpose", "reshape", "expand_dims", "squeeze", "swapaxes",
-              "moveaxis", "shape", "len", "ndim", "size", "range_of", "variable"}
-_SCALAR_ARITHMETIC = {"add", "subtract", "multiply", "floor_divide", "remainder", "negative",
-                      "minimum", "maximum", "less", "less_equal", "greater", "greater_equal",
-                      "equal", "not_equal", "truth_not", "truth_and", "truth_or",
-                      "logical_not", "logical_and", "logical_or"}
-
 
 def _zeros_like(builder, value: Operand, adjoint_of: Value | None = None) -> Value:
     """A zero adjoint shaped like ``value`` (named as the adjoint of ``adjoint_of``)."""
@@ -354,11 +346,13 @@ class _Tape:
             shape.shape = Token()
             self.insert_after(value, Node(OPS["shape"], (value,), shape, value.node.loc,
                                           "forward"))
-            for node, _ in uses:
-                if node.op.name == "unbroadcast":
-                    node.op, node.args = OPS["unbroadcast_to"], (node.args[0], shape)
+            for node, position in uses:
+                if node.op.from_shape is not None:
+                    args = list(node.args)
+                    args[position] = shape
+                    node.op, node.args = node.op.from_shape, tuple(args)
                 else:
-                    self.replacement[node.out] = shape
+                    self.replacement[node.out] = shape  # a shape query: the shape itself
             witnesses[value] = shape
         return witnesses
 
@@ -413,9 +407,8 @@ class _Tape:
     def recomputable(node: Node) -> bool:
         if node.op.effect or node.op.statement:
             return False
-        if node.op.name in _RECOMPUTE:
-            return True
-        return node.op.name in _SCALAR_ARITHMETIC and node.out.shape is SCALAR
+        return node.op.recompute == "always" or (
+            node.op.recompute == "scalar" and node.out.shape is SCALAR)
 
     def recompute(self, value: Value, node: Node, args: tuple) -> Value:
         copy = Value(value.hint)
@@ -538,7 +531,9 @@ def _reads_shape(node, position: int) -> bool:
     """Whether argument ``position`` of ``node`` is read for its shape alone."""
     if node is None or isinstance(node, Region):
         return False
-    return (node.op.name == "unbroadcast" and position == 1) or node.op.name == "shape"
+    if node.op.params[position] not in node.op.shape_params:
+        return False
+    return node.op.from_shape is not None or node.op is OPS["shape"]
 
 
 __all__ = ["ControlFlowReverser"]

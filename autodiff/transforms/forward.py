@@ -152,7 +152,7 @@ class _Tangents:
                   if any(v in self.tangents for v in operand_values(named[p]))]
         if not active:
             return
-        missing = [p for p in active if p not in op.jvps]
+        missing = [p for p in active if p not in op.jvps and op.jvp != "linear"]
         where = Location.error_fields(node.loc)
         problem = op.vjp_check(named) if op.vjp_check is not None else None
         if problem:  # arguments the rules do not cover (np.linalg.norm with ord=1)
@@ -163,12 +163,22 @@ class _Tangents:
             raise NonDifferentiableError(
                 f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'"
                 + (f" ({op.no_gradient})" if op.no_gradient else ""), **where, hint="use reverse mode (mode='rev'), or ad.register_gradient a rule")
-        parts = [inline_rule(op.jvps[p], self.builder, named, node.loc,
-                             leading=(self.tangent(named[p]), node.out)) for p in active]
+        parts = [self.part(node, p) for p in active]
         total = parts[0]
         for part in parts[1:]:
             total = self.emit("add_lists" if node.out.shape is LIST else "add", total, part)
         self.name(node.out, total)
+
+    def part(self, node: Node, param: str) -> Operand:
+        """The result's tangent due to the tangent of ``param`` alone: its JVP rule, or
+        for an op linear in ``param``, the op itself applied to that tangent."""
+        op, named, tangent = node.op, node.named_args, self.tangent(node.named_args[param])
+        if op.jvp == "linear" and param not in op.jvps:
+            self.builder.loc = node.loc
+            return self.builder.emit(op, tuple(tangent if p == param else named[p]
+                                               for p in op.params))
+        return inline_rule(op.jvps[param], self.builder, named, node.loc,
+                           leading=(tangent, node.out))
 
     # Ops with an effect or a list they grow: their tangents follow them step by step.
 

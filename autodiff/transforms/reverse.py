@@ -441,9 +441,6 @@ def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
         _distribute(item, part, builder, adjoints, active, created | {part}, received, False)
 
 
-_PYTHON_ARITHMETIC = {"add", "subtract", "multiply", "divide", "power", "negative", "positive"}
-
-
 def _mark_float_arithmetic(graph: Graph) -> None:
     """Tell each final conversion whether its gradient is operator arithmetic on its
     argument and numbers only: then it is a Python float whenever the argument is."""
@@ -454,7 +451,7 @@ def _mark_float_arithmetic(graph: Graph) -> None:
         if operand is param:
             return True
         node = operand.node if isinstance(operand, Value) else None
-        return (node is not None and node.op.name in _PYTHON_ARITHMETIC
+        return (isinstance(node, Node) and node.op.python_arithmetic
                 and all(closed(arg, param) for arg in node.args))
 
     for node in graph.nodes:

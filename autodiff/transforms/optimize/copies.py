@@ -34,9 +34,6 @@ from autodiff.graph.ir import Const, Graph, Node, Operand, Region, Value, walk
 from autodiff.transforms.optimize.dce import drop_slots
 from autodiff.transforms.optimize.substitution import Substitution
 
-# Ops whose result is always an ndarray: ``np.asarray`` of it is the same object.
-_NDARRAY_OPS = frozenset({"asarray", "array"})
-
 
 def propagate_copies(graph: Graph) -> Graph:
     """Remove, in place, nodes and region values that rename another value."""
@@ -95,16 +92,16 @@ def _renamed(node: Node, tapes: _Tapes) -> Operand | None:
     name, args = node.op.name, node.args
     if name == "tape_pop":
         return tapes.invariant(args[0])
-    if name == "asarray" and _produced_by(args[0], _NDARRAY_OPS):
+    if name == "asarray" and _always_ndarray(args[0]):  # np.asarray of one is itself
         return args[0]
     if name == "positive" and isinstance(args[0], Value) and args[0].floating:
         return args[0]
     return None
 
 
-def _produced_by(operand: Operand, names: frozenset) -> bool:
+def _always_ndarray(operand: Operand) -> bool:
     node = operand.node if isinstance(operand, Value) else None
-    return isinstance(node, Node) and node.op.name in names
+    return isinstance(node, Node) and node.op.ndarray
 
 
 def _forward_unchanged_slots(region: Region, replaced: Substitution) -> None:

@@ -28,8 +28,6 @@ from autodiff.graph.shapes import LIST
 from autodiff.transforms.optimize.rewrites import Rewriter
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
-_SHAPE_QUERIES = ("shape", "size", "ndim", "len", "reduced_size", "unbroadcast")
-
 
 def simplify(graph: Graph) -> Graph:
     """Apply the rewrites in place, forwarding each removed result to its replacement."""
@@ -78,14 +76,13 @@ def simplify(graph: Graph) -> Graph:
 
 def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:
     """Make a shape query read the first value of its operand's shape."""
-    if node.op.name not in _SHAPE_QUERIES:
-        return
-    query = -1 if node.op.name == "unbroadcast" else 0  # unbroadcast reads x's shape
-    shaped = node.args[query]
-    if isinstance(shaped, Value) and shaped.shape is not LIST:
-        args = list(node.args)
-        args[query] = earliest.get(id(shaped.shape), shaped)
-        node.args = tuple(args)
+    for param in node.op.shape_params:
+        position = node.op.params.index(param)
+        shaped = node.args[position]
+        if isinstance(shaped, Value) and shaped.shape is not LIST:
+            args = list(node.args)
+            args[position] = earliest.get(id(shaped.shape), shaped)
+            node.args = tuple(args)
 
 
 __all__ = ["simplify"]
