@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import operator
 import os
 import types
 
@@ -48,6 +49,12 @@ UNARY_OPS = {ast.USub: "negative", ast.UAdd: "positive", ast.Not: "logical_not",
 COMPARE_OPS = {
     ast.Gt: "greater", ast.GtE: "greater_equal", ast.Lt: "less", ast.LtE: "less_equal",
     ast.Eq: "equal", ast.NotEq: "not_equal",
+}
+
+# Comparisons of Python objects, decided while compiling: both sides must be constants.
+STATIC_COMPARE_OPS = {
+    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
 
 # Statements and expressions outside the subset, with the words the error uses.
@@ -324,14 +331,29 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         result = None
         left = self.expr(node.left)
         for op, right_node in zip(node.ops, node.comparators):
-            name = COMPARE_OPS.get(type(op))
-            if name is None:
-                raise self.error(node, f"the comparison '{type(op).__name__}' is not supported")
             right = self.expr(right_node)
-            part = self.emit(node, name, (left, right))
+            if type(op) in STATIC_COMPARE_OPS:
+                part = self.static_comparison(node, op, left, right)
+            else:
+                part = self.emit(node, COMPARE_OPS[type(op)], (left, right))
             result = part if result is None else self.emit(node, "logical_and", (result, part))
             left = right
         return result
+
+    def static_comparison(self, node: ast.Compare, op: ast.cmpop, left: Operand,
+                          right: Operand) -> Const:
+        """``a is None``, ``axis in (0, 1)``: decided now, on constants only."""
+        word = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(op)]
+        if not (isinstance(left, Const) and isinstance(right, Const)):
+            raise self.error(
+                node, f"'{word}' is decided while compiling, and one side of "
+                f"'{ast.unparse(node)}' is a value known only when the function runs",
+                hint="compare values with ==, or pass a constant (None, a number, a tuple) "
+                "on both sides")
+        try:
+            return Const(bool(STATIC_COMPARE_OPS[type(op)](left.value, right.value)))
+        except TypeError as exc:
+            raise self.error(node, f"'{ast.unparse(node)}' failed: {exc}") from None
 
     def expr_Attribute(self, node: ast.Attribute) -> Operand:
         return self.attribute_of(node, self.expr(node.value))

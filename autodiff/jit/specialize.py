@@ -33,7 +33,7 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.shapes import SCALAR
 from autodiff.jit.infer import Abstract, Known, Spec, infer, is_small
-from autodiff.ops import OPS
+from autodiff.ops import OPS, Op
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
 # The rewrites made again after optimising (and only then): dropping copies.
@@ -74,8 +74,12 @@ class _Specializer:
             return Known(operand.value)
         return None
 
-    def emit(self, name: str, *args: Operand) -> Operand:
-        return self.builder.emit(OPS[name], args)
+    def emit(self, op: str | Op, *args: Operand) -> Operand:
+        return self.builder.emit(OPS[op] if isinstance(op, str) else op, args)
+
+    def shape(self, operand: Operand) -> tuple | None:
+        """The static shape of ``operand`` (None when it is not known)."""
+        return _shape(self.of(operand))
 
     def rewrite(self, node) -> Operand | None:
         if self.final:
@@ -86,6 +90,10 @@ class _Specializer:
             return Const(result.value)
         if node.op.math_form and _double(self.of(node.args[0])):
             return self.emit("math", Const(node.op.math_form), node.args[0])
+        if self.numba and node.op.numba_form is not None:
+            written = node.op.numba_form(self, *node.args)
+            if written is not None:
+                return written
         method = getattr(self, "rewrite_" + node.op.name, None)
         return method(*node.args) if method is not None else None
 
@@ -188,11 +196,15 @@ class _Specializer:
 
     def rewrite_zeros_like(self, a, dtype):
         """The zero adjoint of a scalar is ``0.0``, not a 0-d array (a float on both
-        sides of a branch, as numba needs)."""
+        sides of a branch, as numba needs); of a float64 array of known shape,
+        ``np.zeros(shape)``, which no longer reads ``a``."""
         of_a = self.of(a)
-        if (isinstance(of_a, Spec) and of_a.shape == () and not _array(of_a)
-                and of_a.dtype.kind == "f" and isinstance(dtype, Const) and dtype.value is None):
+        if not (isinstance(of_a, Spec) and isinstance(dtype, Const) and dtype.value is None):
+            return None
+        if of_a.shape == () and not _array(of_a) and of_a.dtype.kind == "f":
             return Const(0.0)
+        if _array(of_a) and of_a.dtype == np.float64:
+            return self.emit("zeros", Const(of_a.shape), Const(None))
         return None
 
     def same_array(self, a, result: Abstract) -> bool:

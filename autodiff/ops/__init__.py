@@ -8,6 +8,7 @@ from autodiff.ops import (  # noqa: F401
     helpers,
     linalg,
     reduce,
+    scan,
     shape,
     specialized,
 )

@@ -69,6 +69,9 @@ class Op:
     - ``ndarray``: its result is always a NumPy array (``np.asarray`` of it is itself);
     - ``per_call``: its result may differ from one call to the next (a tape, a list,
       a global read when called): specialised code never makes it a constant.
+
+    Attached after the block's ``defop``: ``defvjp``, ``defjvp``, and ``defnumba``, the
+    op's form where numba compiles NumPy's call differently or not at all.
     """
 
     def __init__(
@@ -175,6 +178,11 @@ class Op:
         self.outside_tables: str | None = None
         # fn(named_args, where) -> the error for a gradient reaching it with no rule.
         self.missing_rule: Callable[[dict, dict], Exception] | None = None
+        # The names code uses for it: ``x.sum()``, ``x.shape`` (set by defop).
+        self.method_names: tuple[str, ...] = ()
+        self.attribute_names: tuple[str, ...] = ()
+        # fn(rewrite, *operands) -> operand | None: see defnumba.
+        self.numba_form: Callable | None = None
 
     def defvjp(self, rule: Callable) -> Callable:
         """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator.
@@ -210,6 +218,16 @@ class Op:
             return rule
 
         return attach
+
+    def defnumba(self, form: Callable) -> Callable:
+        """Attach ``form(rewrite, *operands)``, this op written as ops numba compiles;
+        usable as a decorator. It runs on specialised graphs, where ``rewrite.shape(v)``
+        is an operand's static shape (None when not known) and ``rewrite.emit(op,
+        *operands)`` appends a node; it returns the new result, or None to keep the op
+        (numba then compiles NumPy's call, or refuses it naming the user's line)."""
+        self.numba_form = form
+        changed()
+        return form
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Canonical argument tuple for a call ``op(*args, **kwargs)``; TypeError if invalid."""
@@ -259,6 +277,8 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
     def register(stub: Callable) -> Op:
         op = Op(name, stub, kernel, **facts)
         OPS[name] = op
+        op.method_names = tuple(m[0] if isinstance(m, tuple) else m for m in methods)
+        op.attribute_names = tuple(attributes)
         for alias in aliases:
             fn, adapter = alias if isinstance(alias, tuple) else (alias, None)
             _CALLABLES[id(fn)] = (fn, op, adapter)

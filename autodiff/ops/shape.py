@@ -203,13 +203,16 @@ def _cast_check(named) -> str | None:
     return None
 
 
+_DISCRETE = "a cast to integers or booleans (SymPy computes with real numbers)"
+
+
 @defop("astype_discrete", "a.astype(dtype)", nondiff_output=True, shape="like:a", floating=None,
-       no_gradient="a cast to integers or booleans: " + STEPS)
+       no_gradient="a cast to integers or booleans: " + STEPS, no_sympy=_DISCRETE)
 def astype_discrete(a, dtype): ...
 
 
 @defop("array_discrete", "np.array(a, dtype=dtype)", nondiff_output=True, shape="like:a",
-       floating=None, no_gradient="a cast to integers or booleans: " + STEPS)
+       floating=None, no_gradient="a cast to integers or booleans: " + STEPS, no_sympy=_DISCRETE)
 def array_discrete(a, dtype): ...
 
 
@@ -245,7 +248,8 @@ def _(g, ans, a):
     return g
 
 
-@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first", jvp="same")
+@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first", jvp="same",
+       sympy=lambda a: objects(a).copy())
 def copy(a): ...
 
 
@@ -267,11 +271,11 @@ def _(g, ans, x):
 # ----- np.r_[...] and np.c_[...]: concatenations written as indexing -----
 
 
-@defop("r_", "np.r_[items]", diff=("items",))
+@defop("r_", "np.r_[items]", diff=("items",), sympy=lambda items: np.r_[items])
 def r_(items): ...
 
 
-@defop("c_", "np.c_[items]", diff=("items",))
+@defop("c_", "np.c_[items]", diff=("items",), sympy=lambda items: np.c_[items])
 def c_(items): ...
 
 

@@ -123,8 +123,8 @@ def test_nonlocal_declaration(user_module):
 CALLS = [
     ("np.fft.fft", "return np.sum(np.abs(np.fft.fft(x)))", "'np.fft.fft'", "hint:"),
     ("fractions", "return fractions.Fraction(x)", "'fractions.Fraction'", "hint:"),
-    ("np.cumsum", "return np.sum(np.cumsum(x))", "'np.cumsum'", "hint:"),
-    ("method", "return np.sum(x.cumsum())", "'.cumsum()'"),
+    ("np.cumprod", "return np.sum(np.cumprod(x))", "'np.cumprod'", "hint:"),
+    ("method", "return np.sum(x.cumprod())", "'.cumprod()'"),
     ("unknown attribute", "return np.sum(np.not_a_function(x))", "'np.not_a_function'"),
 ]
 

@@ -5,7 +5,10 @@ domain and an optional second-order marker (``NoSecondOrder`` for an op that
 cannot be differentiated twice); the checked function is ``np.sum(w * (expr))``
 with random weights ``w`` of the result's shape, so every output element gets its
 own weight. The check covers reverse and forward mode and the second derivatives
-(see ``tests.helpers.check_against_finite_differences``).
+(see ``tests.helpers.check_against_finite_differences``), and the derivative
+specialised for the arguments' shapes (``jit=True``) against the general one. A
+table may ask for more routes: ``"sympy"`` (SymPy's derivative of the same
+function) and ``"numba"`` (``jit="numba"``, when numba is installed).
 
 The functions of a table are written once per session (``shared_module``), so that
 test_registry.py walks the very derivatives the checks built.
@@ -14,10 +17,14 @@ test_registry.py walks the very derivatives the checks built.
 from __future__ import annotations
 
 import functools
+import importlib.util
+import inspect
 
 import numpy as np
 import pytest
 
+import autodiff as ad
+from autodiff.tools.symbolic import symbolic_grad
 from tests.helpers import GENERATED, UserModules, check_against_finite_differences, random_array
 
 
@@ -41,7 +48,7 @@ def shared_module(signatures: tuple, preamble: str = "") -> object:
     return build_module(GENERATED, signatures, preamble)
 
 
-def check_case(module, cases, index: int, seed: int = 0) -> None:
+def check_case(module, cases, index: int, seed: int = 0, routes: tuple = ()) -> None:
     _, shapes, *rest = cases[index]
     domain = rest[0] if rest else "real"
     rng = np.random.default_rng(seed + index)
@@ -50,20 +57,40 @@ def check_case(module, cases, index: int, seed: int = 0) -> None:
     weights = rng.uniform(0.5, 1.5, size=out_shape)
     wrt = tuple(range(len(args))) if len(args) > 1 else 0
     marker = rest[1] if len(rest) > 1 else True
-    check_against_finite_differences(getattr(module, f"loss_{index}"), [*args, weights], wrt=wrt,
-                                     second_order=marker)
+    loss = getattr(module, f"loss_{index}")
+    ours = check_against_finite_differences(loss, [*args, weights], wrt=wrt,
+                                            second_order=marker)
+    check_routes(loss, [*args, weights], wrt, ours, ("jit", *routes))
+
+
+def check_routes(loss, args: list, wrt, ours: tuple, routes: tuple) -> None:
+    """The other routes to the same gradients agree with ``ours`` (already checked)."""
+    names = inspect.signature(loss).parameters
+    shapes = {name: np.shape(arg) for name, arg in zip(names, args) if np.ndim(arg)}
+    derivatives = {"jit": lambda: ad.grad(loss, wrt=wrt, jit=True),
+                   "numba": lambda: ad.grad(loss, wrt=wrt, jit="numba"),
+                   "sympy": lambda: symbolic_grad(loss, wrt=wrt, shapes=shapes)}
+    for route in routes:
+        if route == "numba" and importlib.util.find_spec("numba") is None:
+            continue
+        theirs = derivatives[route]()(*args)
+        for got, expected in zip(theirs if isinstance(wrt, tuple) else (theirs,), ours):
+            assert np.shape(got) == np.shape(expected), route
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12, err_msg=route)
 
 
 def case_ids(cases) -> list[str]:
     return [f"{c[0]}-{c[1]}" for c in cases]
 
 
-def table_test(cases, seed: int, preamble: str = ""):
+def table_test(cases, seed: int, preamble: str = "", routes: tuple = ()):
     """A parametrized test checking every case of ``cases``; one user module per table,
-    whose source starts with ``preamble`` (functions the cases may call)."""
+    whose source starts with ``preamble`` (functions the cases may call), over the
+    extra ``routes`` (see :func:`check_routes`)."""
 
     @pytest.mark.parametrize("index", range(len(cases)), ids=case_ids(cases))
     def test(index):
-        check_case(shared_module(signatures(cases), preamble), cases, index, seed=seed)
+        check_case(shared_module(signatures(cases), preamble), cases, index, seed=seed,
+                   routes=routes)
 
     return test

@@ -18,10 +18,10 @@ from __future__ import annotations
 import pytest
 
 import autodiff as ad
-from autodiff.graph.ir import walk
-from autodiff.ops import OPS
+from autodiff.graph.ir import Node, walk
+from autodiff.ops import OPS, registry
 from tests.helpers import derivatives_of
-from tests.ops import test_elementwise, test_linalg, test_reduce, test_shape
+from tests.ops import test_elementwise, test_linalg, test_reduce, test_scan, test_shape
 from tests.ops.table import shared_module, signatures
 
 
@@ -76,7 +76,7 @@ def test_missing_rules_are_errors_that_give_the_reason(user_module):
 def _tables() -> list[tuple]:
     """Each op table as (its shared module, its signatures)."""
     tables = [(shared_module(test_elementwise.SIGNATURES), test_elementwise.SIGNATURES)]
-    for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""),
+    for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""), (test_scan.CASES, ""),
                             (test_shape.CASES, test_shape.PREAMBLE)):
         tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
     return tables
@@ -105,3 +105,25 @@ def test_every_op_with_rules_is_checked_by_an_op_table():
                        and not op.outside_tables)
     assert not unchecked, ("ops with rules that no op-table case goes through: "
                            + ", ".join(unchecked))
+
+
+# ----- the SymPy route -----
+
+
+def _written_by_users(op) -> bool:
+    """Whether code can name ``op``: a callable of NumPy, Python or SciPy, a method or
+    an attribute (the ops only rules and transforms write are autodiff's own calls)."""
+    return bool(op.method_names or op.attribute_names) or any(
+        not (getattr(fn, "__module__", None) or "").startswith("autodiff")
+        for fn in registry.callables_of(op))
+
+
+def test_every_op_users_write_has_a_sympy_form_or_says_why_not():
+    seen = set()
+    for module, table in _tables():
+        for index in range(len(table)):
+            graph = ad.grad(getattr(module, f"loss_{index}")).original_graph
+            seen.update(node.op for node in walk(graph.nodes) if isinstance(node, Node))
+    problems = sorted(op.name for op in {*seen, *(o for o in OPS.values() if _written_by_users(o))}
+                      if op.sympy is None and not op.no_sympy)
+    assert not problems, "ops users write with neither sympy= nor no_sympy=: " + ", ".join(problems)

@@ -17,8 +17,8 @@ def rnn_grad(W, U, xs, h):
         # grad of line 56: return np.sum(h)
         dh_1 = np.broadcast_to(1.0, (4,))
         # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
-        dU = np.zeros_like(U)
-        dW = np.zeros_like(W)
+        dU = np.zeros((4, 2))
+        dW = np.zeros((4, 4))
         # grad of line 54: for t in range(xs.shape[0]):
         for t in reversed(range(5)):
             h_2 = h_stack.pop()

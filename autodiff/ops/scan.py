@@ -1,0 +1,113 @@
+"""Along one axis: flip (reversal), cumsum (running sum), diff (differences).
+
+Each is linear, so each JVP is the op applied to the tangent, and each VJP is the
+op's transpose written with the others: a reversed running sum, a difference of
+the adjoint padded with zeros. numba compiles NumPy's forms of these only without
+an axis; their numba forms below index with slices instead, which it compiles
+for any axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autodiff.graph.ir import Const, SliceSpec
+from autodiff.ops.registry import OPS, defop
+from autodiff.ops.sympy_forms import objects
+
+_ALL = SliceSpec(Const(None), Const(None), Const(None))
+
+
+def _axes(axis, ndim: int) -> tuple[int, ...] | None:
+    """The axes an ``axis`` operand names, non-negative (None when it is not constant)."""
+    if not isinstance(axis, Const):
+        return None
+    if axis.value is None:
+        return tuple(range(ndim))
+    named = axis.value if isinstance(axis.value, tuple) else (axis.value,)
+    if not all(type(a) is int and -ndim <= a < ndim for a in named):
+        return None  # NumPy's own call raises the error
+    return tuple(a % ndim for a in named)
+
+
+def _sliced(rewrite, a, ndim: int, axis: int, part: SliceSpec):
+    """``a[..., part, ...]`` with ``part`` at ``axis``: a view numba compiles."""
+    index = tuple(part if i == axis else _ALL for i in range(ndim))
+    return rewrite.emit(OPS["getitem"], a, index)
+
+
+@defop("flip", "np.flip(m, axis=axis)", aliases=(np.flip,), diff=("m",), fresh=False,
+       shape="like:m", zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m, axis: np.flip(objects(m), axis=axis))
+def flip(m, axis=None): ...
+
+
+@flip.defvjp
+def _(g, ans, m, axis):
+    return np.flip(g, axis=axis)
+
+
+@flip.defnumba
+def _(rewrite, m, axis):
+    shape = rewrite.shape(m)
+    axes = None if shape is None else _axes(axis, len(shape))
+    if axes is None:
+        return None
+    if not axes:  # a number: nothing to reverse
+        return m
+    backwards = SliceSpec(Const(None), Const(None), Const(-1))
+    index = tuple(backwards if i in axes else _ALL for i in range(len(shape)))
+    return rewrite.emit(OPS["getitem"], m, index)
+
+
+@defop("cumsum", "np.cumsum(a, axis=axis)", aliases=(np.cumsum,), methods=("cumsum",),
+       diff=("a",), zeros="first", jvp="linear",
+       sympy=lambda a, axis: np.cumsum(objects(a), axis=axis))
+def cumsum(a, axis=None): ...
+
+
+# Element i of the result sums a[:i + 1], so a[i] receives the sum of g[i:]: the
+# running sum of the reversed adjoint, reversed. Over the flattened array (axis None)
+# the adjoint is 1-D and takes a's shape back.
+@cumsum.defvjp
+def _(g, ans, a, axis):
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(g))), np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+@cumsum.defnumba
+def _(rewrite, a, axis):
+    shape = rewrite.shape(a)  # numba's cumsum runs over the flattened array
+    if shape is not None and len(shape) == 1 and _axes(axis, 1) == (0,) and axis.value is not None:
+        return rewrite.emit(OPS["cumsum"], a, Const(None))
+    return None
+
+
+@defop("diff", "np.diff(a, n=n, axis=axis)", aliases=(np.diff,), diff=("a",), zeros="first",
+       jvp="linear", sympy=lambda a, n, axis: np.diff(objects(a), n=n, axis=axis))
+def diff(a, n=1, axis=-1): ...
+
+
+# Each difference is a[i + 1] - a[i], so one transposed is -diff of the adjoint padded
+# with a zero at both ends; n transposed (the n-th difference's) is the n-th difference
+# of the adjoint padded with n zeros, times (-1) ** n.
+@diff.defvjp
+def _(g, ans, a, n, axis):
+    edge = np.zeros_like(np.sum(g, axis=axis, keepdims=True))
+    padded = np.concatenate((edge,) * n + (g,) + (edge,) * n, axis=axis)
+    return (-1) ** n * np.diff(padded, n=n, axis=axis)
+
+
+@diff.defnumba
+def _(rewrite, a, n, axis):
+    shape = rewrite.shape(a)
+    axes = None if shape is None else _axes(axis, len(shape))
+    if not (axes and isinstance(n, Const) and type(n.value) is int and n.value >= 0):
+        return None
+    later = SliceSpec(Const(1), Const(None), Const(None))
+    earlier = SliceSpec(Const(None), Const(-1), Const(None))
+    for _ in range(n.value):
+        a = rewrite.emit(OPS["subtract"], _sliced(rewrite, a, len(shape), axes[0], later),
+                         _sliced(rewrite, a, len(shape), axes[0], earlier))
+    return a
