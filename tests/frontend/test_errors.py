@@ -85,6 +85,10 @@ UNSUPPORTED = [
     ("print", "z = x * 2\nprint(z)\nreturn np.sum(z)\n", 6, "expression statements", "print"),
     ("no return", "z = x * 2\ns = np.sum(z)\n", 6, "no 'return'"),
     ("bare return", "z = x * 2\nreturn\n", 6, "returns None"),
+    ("'is' on values", "if x is y:\n    x = x * 2\nreturn np.sum(x)\n", 5, "'is' is decided",
+     "'x is y'", "hint: compare values with =="),
+    ("'in' on a value", "z = x * 2\nif 1.0 in z:\n    z = z + 1\nreturn np.sum(z)\n", 6,
+     "'in' is decided"),
 ]
 
 
@@ -95,6 +99,24 @@ def test_unsupported_syntax_names_file_line_and_construct(user_module, body, lin
     text = _check(error, ad.UnsupportedSyntaxError, f"mod.py:{line}:", *words)
     statement = textwrap.dedent(body).splitlines()[line - 5].strip()
     assert statement in text  # the offending line is quoted
+
+
+def test_is_and_in_on_constants_are_decided_while_compiling(user_module):
+    module = user_module(HEADER + textwrap.dedent("""\
+        def scaled(x, axis=None, scale=None):
+            if scale is not None and axis in (0, -1):
+                x = x * scale
+            if axis is None:
+                return np.sum(x * x)
+            return np.sum(np.sum(x * x, axis=axis))
+
+        def f(x):
+            return scaled(x) + scaled(x, 0, 3.0) + scaled(x, 1, 5.0)
+    """), name="mod")
+    g = ad.grad(module.f)
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(g(x), 2 * x + 2 * 9.0 * x + 2 * x)
+    assert "scale is" not in g.source and "axis is" not in g.source and " in (" not in g.source
 
 
 @pytest.mark.parametrize("signature", ["*args", "x, *rest", "x, **options", "x, *a, k=1, **kw"])
