@@ -12,6 +12,8 @@ import operator
 
 import numpy as np
 
+from autodiff.graph.ir import Const, Value
+from autodiff.graph.patterns import is_number, keeps_dtype, produced_by
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
@@ -44,6 +46,17 @@ def _(t, ans, x1, x2):
     return broadcast_like(t, ans)
 
 
+@add.defrewrite
+def _add_rewrite(rewrite, node, a, b, op=None):
+    if is_number(b, 0) and keeps_dtype(a, b):
+        return a
+    if is_number(a, 0) and keeps_dtype(b, a):
+        return b
+    if node.op is add and node.phase != "forward" and is_number(b) and b.value < 0:
+        return rewrite.emit(subtract, a, Const(-b.value))  # dx - 5.0, not dx + -5.0
+    return rewrite.spread_scalar(node, op)
+
+
 # Summing contributions to one adjoint: both have the adjoint's shape, so the
 # running total can take the next one in place once nothing else reads it.
 @defop("accumulate", "x1 + x2", diff=("x1", "x2"), shape=BINARY, impl=operator.add,
@@ -54,6 +67,14 @@ def accumulate(x1, x2): ...
 accumulate.defvjp(add.vjp)
 accumulate.defjvp("x1")(add.jvps["x1"])
 accumulate.defjvp("x2")(add.jvps["x2"])
+
+
+# As add: ``total += s`` stays in place, while a broadcast total, which cannot be
+# written into, becomes a plain sum.
+@accumulate.defrewrite
+def _(rewrite, node, a, b):
+    spread = rewrite.broadcast_scalar(a) or rewrite.broadcast_array(a)
+    return _add_rewrite(rewrite, node, a, b, add if spread else None)
 
 
 @defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),
@@ -76,6 +97,13 @@ def _(t, ans, x1, x2):
     return broadcast_like(-t, ans)
 
 
+@subtract.defrewrite
+def _(rewrite, node, a, b):
+    if is_number(b, 0) and keeps_dtype(a, b):
+        return a
+    return rewrite.spread_scalar(node)
+
+
 @defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),
        shape=BINARY, impl=operator.mul, zeros="product", recompute="scalar", sympy=elementwise(operator.mul, 2), python_arithmetic=True, update_operator="*", jvp="linear")
 def multiply(x1, x2): ...
@@ -84,6 +112,18 @@ def multiply(x1, x2): ...
 @multiply.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g * x2, x1), unbroadcast(g * x1, x2)
+
+
+# x * 1 is x; (-x) * 2 is x * -2.
+@multiply.defrewrite
+def _(rewrite, node, a, b):
+    for x, y in ((a, b), (b, a)):
+        if is_number(y, 1) and keeps_dtype(x, y):
+            return x
+        negated = produced_by(x, negative)
+        if negated is not None and is_number(y) and rewrite.single_use(x):
+            return rewrite.emit(multiply, negated.args[0], Const(-y.value))
+    return rewrite.spread_scalar(node)
 
 
 @defop("divide", "x1 / x2", aliases=(np.divide, np.true_divide, operator.truediv),
@@ -113,6 +153,13 @@ def _(t, ans, x1, x2):
     return -t * ans / x2
 
 
+@divide.defrewrite
+def _(rewrite, node, a, b):
+    if is_number(b, 1) and isinstance(a, Value) and a.floating:
+        return a
+    return rewrite.spread_scalar(node)
+
+
 @defop("power", "x1 ** x2", aliases=(np.power, operator.pow, builtins.pow, math.pow),
        diff=("x1", "x2"), shape=BINARY, impl=operator.pow, sympy=elementwise(operator.pow, 2), python_arithmetic=True)
 def power(x1, x2): ...
@@ -135,6 +182,16 @@ def _(t, ans, x1, x2):
 @power.defjvp("x2")
 def _(t, ans, x1, x2):
     return t * ans * power_log_base(x1)
+
+
+# x ** 1 is x; in the backward sweep x ** 2 is x * x (cheaper on Python floats).
+@power.defrewrite
+def _(rewrite, node, a, b):
+    if is_number(b, 1) and (type(b.value) is int or isinstance(a, Value) and a.floating):
+        return a
+    if node.phase != "forward" and is_number(b, 2) and type(b.value) is int:
+        return rewrite.emit(multiply, a, a)
+    return None
 
 
 def power_exponent_below(y):
@@ -279,6 +336,23 @@ def negative(x): ...
 @negative.defvjp
 def _(g, ans, x):
     return -g
+
+
+# -(-x) is x; -(x * 2) is x * -2; the negation of a broadcast scalar is the scalar's.
+@negative.defrewrite
+def _(rewrite, node, a):
+    inner = produced_by(a, negative)
+    if inner is not None:
+        return inner.args[0]
+    spread = rewrite.broadcast_scalar(a)
+    if spread is not None:
+        return rewrite.broadcast(rewrite.emit(negative, spread[0]), spread[1])
+    product = produced_by(a, multiply)
+    if product is not None and rewrite.single_use(a):
+        for x, y in (product.args, product.args[::-1]):
+            if is_number(y):
+                return rewrite.emit(multiply, x, Const(-y.value))
+    return None
 
 
 @defop("positive", "+x", aliases=(np.positive, operator.pos), diff=("x",), shape=UNARY,

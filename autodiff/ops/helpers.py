@@ -73,6 +73,21 @@ def _(gg, result, g, shape):
     return runtime.broadcast_like(gg, g)
 
 
+# Summed to a value known to be 0-d: summed to (), which reads nothing of the value.
+@unbroadcast.defrewrite
+def _(rewrite, node, g, x):
+    if token_of(x) is SCALAR and token_of(g) is not SCALAR:
+        return rewrite.emit(unbroadcast_to, g, Const(()))
+    return None
+
+
+@unbroadcast_to.defrewrite
+def _(rewrite, node, g, shape):
+    if isinstance(shape, Const) and shape.value == ():
+        return rewrite.sum_of_broadcast(node, g)
+    return None
+
+
 def _same_shape_as_result(named, builder):
     t, ans = named["t"], named["ans"]
     token = token_of(t)

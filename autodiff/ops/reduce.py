@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.graph.patterns import is_false, is_none
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 from autodiff.ops.sympy_forms import elementwise, fold, objects, sp
@@ -23,6 +24,13 @@ def sum_(a, axis=None, keepdims=False): ...
 @sum_.defvjp
 def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
+
+
+@sum_.defrewrite
+def _(rewrite, node, a, axis, keepdims):
+    if is_none(axis) and is_false(keepdims):
+        return rewrite.sum_of_broadcast(node, a)
+    return None
 
 
 @defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=(np.mean,),

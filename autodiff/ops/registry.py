@@ -70,8 +70,10 @@ class Op:
     - ``per_call``: its result may differ from one call to the next (a tape, a list,
       a global read when called): specialised code never makes it a constant.
 
-    Attached after the block's ``defop``: ``defvjp``, ``defjvp``, and ``defnumba``, the
-    op's form where numba compiles NumPy's call differently or not at all.
+    Attached after the block's ``defop``: ``defvjp``, ``defjvp``, and the op's own
+    rewrites: ``defrewrite`` (algebraic, made by the optimiser), ``defspecialize``
+    (made for one signature, when shapes and kinds are known) and ``defnumba`` (its
+    form where numba compiles NumPy's call differently or not at all).
     """
 
     def __init__(
@@ -181,7 +183,10 @@ class Op:
         # The names code uses for it: ``x.sum()``, ``x.shape`` (set by defop).
         self.method_names: tuple[str, ...] = ()
         self.attribute_names: tuple[str, ...] = ()
-        # fn(rewrite, *operands) -> operand | None: see defnumba.
+        # fn(rewrite, ...) -> operand | None: see defrewrite, defspecialize, defnumba.
+        self.rewrite: Callable | None = None
+        self.specialized_form: Callable | None = None
+        self.specialize_after_optimizing = False
         self.numba_form: Callable | None = None
 
     def defvjp(self, rule: Callable) -> Callable:
@@ -218,6 +223,29 @@ class Op:
             return rule
 
         return attach
+
+    def defrewrite(self, rule: Callable) -> Callable:
+        """Attach ``rule(rewrite, node, *operands)``, an algebraic rewrite the optimiser
+        makes; usable as a decorator. It returns the operand standing for the node's
+        result (``rewrite.emit(op, *operands)`` appends nodes), or None to keep the
+        node, and never changes the result's value, shape, dtype or kind (see
+        ``transforms.optimize.rewrites`` for what ``rewrite`` offers)."""
+        self.rewrite = rule
+        changed()
+        return rule
+
+    def defspecialize(self, form: Callable | None = None, *, after_optimizing: bool = False):
+        """Attach ``form(rewrite, *operands)``, this op rewritten for one signature, where
+        ``rewrite`` knows each operand's shape and kind (see ``jit.specialize``); usable
+        as a decorator. ``after_optimizing``: made again once the graph is optimised
+        (``rewrite.final`` is then true)."""
+        def attach(form: Callable) -> Callable:
+            self.specialized_form = form
+            self.specialize_after_optimizing = after_optimizing
+            changed()
+            return form
+
+        return attach(form) if form is not None else attach
 
     def defnumba(self, form: Callable) -> Callable:
         """Attach ``form(rewrite, *operands)``, this op written as ops numba compiles;

@@ -8,7 +8,8 @@ import numpy as np
 
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Const, Location, operand_values
-from autodiff.graph.shapes import LIST, SCALAR
+from autodiff.graph.patterns import constant_tuple, is_none, produced_by
+from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
 from autodiff.ops.registry import OPS, alias, defop
@@ -78,7 +79,7 @@ def _transpose_method(a, *axes):
     return {"a": a, "axes": axes if axes != () else Const(None)}
 
 
-@defop("transpose", lambda named: "a.T" if _is_none(named["axes"]) else "np.transpose(a, axes)",
+@defop("transpose", lambda named: "a.T" if is_none(named["axes"]) else "np.transpose(a, axes)",
        aliases=(np.transpose,), methods=(("transpose", _transpose_method),), attributes=("T",),
        diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, axes: np.transpose(objects(a), axes), jvp="linear")
 def transpose(a, axes=None): ...
@@ -87,6 +88,57 @@ def transpose(a, axes=None): ...
 @transpose.defvjp
 def _(g, ans, a, axes):
     return np.transpose(g, runtime.inverse_permutation(axes))
+
+
+@transpose.defrewrite
+def _(rewrite, node, a, axes):
+    """``np.transpose(np.transpose(x, p), q)`` is one transpose, or ``x`` itself."""
+    inner = produced_by(a, transpose)
+    if inner is None:
+        return None
+    source, first = inner.args
+    order = _composed(_permutation(first), _permutation(axes))
+    if order is None:
+        return None
+    # ``x.T`` needs an ndarray (or a NumPy scalar): after it, ``x.T.T`` is x, and
+    # x.T is x's reversed order. np.transpose(x, axes) also takes a list, and
+    # gives an array: that x is only known to be np.asarray(x).
+    known_array = is_none(first)
+    if order == tuple(range(len(order))) or order == ():
+        return source if known_array else rewrite.emit(OPS["asarray"], source)
+    reverse = known_array and order == tuple(range(len(order) - 1, -1, -1))
+    return rewrite.emit(transpose, source, Const(None if reverse else order))
+
+
+_REVERSED = "reversed"  # np.transpose's default order, whatever the number of axes
+
+
+def _permutation(axes):
+    """``_REVERSED`` for the default order, the axes as a tuple, or None if unknown."""
+    return _REVERSED if is_none(axes) else constant_tuple(axes)
+
+
+def _composed(first, second) -> tuple | None:
+    """The axes of ``np.transpose(np.transpose(x, first), second)`` as one transpose.
+
+    The result's axis ``i`` is the first transpose's axis ``second[i]``, which is
+    ``x``'s axis ``first[second[i]]``. None when the rank is unknown or an order
+    is not a permutation (then the error is NumPy's, at run time).
+    """
+    if first is None or second is None:
+        return None
+    if first is _REVERSED and second is _REVERSED:
+        return ()  # the identity, of any rank
+    rank = len(second if first is _REVERSED else first)
+    first, second = (tuple(range(rank - 1, -1, -1)) if p is _REVERSED else p
+                     for p in (first, second))
+    if len(first) != rank or len(second) != rank:
+        return None
+    first, second = (tuple(k + rank if -rank <= k < 0 else k for k in p)
+                     for p in (first, second))
+    if sorted(first) != list(range(rank)) or sorted(second) != list(range(rank)):
+        return None
+    return tuple(first[k] for k in second)
 
 
 @defop("swapaxes", "np.swapaxes(a, axis1, axis2)", aliases=(np.swapaxes,), methods=("swapaxes",),
@@ -152,7 +204,7 @@ def _(g, ans, items):
 
 def _array_call(object, dtype=None):
     if isinstance(object, tuple) or getattr(object, "shape", None) is LIST:
-        if dtype is not None and not _is_none(dtype):
+        if dtype is not None and not is_none(dtype):
             raise TypeError("dtype is not supported when building an array from a list")
         if isinstance(object, tuple):  # a list written out: np.stack, which numba compiles
             return OPS["stack"], {"arrays": object}
@@ -385,17 +437,24 @@ QUERY = "a query of the shape or dtype, not of the values"
 
 
 def _query(name: str, kernel: str, *aliases, attributes=(), shape=None, of_shape=True,
-           **facts) -> None:
-    """A query of ``a``'s shape (``of_shape``, then cheap to recompute) or its dtype."""
+           of_scalar=None, **facts):
+    """A query of ``a``'s shape (``of_shape``, then cheap to recompute) or its dtype;
+    ``of_scalar``, its result for a value known to be 0-d, read without the value."""
     shaped = {"shape_params": ("a",), "recompute": "always"} if of_shape else {}
-    defop(name, kernel, aliases=aliases, attributes=attributes, nondiff_output=True,
-          floating=None, shape=shape, no_gradient=QUERY, query=True, **shaped, **facts)(
+    op = defop(name, kernel, aliases=aliases, attributes=attributes, nondiff_output=True,
+               floating=None, shape=shape, no_gradient=QUERY, query=True, **shaped, **facts)(
         lambda a: None)
+    if of_scalar is not None:
+        op.defrewrite(lambda rewrite, node, a: Const(of_scalar) if token_of(a) is SCALAR else None)
+    return op
 
 
-_query("shape", "np.shape(a)", np.shape, attributes=("shape",), sympy=sympy_forms.shape_of)
-_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", sympy=np.ndim)
-_query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar", sympy=np.size)
+shape_query = _query("shape", "np.shape(a)", np.shape, attributes=("shape",), of_scalar=(),
+                     sympy=sympy_forms.shape_of)
+_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", of_scalar=0,
+       sympy=np.ndim)
+size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar",
+                    of_scalar=1, sympy=np.size)
 _query("len", "len(a)", builtins.len, shape="scalar", sympy=builtins.len)
 _query("result_type", "np.result_type(a)", np.result_type, of_shape=False,
        sympy=lambda a: np.dtype(float))
@@ -524,6 +583,3 @@ def _(t, ans, start, stop, num, endpoint, dtype, axis):
 def _(t, ans, start, stop, num, endpoint, dtype, axis):
     return np.linspace(np.zeros(np.shape(start)), t, num, endpoint=endpoint, axis=axis)
 
-
-def _is_none(operand) -> bool:
-    return isinstance(operand, Const) and operand.value is None

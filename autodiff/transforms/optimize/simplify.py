@@ -1,4 +1,5 @@
-"""Algebraic simplification of a graph (the rewrites themselves are in rewrites.py).
+"""Algebraic simplification of a graph: each op's own rewrites (``@op.defrewrite``
+in its block, with what rewrites.py offers them), among which:
 
 - identities: multiply by one, add zero, divide by one, power of one, ``-(-a)``;
 - constants gathered: ``-(a * 2)`` is ``a * -2``, ``(-a) * 2`` is ``a * -2``;
