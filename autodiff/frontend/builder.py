@@ -9,7 +9,6 @@ and records what is statically known about the result (shape token, floating).
 from __future__ import annotations
 
 import numbers
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,11 +21,10 @@ from autodiff.graph.ir import (
     Location,
     Node,
     Operand,
-    SliceSpec,
     Value,
     operand_values,
 )
-from autodiff.graph.shapes import LIST, SCALAR, Token, combine, token_of
+from autodiff.graph.shapes import Token
 from autodiff.ops.registry import Op
 
 
@@ -89,7 +87,7 @@ class GraphBuilder:
         out = Value(hint)
         if key is not None:
             self._emitted[key] = out
-        out.shape = _shape_token(op, named)
+        out.shape = op.shape.token(named) if op.shape is not None else Token()
         out.floating = _floating(op, args)
         self.nodes.append(Node(op, args, out, self.loc, self.phase))
         return out
@@ -128,88 +126,6 @@ def _hashable(operand):
     if isinstance(operand, tuple):
         return tuple(_hashable(item) for item in operand)
     return operand
-
-
-def _shape_token(op: Op, named: dict) -> object:
-    spec = op.shape
-    if spec is None:
-        return Token()
-    kind, _, params = spec.partition(":")
-    if kind == "scalar":
-        return SCALAR
-    if kind == "list":
-        return LIST
-    if kind == "like":
-        return token_of(named[params]) or Token()
-    if kind == "elementwise":
-        return combine([token_of(named[p]) for p in params.split(",")])
-    if kind == "reduce":
-        axis, keepdims = named.get("axis"), named.get("keepdims")
-        if (isinstance(axis, Const) and axis.value is None
-                and isinstance(keepdims, Const) and not keepdims.value):
-            return SCALAR
-        return Token()
-    if kind == "einsum":  # 'ij,ij->' sums everything away
-        spec = named["subscripts"]
-        if isinstance(spec, Const) and isinstance(spec.value, str):
-            text = spec.value.replace(" ", "")
-            if text.endswith("->") or ("->" not in text and "." not in text and all(
-                    text.count(c) > 1 for c in text if c != ",")):
-                return SCALAR
-        return Token()
-    if kind == "index":
-        return _index_token(named["a"], named["index"])
-    if kind == "of":
-        shape = named[params]
-        if isinstance(shape, Value) and shape.node is not None and shape.node.op.name == "shape":
-            return token_of(shape.node.args[0]) or Token()
-        if isinstance(shape, Const) and shape.value == ():
-            return SCALAR
-        return Token()
-    raise ValueError(f"unknown shape rule {spec!r} of op {op.name}")
-
-
-# The token of x[1:] for each token of x, as long as that token lives.
-_derived: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _index_token(base: Operand, index: Operand) -> object:
-    """Equal tokens for equal static indices of same-shaped arrays.
-
-    ``x[1:]`` and ``x[:-1]`` get the same token: both drop one element of the
-    first axis, whatever its length. A slice is described by the lengths it
-    gives for a range of axis lengths, which covers every breakpoint of its
-    constants.
-    """
-    token = token_of(base)
-    if token is None:  # a constant array: its shape is no other value's
-        return Token()
-    if isinstance(index, Const) and isinstance(index.value, tuple):
-        index = tuple(Const(item) for item in index.value)
-    items = index if isinstance(index, tuple) else (index,)
-    signature = []
-    for item in items:
-        if isinstance(item, SliceSpec) and all(
-            isinstance(p, Const) and (p.value is None or type(p.value) is int)
-            for p in (item.start, item.stop, item.step)
-        ):
-            parts = slice(item.start.value, item.stop.value, item.step.value)
-            if parts.step == 0:
-                return Token()
-            reach = max(abs(v) for v in (parts.start or 0, parts.stop or 0, parts.step or 1))
-            lengths = tuple(len(range(*parts.indices(n))) for n in range(2 * reach + 4))
-            signature.append(("slice", lengths, parts.step is None or parts.step > 0))
-        elif isinstance(item, Const) and type(item.value) is int:
-            signature.append(("int",))
-        elif isinstance(item, Const) and item.value is None:
-            signature.append(("new",))
-        else:
-            return Token()
-    try:
-        derived = _derived.setdefault(token, {})
-    except TypeError:  # a token that takes no weak reference: known to equal nothing
-        return Token()
-    return derived.setdefault(tuple(signature), Token())
 
 
 def _floating(op: Op, args: tuple) -> bool:

@@ -154,8 +154,6 @@ def _risky(spec: Spec) -> str | None:
 
 # ----- evaluating ops -----
 
-_SAFE_SHAPES = ("elementwise", "like:", "scalar")
-
 
 @functools.cache
 def _kernel_function(op: registry.Op, text: str):
@@ -222,10 +220,10 @@ def _trusted(node, operands: _Operands) -> bool:
         return True
     if node.op.name == "getitem":  # x[t] is fine, x[:t] and x[mask] are not
         return not operands.in_slice and not _has_mask(node, operands.env)
-    shape = node.op.shape if isinstance(node.op.shape, str) else ""
-    if shape.startswith(_SAFE_SHAPES):
-        return True
-    return shape.startswith("reduce") and not operands.number  # summing a mask
+    rule = node.op.shape
+    if rule is None:
+        return False
+    return rule.by_shapes or rule.by_mask_shapes and not operands.number  # summing a mask
 
 
 def _has_mask(node, env: dict) -> bool:

@@ -15,6 +15,10 @@ the general code's run-time decisions become compile-time ones:
 
 Anything not known statically is left as it is: the specialised code is the
 general code with the decided parts taken out, never a guess.
+
+The rewrites of single ops are in the ops' blocks (``@op.defspecialize``, and
+``@op.defnumba`` for the forms numba compiles); this module runs them, offering
+each the :class:`Specializer`'s answers about its operands.
 """
 
 from __future__ import annotations
@@ -36,9 +40,6 @@ from autodiff.jit.infer import Abstract, Known, Spec, infer, is_small
 from autodiff.ops import OPS, Op
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
-# The rewrites made again after optimising (and only then): dropping copies.
-_FINAL = {"as_gradient_of": "rewrite_as_gradient_of", "copy": "rewrite_copy"}
-
 
 def _shape(abstract: Abstract) -> tuple | None:
     if isinstance(abstract, Spec):
@@ -59,13 +60,21 @@ def _array(abstract: Abstract) -> bool:
     return isinstance(abstract, Spec) and abstract.kind.__name__ == "ndarray"
 
 
-class _Specializer:
+class Specializer:
+    """What an op's specialised form (``@op.defspecialize``, ``@op.defnumba``, in its
+    block) can ask of its operands for one signature, and the nodes it can emit.
+
+    ``numba``: the forms are for numba; ``final``: the graph is optimised already
+    (only the forms declared ``after_optimizing`` run then).
+    """
+
     def __init__(self, graph: Graph, env: dict, numba: bool, final: bool = False) -> None:
         self.builder = GraphBuilder(graph, phase="backward")
         self.env = env
         self.numba = numba
-        self.final = final  # after optimising: only the last copies are left to drop
+        self.final = final
         self.uses = graph.uses()
+        self.result: Abstract = None  # what is known of the result of the node rewritten
 
     def of(self, operand: Operand) -> Abstract:
         if isinstance(operand, Value):
@@ -74,39 +83,56 @@ class _Specializer:
             return Known(operand.value)
         return None
 
-    def emit(self, op: str | Op, *args: Operand) -> Operand:
+    def emit(self, op: Op | str, *args: Operand) -> Operand:
         return self.builder.emit(OPS[op] if isinstance(op, str) else op, args)
 
+    # ----- what is known of an operand -----
+
     def shape(self, operand: Operand) -> tuple | None:
-        """The static shape of ``operand`` (None when it is not known)."""
+        """Its static shape (None when not known)."""
         return _shape(self.of(operand))
 
-    def rewrite(self, node) -> Operand | None:
-        if self.final:
-            method = _FINAL.get(node.op.name)
-            return getattr(self, method)(*node.args) if method else None
-        result = self.result = self.env.get(node.out)
-        if (is_small(result) and not node.op.effect and not node.op.per_call):
-            return Const(result.value)
-        if node.op.math_form and _double(self.of(node.args[0])):
-            return self.emit("math", Const(node.op.math_form), node.args[0])
-        if self.numba and node.op.numba_form is not None:
-            written = node.op.numba_form(self, *node.args)
-            if written is not None:
-                return written
-        method = getattr(self, "rewrite_" + node.op.name, None)
-        return method(*node.args) if method is not None else None
+    def array_shape(self, operand: Operand) -> tuple | None:
+        """Its shape when it is a NumPy array (not a number) of known shape."""
+        abstract = self.of(operand)
+        return abstract.shape if _array(abstract) else None
 
-    def rewrite_unbroadcast(self, g, x):
-        return self.sum_to(g, _shape(self.of(x)))
+    def is_number(self, operand: Operand) -> bool:
+        """A Python or NumPy number (0-d, not an array)."""
+        abstract = self.of(operand)
+        return _shape(abstract) == () and not _array(abstract)
 
-    def rewrite_unbroadcast_to(self, g, shape):
-        target = self.of(shape)
-        return self.sum_to(g, target.value if isinstance(target, Known) else None)
+    def kind(self, operand: Operand) -> type | None:
+        """Its Python type (``float``, ``np.ndarray``, ...), when known."""
+        abstract = self.of(operand)
+        return abstract.kind if isinstance(abstract, Spec) else None
 
-    def sum_to(self, g, shape: tuple | None) -> Operand | None:
+    def dtype(self, operand: Operand) -> np.dtype | None:
+        abstract = self.of(operand)
+        return abstract.dtype if isinstance(abstract, Spec) else None
+
+    def known(self, operand: Operand) -> tuple[bool, object]:
+        """``(True, value)`` for an operand whose value the signature decides."""
+        abstract = self.of(operand)
+        return (True, abstract.value) if isinstance(abstract, Known) else (False, None)
+
+    def like_result(self, operand: Operand) -> bool:
+        """An array already of the result's shape and dtype."""
+        return _array(self.of(operand)) and _array(self.result) and self.of(operand) == self.result
+
+    def fresh(self, operand: Operand) -> bool:
+        """A new array, never a view of another value."""
+        return always_fresh(operand, set())
+
+    def unshared(self, operand: Operand) -> bool:
+        """A new array that nothing else reads."""
+        return always_fresh(operand, set()) and self.uses.get(operand, 0) == 1
+
+    # ----- shared rewrites -----
+
+    def sum_to(self, g: Operand, shape: tuple | None) -> Operand | None:
         """``g`` summed over the axes along which an array of ``shape`` was broadcast."""
-        have = _shape(self.of(g))
+        have = self.shape(g)
         if have is None or shape is None or len(have) < len(shape):
             return None
         if have == shape:
@@ -129,103 +155,22 @@ class _Specializer:
             g = self.emit("sum", g, Const(axis), Const(True))
         return g
 
-    def ranks(self, a, b) -> tuple[int, int] | None:
-        shapes = _shape(self.of(a)), _shape(self.of(b))
-        if not all(_array(self.of(v)) for v in (a, b)) or None in shapes:
+    def rewrite(self, node) -> Operand | None:
+        op = node.op
+        if self.final:
+            if op.specialize_after_optimizing:
+                return op.specialized_form(self, *node.args)
             return None
-        return len(shapes[0]), len(shapes[1])
-
-    def rewrite_matmul_grad_lhs(self, g, a, b):
-        ranks = self.ranks(a, b)
-        if ranks == (2, 2):
-            return self.emit("matmul", g, self.transposed(b))
-        if ranks == (2, 1):
-            return self.emit("outer", g, b)
-        if ranks == (1, 2):
-            return self.emit("matmul", b, g)
-        if ranks == (1, 1):
-            return self.emit("multiply", g, b)
-        return None
-
-    def rewrite_matmul_grad_rhs(self, g, a, b):
-        ranks = self.ranks(a, b)
-        if ranks == (2, 2):
-            return self.emit("matmul", self.transposed(a), g)
-        if ranks == (1, 2):
-            return self.emit("outer", a, g)
-        if ranks == (2, 1):
-            return self.emit("matmul", g, a)
-        if ranks == (1, 1):
-            return self.emit("multiply", g, a)
-        return None
-
-    def transposed(self, a) -> Operand:
-        return self.emit("transpose", a, Const(None))
-
-    def rewrite_as_gradient_of(self, g, x, where, float_when_x_is):
-        """The gradient as it is, when it already is what ``as_gradient_of`` would
-        return: a new array of the argument's shape and floating dtype, returned once."""
-        of_g, of_x = self.of(g), self.of(x)
-        if not (isinstance(of_g, Spec) and isinstance(of_x, Spec)):
-            return None
-        if of_x.kind is float and of_g.shape == () and not _array(of_g):
-            return g if of_g.kind is float else self.emit("float", g)
-        if not (_array(of_g) and _array(of_x) and of_x.dtype.kind in "fc"
-                and (of_g.shape, of_g.dtype) == (of_x.shape, of_x.dtype)):
-            return None
-        if isinstance(where, Const) and where.value is not None and of_x.shape != ():
-            return None  # the general helper raises: the output is not a scalar
-        if self.final and always_fresh(g, set()) and self.uses.get(g, 0) == 1:
-            return g  # a new array nothing else reads: no one shares it
-        return self.emit("copy", g) if self.numba else None
-
-    def rewrite_copy(self, a):
-        """A copy of a new array nothing else reads is that array (after optimising only:
-        common subexpressions merged later could share it)."""
-        return a if self.final and always_fresh(a, set()) and self.uses.get(a, 0) == 1 else None
-
-    def rewrite_keep_zeros_multiply(self, a, b):
-        """numba calls no helper: the zero-keeping product as an expression."""
-        return self.emit("keep_zeros_product", a, b, self.scalars(a, b)) if self.numba else None
-
-    def rewrite_keep_zeros_divide(self, a, b):
-        return self.emit("keep_zeros_quotient", a, b, self.scalars(a, b)) if self.numba else None
-
-    def scalars(self, a, b) -> Const:
-        return Const(all(_shape(self.of(v)) == () and not _array(self.of(v)) for v in (a, b)))
-
-    def rewrite_zeros_like(self, a, dtype):
-        """The zero adjoint of a scalar is ``0.0``, not a 0-d array (a float on both
-        sides of a branch, as numba needs); of a float64 array of known shape,
-        ``np.zeros(shape)``, which no longer reads ``a``."""
-        of_a = self.of(a)
-        if not (isinstance(of_a, Spec) and isinstance(dtype, Const) and dtype.value is None):
-            return None
-        if of_a.shape == () and not _array(of_a) and of_a.dtype.kind == "f":
-            return Const(0.0)
-        if _array(of_a) and of_a.dtype == np.float64:
-            return self.emit("zeros", Const(of_a.shape), Const(None))
-        return None
-
-    def same_array(self, a, result: Abstract) -> bool:
-        """``a`` is an array already of the result's shape and dtype."""
-        return _array(self.of(a)) and _array(result) and self.of(a) == result
-
-    def rewrite_reshape(self, a, shape, order):
-        if self.same_array(a, self.result):
-            return a  # a view of the same shape: the array itself reads the same
-        if self.numba and _array(self.of(a)) and not always_fresh(a, set()):
-            return self.emit("reshape", self.emit("contiguous", a), shape, order)
-        return None
-
-    def rewrite_broadcast_to(self, array, shape):
-        return array if self.same_array(array, self.result) else None
-
-    def rewrite_broadcast_like(self, t, ans):
-        return t if self.same_array(t, self.result) else None
-
-    def rewrite_scalar_output_seed(self, out, where):
-        return Const(1.0) if _shape(self.of(out)) == () else None
+        result = self.result = self.env.get(node.out)
+        if is_small(result) and not op.effect and not op.per_call:
+            return Const(result.value)
+        if op.math_form and _double(self.of(node.args[0])):
+            return self.emit("math", Const(op.math_form), node.args[0])
+        if self.numba and op.numba_form is not None:
+            written = op.numba_form(self, *node.args)
+            if written is not None:
+                return written
+        return op.specialized_form(self, *node.args) if op.specialized_form else None
 
 
 def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
@@ -271,7 +216,7 @@ def _decide(graph: Graph, env: dict, backend: str, final: bool = False) -> Graph
             value.floating |= abstract.dtype.kind in "fc"
             if abstract.shape == ():
                 value.shape = SCALAR
-    specializer = _Specializer(graph, env, numba=backend == "numba", final=final)
+    specializer = Specializer(graph, env, numba=backend == "numba", final=final)
     replaced = Substitution()
 
     def visit(nodes: list) -> list:
@@ -327,7 +272,7 @@ def always_fresh(value: Operand, assumed: set) -> bool:
     return always_fresh(node.init[j], assumed) and always_fresh(node.body.results[j], assumed | {carried})
 
 
-def _taken_branch(region: Region, specializer: _Specializer) -> Block | None:
+def _taken_branch(region: Region, specializer: Specializer) -> Block | None:
     if region.kind != "if":
         return None
     condition = specializer.of(region.args[0])

@@ -20,8 +20,10 @@ import operator
 
 import numpy as np
 
+from autodiff.graph.ir import Const
 from autodiff.ops import runtime
 from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.shape_rules import broadcast, list_result, scalar_result, shape_like
 from autodiff.ops.sympy_forms import elementwise, objects, stop_gradient_function, truth
 from autodiff.ops.sympy_forms import index as sympy_index
 
@@ -46,7 +48,7 @@ def range_of(start, stop, step): ...
 
 # ----- truth values -----
 
-_truth = {"nondiff_output": True, "floating": None, "shape": "scalar",
+_truth = {"nondiff_output": True, "floating": None, "shape": scalar_result,
           "no_gradient": "a truth value", "recompute": "scalar"}
 
 
@@ -64,7 +66,7 @@ def truth_and(a, b): ...
 
 # ----- lists -----
 
-_list = {"shape": "list", "floating": None}
+_list = {"shape": list_result, "floating": None}
 
 
 @defop("list_new", "[]", **_list, sympy=list, per_call=True)
@@ -206,7 +208,7 @@ def _sympy_setitem(a, index, value):
 
 
 @defop("setitem", "setitem(a, index, value)", aliases=(runtime.setitem,),
-       diff=("a", "value"), shape="like:a", inplace=lambda named: "a[index] = value", sympy=_sympy_setitem, updates="a")
+       diff=("a", "value"), shape=shape_like("a"), inplace=lambda named: "a[index] = value", sympy=_sympy_setitem, updates="a")
 def setitem(a, index, value): ...
 
 
@@ -230,7 +232,7 @@ def _(t, ans, a, index, value):
     return runtime.setitem(np.zeros_like(ans, dtype=np.result_type(t)), index, t)
 
 
-@defop("zero_at", "zero_at(a, index)", aliases=(runtime.zero_at,), diff=("a",), shape="like:a",
+@defop("zero_at", "zero_at(a, index)", aliases=(runtime.zero_at,), diff=("a",), shape=shape_like("a"),
        inplace=lambda named: "a[index] = 0")
 def zero_at(a, index): ...
 
@@ -309,9 +311,9 @@ def keep_zeros_divide(a, b):
 
 
 _keep_zeros_multiply = helper_op(keep_zeros_multiply, diff=("a", "b"),
-                                 shape="elementwise:a,b", zeros="first",
+                                 shape=broadcast("a", "b"), zeros="first",
                                  gradients_keep_zeros=True)
-_keep_zeros_divide = helper_op(keep_zeros_divide, diff=("a", "b"), shape="elementwise:a,b",
+_keep_zeros_divide = helper_op(keep_zeros_divide, diff=("a", "b"), shape=broadcast("a", "b"),
                                floating="always", zeros="first", gradients_keep_zeros=True)
 
 
@@ -366,20 +368,31 @@ SPECIALISED = ("specialised derivatives only (jit.specialize), which are never "
                "differentiated")
 
 
-@defop("keep_zeros_product", _product_kernel, shape="elementwise:a,b", diff=("a", "b"),
+@defop("keep_zeros_product", _product_kernel, shape=broadcast("a", "b"), diff=("a", "b"),
        no_gradient=SPECIALISED)
 def keep_zeros_product(a, b, scalars): ...
 
 
-@defop("keep_zeros_quotient", _quotient_kernel, shape="elementwise:a,b", floating="always",
+@defop("keep_zeros_quotient", _quotient_kernel, shape=broadcast("a", "b"), floating="always",
        diff=("a", "b"), no_gradient=SPECIALISED)
 def keep_zeros_quotient(a, b, scalars): ...
+
+
+# numba calls no helper: the zero-keeping forms as expressions.
+@_keep_zeros_multiply.defnumba
+def _(rewrite, a, b):
+    return rewrite.emit(keep_zeros_product, a, b, Const(rewrite.is_number(a) and rewrite.is_number(b)))
+
+
+@_keep_zeros_divide.defnumba
+def _(rewrite, a, b):
+    return rewrite.emit(keep_zeros_quotient, a, b, Const(rewrite.is_number(a) and rewrite.is_number(b)))
 
 
 # ----- cutting the gradient -----
 
 
-@defop("stop_gradient", "x", nondiff_output=True, fresh=False, shape="like:x",
+@defop("stop_gradient", "x", nondiff_output=True, fresh=False, shape=shape_like("x"),
        no_gradient="ad.stop_gradient: the user asks for none", sympy=elementwise(lambda x: stop_gradient_function()(x)))
 def stop_gradient(x): ...
 

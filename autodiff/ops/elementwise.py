@@ -17,10 +17,11 @@ from autodiff.graph.patterns import is_number, keeps_dtype, produced_by
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
+from autodiff.ops.shape_rules import broadcast, shape_like
 from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp
 
-BINARY = "elementwise:x1,x2"
-UNARY = "elementwise:x"
+BINARY = broadcast("x1", "x2")
+UNARY = broadcast("x")
 
 # ----- binary arithmetic -----
 
@@ -219,8 +220,8 @@ def power_log_base(x):
 
 
 _exponent_op = helper_op(power_exponent_below, diff=("y",), impl=power_exponent_below,
-                         shape="like:y", fresh=True, jvp="same")
-_log_base_op = helper_op(power_log_base, diff=("x",), impl=power_log_base, shape="like:x",
+                         shape=shape_like("y"), fresh=True, jvp="same")
+_log_base_op = helper_op(power_log_base, diff=("x",), impl=power_log_base, shape=shape_like("x"),
                          floating="always", jvp="same")
 
 
@@ -593,7 +594,7 @@ def _sympy_clip(a, low, high):
 
 
 @defop("where", "np.where(condition, x, y)", aliases=(np.where,), diff=("x", "y"),
-       shape="elementwise:condition,x,y", zeros="branches", gradients_keep_zeros=True, sympy=elementwise(_sympy_where, 3))
+       shape=broadcast("condition", "x", "y"), zeros="branches", gradients_keep_zeros=True, sympy=elementwise(_sympy_where, 3))
 def where(condition, x, y): ...
 
 
@@ -614,7 +615,7 @@ def _(t, ans, condition, x, y):
 
 
 @defop("clip", "np.clip(a, a_min, a_max)", aliases=(np.clip,), methods=("clip",),
-       diff=("a", "a_min", "a_max"), shape="elementwise:a,a_min,a_max", sympy=elementwise(_sympy_clip, 3))
+       diff=("a", "a_min", "a_max"), shape=broadcast("a", "a_min", "a_max"), sympy=elementwise(_sympy_clip, 3))
 def clip(a, a_min=None, a_max=None): ...
 
 
@@ -653,7 +654,7 @@ def _nondiff(name: str, kernel: str, *aliases, params: str = "x", reason: str,
     arity = params.count(",") + 1
     stub = {1: lambda x: None, 2: lambda x1, x2: None}[arity]
     defop(name, kernel, aliases=aliases, nondiff_output=True, no_gradient=reason,
-          shape="elementwise:" + params, floating=None, **facts)(stub)
+          shape=broadcast(*(p.strip() for p in params.split(","))), floating=None, **facts)(stub)
 
 
 BITWISE = "bitwise: integers and booleans"

@@ -21,11 +21,8 @@ import numpy as np
 from autodiff.graph.ir import Const
 from autodiff.graph.shapes import SCALAR, token_of
 from autodiff.ops import runtime
-from autodiff.ops.registry import OPS, defop
-
-
-def _like(param: str):
-    return "like:" + param
+from autodiff.ops.registry import OPS, Op, defop
+from autodiff.ops.shape_rules import broadcast, list_result, scalar_result, shape_like
 
 
 def _same_shape_as_target(named, builder):
@@ -40,7 +37,7 @@ def _same_shape_as_target(named, builder):
 
 
 @defop("unbroadcast", "unbroadcast(g, x)", aliases=(runtime.unbroadcast,), diff=("g",),
-       shape=_like("x"), simplify=_same_shape_as_target, fresh=False, zeros="first", shape_params=("x",))
+       shape=shape_like("x"), simplify=_same_shape_as_target, fresh=False, zeros="first", shape_params=("x",))
 def unbroadcast(g, x): ...
 
 
@@ -74,6 +71,19 @@ def _(gg, result, g, shape):
 
 
 # Summed to a value known to be 0-d: summed to (), which reads nothing of the value.
+# For one signature: nothing between equal shapes, else the exact sum over the
+# broadcast axes.
+@unbroadcast.defspecialize
+def _(rewrite, g, x):
+    return rewrite.sum_to(g, rewrite.shape(x))
+
+
+@unbroadcast_to.defspecialize
+def _(rewrite, g, shape):
+    known, target = rewrite.known(shape)
+    return rewrite.sum_to(g, target if known else None)
+
+
 @unbroadcast.defrewrite
 def _(rewrite, node, g, x):
     if token_of(x) is SCALAR and token_of(g) is not SCALAR:
@@ -95,7 +105,7 @@ def _same_shape_as_result(named, builder):
 
 
 @defop("broadcast_like", "broadcast_like(t, ans)", aliases=(runtime.broadcast_like,),
-       diff=("t",), shape=_like("ans"), simplify=_same_shape_as_result, fresh=False, zeros="first")
+       diff=("t",), shape=shape_like("ans"), simplify=_same_shape_as_result, fresh=False, zeros="first")
 def broadcast_like(t, ans): ...
 
 
@@ -109,6 +119,11 @@ def _(dt, result, t, ans):
     return runtime.broadcast_like(dt, ans)
 
 
+@broadcast_like.defspecialize
+def _(rewrite, t, ans):
+    return t if rewrite.like_result(t) else None
+
+
 def _zero(x):
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return 0.0
@@ -116,7 +131,7 @@ def _zero(x):
 
 
 @defop("zero_tangent", "zero_tangent(x)", aliases=(runtime.zero_tangent,), nondiff_output=True,
-       floating="always", shape=_like("x"), impl=_zero,
+       floating="always", shape=shape_like("x"), impl=_zero,
        no_gradient="zeros: it reads only the shape")
 def zero_tangent(x): ...
 
@@ -161,7 +176,7 @@ def _reduced_size_kernel(named):
 
 
 @defop("reduced_size", _reduced_size_kernel, aliases=(runtime.reduced_size,),
-       nondiff_output=True, floating=None, shape="scalar",
+       nondiff_output=True, floating=None, shape=scalar_result,
        no_gradient="a count of elements, read from the shape", shape_params=("a",), query=True)
 def reduced_size(a, axis): ...
 
@@ -181,12 +196,12 @@ def _within_bounds_kernel(named):
 
 
 @defop("within_bounds", _within_bounds_kernel, aliases=(runtime.within_bounds,),
-       nondiff_output=True, floating=None, shape="elementwise:a,low,high",
+       nondiff_output=True, floating=None, shape=broadcast("a", "low", "high"),
        no_gradient="a boolean mask (of np.clip's rule)")
 def within_bounds(a, low, high): ...
 
 
-def _call(name: str, params: str, **facts) -> None:
+def _call(name: str, params: str, **facts) -> Op:
     """Register the runtime helper ``name(params)`` as an op that calls it."""
     fn = getattr(runtime, name)
 
@@ -196,7 +211,12 @@ def _call(name: str, params: str, **facts) -> None:
         inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)
         for p in params.split(",")
     ])
-    defop(name, f"{name}({params})", aliases=(fn,), **facts)(stub)
+    return defop(name, f"{name}({params})", aliases=(fn,), **facts)(stub)
+
+
+def _ranks(rewrite, a, b) -> tuple[int, int] | None:
+    shapes = rewrite.array_shape(a), rewrite.array_shape(b)
+    return None if None in shapes else (len(shapes[0]), len(shapes[1]))
 
 
 # ----- adjoints of products -----
@@ -206,12 +226,41 @@ def _call(name: str, params: str, **facts) -> None:
 # a -> a @ b to g. So its VJP for g is gg @ b and, since <gg, lhs(g, a, b)> equals
 # <gg @ b, g>, its VJP for b is the adjoint of b in gg @ b: matmul_grad_rhs(g, gg, b).
 
-_call("matmul_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
-_call("matmul_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
-_call("dot_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
-_call("dot_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
-_call("inner_grad_lhs", "g, a, b", diff=("g", "b"), shape=_like("a"))
-_call("inner_grad_rhs", "g, a, b", diff=("g", "a"), shape=_like("b"))
+matmul_grad_lhs = _call("matmul_grad_lhs", "g, a, b", diff=("g", "b"), shape=shape_like("a"))
+matmul_grad_rhs = _call("matmul_grad_rhs", "g, a, b", diff=("g", "a"), shape=shape_like("b"))
+# For one signature, the one formula the operands' ranks call for.
+@matmul_grad_lhs.defspecialize
+def _(rewrite, g, a, b):
+    ranks = _ranks(rewrite, a, b)
+    if ranks == (2, 2):
+        return rewrite.emit("matmul", g, rewrite.emit("transpose", b, Const(None)))
+    if ranks == (2, 1):
+        return rewrite.emit("outer", g, b)
+    if ranks == (1, 2):
+        return rewrite.emit("matmul", b, g)
+    if ranks == (1, 1):
+        return rewrite.emit("multiply", g, b)
+    return None
+
+
+@matmul_grad_rhs.defspecialize
+def _(rewrite, g, a, b):
+    ranks = _ranks(rewrite, a, b)
+    if ranks == (2, 2):
+        return rewrite.emit("matmul", rewrite.emit("transpose", a, Const(None)), g)
+    if ranks == (1, 2):
+        return rewrite.emit("outer", a, g)
+    if ranks == (2, 1):
+        return rewrite.emit("matmul", g, a)
+    if ranks == (1, 1):
+        return rewrite.emit("multiply", g, a)
+    return None
+
+
+_call("dot_grad_lhs", "g, a, b", diff=("g", "b"), shape=shape_like("a"))
+_call("dot_grad_rhs", "g, a, b", diff=("g", "a"), shape=shape_like("b"))
+_call("inner_grad_lhs", "g, a, b", diff=("g", "b"), shape=shape_like("a"))
+_call("inner_grad_rhs", "g, a, b", diff=("g", "a"), shape=shape_like("b"))
 
 
 @OPS["matmul_grad_lhs"].defjvp("g")
@@ -308,9 +357,9 @@ def _(gg, result, g, a, b):
 
 THIRD = "a third derivative of {}: no rule"
 
-_call("product_of_others", "a, axis", diff=("a",), shape=_like("a"))
+_call("product_of_others", "a, axis", diff=("a",), shape=shape_like("a"))
 # Linear in t; its derivative in a (a third derivative of np.prod) has no rule.
-_call("product_of_others_jvp", "t, a, axis", diff=("t", "a"), shape=_like("a"),
+_call("product_of_others_jvp", "t, a, axis", diff=("t", "a"), shape=shape_like("a"),
       no_gradient=THIRD.format("np.prod"))
 
 
@@ -332,8 +381,8 @@ def _(dt, result, t, a, axis):
 
 # ----- helpers that split one adjoint into several -----
 
-_call("split_like", "g, arrays, axis", diff=("g",), shape="list", fresh=False)
-_call("unstack", "g, axis", diff=("g",), shape="list", fresh=False)
+_call("split_like", "g, arrays, axis", diff=("g",), shape=list_result, fresh=False)
+_call("unstack", "g, axis", diff=("g",), shape=list_result, fresh=False)
 
 
 @OPS["split_like"].defjvp
@@ -358,16 +407,16 @@ def _(gg, result, g, axis):
 
 # The helpers returning one adjoint per operand are list-shaped, so that forward mode
 # sums the parts of their tangents item by item (add_lists), not as tuples.
-_call("einsum_grads", "g, subscripts, operands", diff=("g", "operands"), shape="list",
+_call("einsum_grads", "g, subscripts, operands", diff=("g", "operands"), shape=list_result,
       fresh=False)
 _call("einsum_grads_jvp", "tangents, g, subscripts, operands",
-      diff=("tangents", "g", "operands"), shape="list", fresh=False,
+      diff=("tangents", "g", "operands"), shape=list_result, fresh=False,
       no_gradient=THIRD.format("np.einsum"))
 _call("einsum_grads_vjp", "cotangents, g, subscripts, operands",
       diff=("cotangents", "g", "operands"), fresh=False, no_gradient=THIRD.format("np.einsum"))
-_call("solve_grads", "g, x, a, b", diff=("g", "x", "a"), shape="list", fresh=False)
+_call("solve_grads", "g, x, a, b", diff=("g", "x", "a"), shape=list_result, fresh=False)
 _call("solve_grads_jvp", "grads, x, a, b, dx, da", diff=("grads", "x", "a", "dx", "da"),
-      shape="list", fresh=False, no_gradient=THIRD.format("np.linalg.solve"))
+      shape=list_result, fresh=False, no_gradient=THIRD.format("np.linalg.solve"))
 _call("solve_grads_vjp", "cotangents, grads, x, a, b",
       diff=("cotangents", "grads", "x", "a"), fresh=False,
       no_gradient=THIRD.format("np.linalg.solve"))
@@ -410,11 +459,17 @@ def _(gg, result, g, x, a, b):
 
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
       impl=runtime.inverse_permutation, no_gradient="axis numbers")
-_call("scalar_output_seed", "out, where", nondiff_output=True, floating="always",
-      shape=_like("out"), no_gradient="the seed 1.0 of a reverse sweep")
+scalar_output_seed = _call("scalar_output_seed", "out, where", nondiff_output=True,
+                           floating="always", shape=shape_like("out"),
+                           no_gradient="the seed 1.0 of a reverse sweep")
 
 
-_call("vjp_seed", "seed, out, where", diff=("seed",), shape=_like("out"))
+@scalar_output_seed.defspecialize
+def _(rewrite, out, where):
+    return Const(1.0) if rewrite.shape(out) == () else None
+
+
+_call("vjp_seed", "seed, out, where", diff=("seed",), shape=shape_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
 OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
 OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/api/test_higher_order.py)"
@@ -439,7 +494,7 @@ def _as_gradient_of_statement(named) -> str:
             "    g = as_gradient_of(g, x, where=where)")
 
 
-@defop("as_gradient_of", None, aliases=(runtime.as_gradient_of,), diff=("g",), shape=_like("x"),
+@defop("as_gradient_of", None, aliases=(runtime.as_gradient_of,), diff=("g",), shape=shape_like("x"),
        floating="always", inplace=_as_gradient_of_statement)
 def as_gradient_of(g, x, where=None, float_when_x_is=False): ...
 
@@ -447,6 +502,26 @@ def as_gradient_of(g, x, where=None, float_when_x_is=False): ...
 # Reuses the gradient's name when it can, else starts from the gradient itself.
 as_gradient_of.inplace_copy = "g"
 as_gradient_of.inplace_mutates = False
+
+
+# The gradient as it is, when it already is what as_gradient_of would return: a new
+# array of the argument's shape and floating dtype, returned once.
+@as_gradient_of.defspecialize(after_optimizing=True)
+def _(rewrite, g, x, where, float_when_x_is):
+    kind_g, kind_x = rewrite.kind(g), rewrite.kind(x)
+    if kind_g is None or kind_x is None:
+        return None
+    if kind_x is float and rewrite.is_number(g):
+        return g if kind_g is float else rewrite.emit("float", g)
+    shape_g, shape_x = rewrite.array_shape(g), rewrite.array_shape(x)
+    if not (shape_g is not None and shape_x is not None and rewrite.dtype(x).kind in "fc"
+            and (shape_g, rewrite.dtype(g)) == (shape_x, rewrite.dtype(x))):
+        return None
+    if isinstance(where, Const) and where.value is not None and shape_x != ():
+        return None  # the general helper raises: the output is not a scalar
+    if rewrite.final and rewrite.unshared(g):
+        return g  # a new array nothing else reads: no one shares it
+    return rewrite.emit("copy", g) if rewrite.numba else None
 
 
 @as_gradient_of.defjvp
@@ -463,7 +538,7 @@ OPS["scalar_output_seed"].effect = True
 
 
 # Linear in g; its transpose is np.linspace of the two adjoints.
-_call("linspace_grads", "g, start, stop, num, endpoint, axis", diff=("g",), shape="list",
+_call("linspace_grads", "g, start, stop, num, endpoint, axis", diff=("g",), shape=list_result,
       fresh=False)
 
 
@@ -478,7 +553,7 @@ def _(gg, result, g, start, stop, num, endpoint, axis):
 
 
 # Linear in g; the transpose of cutting the adjoint into items is joining them again.
-_call("index_concatenation_grads", "g, items, kind", diff=("g",), shape="list", fresh=False)
+_call("index_concatenation_grads", "g, items, kind", diff=("g",), shape=list_result, fresh=False)
 _call("index_concatenation_tangent", "t, items, kind", diff=("t",), fresh=False)
 
 
@@ -503,7 +578,7 @@ def _(gg, result, t, items, kind):
 
 
 # Linear in g; its transpose is the trace itself.
-_call("trace_grad", "g, a, offset, axis1, axis2", diff=("g",), shape=_like("a"))
+_call("trace_grad", "g, a, offset, axis1, axis2", diff=("g",), shape=shape_like("a"))
 
 
 @OPS["trace_grad"].defjvp

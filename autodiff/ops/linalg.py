@@ -10,6 +10,7 @@ from autodiff.graph.ir import Const
 from autodiff.ops import runtime
 from autodiff.ops.registry import defop, helper_op
 from autodiff.ops.runtime import expand_reduced
+from autodiff.ops.shape_rules import einsum_result, list_result, reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
 
 
@@ -82,7 +83,7 @@ def _sympy_norm(x, ord, axis, keepdims):
 
 
 @defop("norm", "np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)",
-       aliases=(np.linalg.norm,), diff=("x",), shape="reduce:x", floating="always", sympy=_sympy_norm)
+       aliases=(np.linalg.norm,), diff=("x",), shape=reduced, floating="always", sympy=_sympy_norm)
 def norm(x, ord=None, axis=None, keepdims=False): ...
 
 
@@ -137,7 +138,7 @@ def _sublist_labels(sublist) -> str:
 
 
 @defop("einsum", "np.einsum(subscripts, *operands)", aliases=((np.einsum, _einsum_call),),
-       diff=("operands",), shape="einsum", sympy=lambda subscripts, operands: np.einsum(subscripts, *map(objects, operands)))
+       diff=("operands",), shape=einsum_result, sympy=lambda subscripts, operands: np.einsum(subscripts, *map(objects, operands)))
 def einsum(subscripts, *operands): ...
 
 
@@ -165,7 +166,7 @@ def einsum_tangent(t, ans, subscripts, operands):
     return np.zeros(np.shape(ans)) if total is None else total
 
 
-einsum_tangent_op = helper_op(einsum_tangent, diff=("t", "operands"), shape="like:ans")
+einsum_tangent_op = helper_op(einsum_tangent, diff=("t", "operands"), shape=shape_like("ans"))
 
 
 @einsum.defjvp
@@ -194,7 +195,7 @@ def einsum_tangent_jvp(t, d, ans, subscripts, operands):
     return np.zeros(np.shape(ans)) if total is None else total
 
 
-helper_op(einsum_tangent_jvp, diff=("t", "d", "operands"), shape="like:ans",
+helper_op(einsum_tangent_jvp, diff=("t", "d", "operands"), shape=shape_like("ans"),
            no_gradient="a third derivative of np.einsum: no rule")
 
 
@@ -277,7 +278,7 @@ def solve_tangent(t, x, a, b):
     return -np.linalg.solve(a, t @ x)
 
 
-solve_tangent_op = helper_op(solve_tangent, diff=("t", "x", "a"), shape="like:x")
+solve_tangent_op = helper_op(solve_tangent, diff=("t", "x", "a"), shape=shape_like("x"))
 
 
 # Its own tangents (forward over forward): linear in t and in x; for a, the
@@ -316,7 +317,7 @@ def solve_tangent_grads(gg, result, t, x, a, b):
     return [dt, dx[..., 0] if np.ndim(b) == 1 else dx, da]
 
 
-helper_op(solve_tangent_grads, diff=("gg", "result", "t", "x", "a"), shape="list",
+helper_op(solve_tangent_grads, diff=("gg", "result", "t", "x", "a"), shape=list_result,
            fresh=False, no_gradient="a third derivative of np.linalg.solve: no rule")
 
 

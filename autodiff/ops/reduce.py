@@ -11,9 +11,10 @@ import numpy as np
 from autodiff.graph.patterns import is_false, is_none
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
+from autodiff.ops.shape_rules import reduced
 from autodiff.ops.sympy_forms import elementwise, fold, objects, sp
 
-REDUCE = {"diff": ("a",), "shape": "reduce"}
+REDUCE = {"diff": ("a",), "shape": reduced}
 
 
 @defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),

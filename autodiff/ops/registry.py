@@ -21,6 +21,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from autodiff.ops.shape_rules import ShapeRule
+
 _EMPTY = inspect.Parameter.empty
 
 
@@ -34,7 +36,8 @@ class Op:
       and of one missing a rule for a ``diff`` parameter (a gradient reaching that
       parameter is then an error, which gives this reason); see tests/ops/test_registry.py;
     - ``fresh``: the result is a new array that aliases none of the inputs;
-    - ``shape``: how the result's shape relates to the inputs' (see graph.shapes);
+    - ``shape``: how the result's shape follows from the inputs' (a rule of
+      ``ops.shape_rules``: ``shape_like("a")``, ``broadcast("x1", "x2")``, ...);
     - ``floating``: ``"always"``, ``"inputs"`` (floating if an input is) or ``None``;
     - ``simplify``: ``fn(named_args) -> operand | None``, a rewrite tried at build time;
     - ``impl``: a Python callable used to fold the op when every input is constant;
@@ -86,7 +89,7 @@ class Op:
         nondiff_output: bool = False,
         no_gradient: str | None = None,
         fresh: bool = True,
-        shape: str | None = None,
+        shape: ShapeRule | None = None,
         floating: str | None = "inputs",
         simplify: Callable | None = None,
         impl: Callable | None = None,
@@ -122,6 +125,8 @@ class Op:
         self.nondiff_output = nondiff_output
         self.no_gradient = no_gradient
         self.fresh = fresh
+        if shape is not None and not isinstance(shape, ShapeRule):
+            raise TypeError(f"{name}: shape must be a rule of ops.shape_rules, not {shape!r}")
         self.shape = shape
         self.floating = floating
         self.simplify = simplify

@@ -13,6 +13,7 @@ import numpy as np
 
 from autodiff.graph.ir import Const, SliceSpec
 from autodiff.ops.registry import OPS, defop
+from autodiff.ops.shape_rules import shape_like
 from autodiff.ops.sympy_forms import objects
 
 _ALL = SliceSpec(Const(None), Const(None), Const(None))
@@ -37,7 +38,7 @@ def _sliced(rewrite, a, ndim: int, axis: int, part: SliceSpec):
 
 
 @defop("flip", "np.flip(m, axis=axis)", aliases=(np.flip,), diff=("m",), fresh=False,
-       shape="like:m", zeros="first", recompute="always", jvp="linear",
+       shape=shape_like("m"), zeros="first", recompute="always", jvp="linear",
        sympy=lambda m, axis: np.flip(objects(m), axis=axis))
 def flip(m, axis=None): ...
 

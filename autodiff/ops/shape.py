@@ -12,7 +12,8 @@ from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
-from autodiff.ops.registry import OPS, alias, defop
+from autodiff.ops.registry import OPS, Op, alias, defop
+from autodiff.ops.shape_rules import indexed, scalar_result, shape_given_by, shape_like
 from autodiff.ops.sympy_forms import cast, objects, sp
 from autodiff.ops.sympy_forms import index as sympy_index
 
@@ -41,6 +42,15 @@ reshape.vjp_check = _reshape_check
 @reshape.defvjp
 def _(g, ans, a, shape, order):
     return np.reshape(g, np.shape(a))
+
+
+@reshape.defspecialize
+def _(rewrite, a, shape, order):
+    if rewrite.like_result(a):
+        return a  # a view of the same shape: the array itself reads the same
+    if rewrite.numba and rewrite.array_shape(a) is not None and not rewrite.fresh(a):
+        return rewrite.emit(reshape, rewrite.emit("contiguous", a), shape, order)
+    return None
 
 
 @defop("ravel", "np.ravel(a)", aliases=(np.ravel,), methods=("ravel", "flatten"), diff=("a",),
@@ -162,13 +172,18 @@ def _(g, ans, a, source, destination):
 
 
 @defop("broadcast_to", "np.broadcast_to(array, shape)", aliases=(np.broadcast_to,),
-       diff=("array",), fresh=False, shape="of:shape", zeros="first", sympy=lambda array, shape: np.broadcast_to(objects(array), shape), jvp="linear")
+       diff=("array",), fresh=False, shape=shape_given_by("shape"), zeros="first", sympy=lambda array, shape: np.broadcast_to(objects(array), shape), jvp="linear")
 def broadcast_to(array, shape): ...
 
 
 @broadcast_to.defvjp
 def _(g, ans, array, shape):
     return runtime.unbroadcast(g, array)
+
+
+@broadcast_to.defspecialize
+def _(rewrite, array, shape):
+    return array if rewrite.like_result(array) else None
 
 
 @defop("concatenate", "np.concatenate(arrays, axis=axis)", aliases=(np.concatenate,),
@@ -213,7 +228,7 @@ def _array_call(object, dtype=None):
 
 
 @defop("array", "np.array(a, dtype=dtype)", aliases=((np.array, _array_call),),
-       methods=("copy",), diff=("a",), shape="like:a", sympy=cast, ndarray=True)
+       methods=("copy",), diff=("a",), shape=shape_like("a"), sympy=cast, ndarray=True)
 def array(a, dtype=None): ...
 
 
@@ -258,12 +273,12 @@ def _cast_check(named) -> str | None:
 _DISCRETE = "a cast to integers or booleans (SymPy computes with real numbers)"
 
 
-@defop("astype_discrete", "a.astype(dtype)", nondiff_output=True, shape="like:a", floating=None,
+@defop("astype_discrete", "a.astype(dtype)", nondiff_output=True, shape=shape_like("a"), floating=None,
        no_gradient="a cast to integers or booleans: " + STEPS, no_sympy=_DISCRETE)
 def astype_discrete(a, dtype): ...
 
 
-@defop("array_discrete", "np.array(a, dtype=dtype)", nondiff_output=True, shape="like:a",
+@defop("array_discrete", "np.array(a, dtype=dtype)", nondiff_output=True, shape=shape_like("a"),
        floating=None, no_gradient="a cast to integers or booleans: " + STEPS, no_sympy=_DISCRETE)
 def array_discrete(a, dtype): ...
 
@@ -272,7 +287,7 @@ array.simplify = _discrete_cast("array_discrete")
 array.vjp_check = _cast_check
 
 
-@defop("astype", "a.astype(dtype)", methods=("astype",), diff=("a",), shape="like:a",
+@defop("astype", "a.astype(dtype)", methods=("astype",), diff=("a",), shape=shape_like("a"),
        floating=None, simplify=_discrete_cast("astype_discrete"), sympy=cast)
 def astype(a, dtype): ...
 
@@ -291,7 +306,7 @@ def _(t, ans, a, dtype):
 
 
 @defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
-       shape="like:a", fresh=False, sympy=lambda a: a, ndarray=True, jvp="same")
+       shape=shape_like("a"), fresh=False, sympy=lambda a: a, ndarray=True, jvp="same")
 def asarray(a): ...
 
 
@@ -300,7 +315,7 @@ def _(g, ans, a):
     return g
 
 
-@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape="like:a", zeros="first", jvp="same",
+@defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape=shape_like("a"), zeros="first", jvp="same",
        sympy=lambda a: objects(a).copy())
 def copy(a): ...
 
@@ -310,7 +325,14 @@ def _(g, ans, a):
     return g
 
 
-@defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape="scalar",
+# A copy of a new array nothing else reads is that array (after optimising only:
+# common subexpressions merged later could share it).
+@copy.defspecialize(after_optimizing=True)
+def _(rewrite, a):
+    return a if rewrite.final and rewrite.unshared(a) else None
+
+
+@defop("float", "float(x)", aliases=(builtins.float,), diff=("x",), shape=scalar_result,
        floating="always", impl=builtins.float, sympy=lambda x: x.item() if isinstance(x, np.ndarray) else x, jvp="linear")
 def float_(x): ...
 
@@ -375,7 +397,7 @@ def _concatenation_by_index(named, builder):
 # ----- indexing -----
 
 
-@defop("getitem", "a[index]", diff=("a",), fresh=False, shape="index",
+@defop("getitem", "a[index]", diff=("a",), fresh=False, shape=indexed,
        simplify=_concatenation_by_index, zeros="first", recompute="always", sympy=lambda a, index: a[sympy_index(index)], jvp="linear")
 def getitem(a, index): ...
 
@@ -399,7 +421,7 @@ def is_basic_index(index) -> bool:
     return all(value.shape is SCALAR and not value.floating for value in operand_values(index))
 
 
-@defop("index_add", None, diff=("base", "value"), shape="like:base", inplace=_index_add_statement)
+@defop("index_add", None, diff=("base", "value"), shape=shape_like("base"), inplace=_index_add_statement)
 def index_add(base, index, value): ...
 
 
@@ -451,37 +473,54 @@ def _query(name: str, kernel: str, *aliases, attributes=(), shape=None, of_shape
 
 shape_query = _query("shape", "np.shape(a)", np.shape, attributes=("shape",), of_scalar=(),
                      sympy=sympy_forms.shape_of)
-_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape="scalar", of_scalar=0,
+_query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape=scalar_result, of_scalar=0,
        sympy=np.ndim)
-size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape="scalar",
+size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape=scalar_result,
                     of_scalar=1, sympy=np.size)
-_query("len", "len(a)", builtins.len, shape="scalar", sympy=builtins.len)
+_query("len", "len(a)", builtins.len, shape=scalar_result, sympy=builtins.len)
 _query("result_type", "np.result_type(a)", np.result_type, of_shape=False,
        sympy=lambda a: np.dtype(float))
 
 # ----- constructors (no gradient) -----
 
 
-def _constructor(name: str, stub, *aliases, shape=None, **facts) -> None:
+def _constructor(name: str, stub, *aliases, shape=None, **facts) -> Op:
     kernel = f"np.{name}(" + ", ".join(
         p if p in ("shape", "a", "N", "start", "stop", "fill_value") else f"{p}={p}"
         for p in stub.__code__.co_varnames[: stub.__code__.co_argcount]) + ")"
     facts = {"nondiff_output": True, **facts}
-    defop(name, kernel, aliases=aliases, floating=None, shape=shape, **facts)(stub)
+    return defop(name, kernel, aliases=aliases, floating=None, shape=shape, **facts)(stub)
 
 
 CONSTANT = "a constant array: of the values it is given it reads only shapes and dtypes"
 
-_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape="of:shape",
+_constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape=shape_given_by("shape"),
              no_gradient=CONSTANT,
              sympy=lambda shape, dtype: np.zeros(shape, dtype=dtype))
-_constructor("ones", lambda shape, dtype=None: None, np.ones, shape="of:shape",
+_constructor("ones", lambda shape, dtype=None: None, np.ones, shape=shape_given_by("shape"),
              no_gradient=CONSTANT,
              sympy=lambda shape, dtype: np.ones(shape, dtype=dtype))
-_constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like, shape="like:a",
-             no_gradient=CONSTANT,
-             sympy=lambda a, dtype: np.zeros(np.shape(a), dtype=dtype))
-_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape="like:a",
+zeros_like = _constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like,
+                          shape=shape_like("a"), no_gradient=CONSTANT,
+                          sympy=lambda a, dtype: np.zeros(np.shape(a), dtype=dtype))
+
+
+# For one signature: the zero adjoint of a scalar is ``0.0``, not a 0-d array (a float
+# on both sides of a branch, as numba needs); of a float64 array of known shape,
+# ``np.zeros(shape)``, which no longer reads ``a``.
+@zeros_like.defspecialize
+def _(rewrite, a, dtype):
+    if not is_none(dtype):
+        return None
+    if rewrite.is_number(a) and rewrite.kind(a) is not None and rewrite.dtype(a).kind == "f":
+        return Const(0.0)
+    shape = rewrite.array_shape(a)
+    if shape is not None and rewrite.dtype(a) == np.float64:
+        return rewrite.emit("zeros", Const(shape), Const(None))
+    return None
+
+
+_constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape=shape_like("a"),
              no_gradient=CONSTANT,
              sympy=lambda a, dtype: np.ones(np.shape(a), dtype=dtype))
 _constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye,
@@ -495,11 +534,11 @@ _constructor("arange", lambda start, stop=None, step=None, dtype=None: None, np.
              sympy=lambda start, stop, step, dtype: np.arange(start, stop, step, dtype=dtype))
 
 # np.full and np.full_like are linear in their fill value (broadcast to the result).
-_constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape="of:shape",
+_constructor("full", lambda shape, fill_value, dtype=None: None, np.full, shape=shape_given_by("shape"),
              nondiff_output=False, diff=("fill_value",),
              sympy=lambda shape, fill_value, dtype: np.full(shape, fill_value, dtype=(
                  object if isinstance(fill_value, sp.Basic) else dtype)))
-_constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape="like:a",
+_constructor("full_like", lambda a, fill_value, dtype=None: None, np.full_like, shape=shape_like("a"),
              nondiff_output=False, diff=("fill_value",),
              sympy=lambda a, fill_value, dtype: np.full(np.shape(a), fill_value, dtype=(
                  object if isinstance(fill_value, sp.Basic) else dtype)))

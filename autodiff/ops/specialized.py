@@ -17,6 +17,7 @@ assume become safe:
 from __future__ import annotations
 
 from autodiff.ops.registry import defop
+from autodiff.ops.shape_rules import scalar_result, shape_like
 
 # Specialised derivatives are never differentiated (a derivative of one differentiates
 # the general graph): their params are in diff so that a gradient reaching them by
@@ -25,26 +26,26 @@ SPECIALISED = ("specialised derivatives only (jit.specialize), which are never "
                "differentiated")
 
 # An op's ``math_form``: its function of Python's ``math``, for a Python float.
-@defop("math", lambda named: f"math.{named['function'].value}(x)", shape="scalar",
+@defop("math", lambda named: f"math.{named['function'].value}(x)", shape=scalar_result,
        floating="always", diff=("x",), no_gradient=SPECIALISED)
 def math_function(function, x): ...
 
 
 # An op's ``update_operator``: ``x1 += x2``.
-@defop("update", lambda named: f"x1 {named['operator'].value} x2", shape="like:x1",
+@defop("update", lambda named: f"x1 {named['operator'].value} x2", shape=shape_like("x1"),
        inplace=lambda named: f"x1 {named['operator'].value}= x2", diff=("x1", "x2"),
        no_gradient=SPECIALISED)
 def update(x1, x2, operator): ...
 
 
 # An op with ``ufunc_out``: ``np.tanh(x, out=x)``.
-@defop("ufunc_update", lambda named: f"np.{named['function'].value}(x)", shape="like:x",
+@defop("ufunc_update", lambda named: f"np.{named['function'].value}(x)", shape=shape_like("x"),
        inplace=lambda named: f"np.{named['function'].value}(x, out=x)", diff=("x",),
        no_gradient=SPECIALISED)
 def ufunc_update(x, function): ...
 
 
 # numba reshapes only contiguous arrays.
-@defop("contiguous", "np.ascontiguousarray(a)", shape="like:a", fresh=False, diff=("a",),
+@defop("contiguous", "np.ascontiguousarray(a)", shape=shape_like("a"), fresh=False, diff=("a",),
        no_gradient=SPECIALISED)
 def contiguous(a): ...

@@ -332,10 +332,6 @@ def _keep_zeros(nodes: list, g: Value) -> set[Value]:
     return linear
 
 
-# Shape rules of ops whose result is an array (or a number), never a tuple.
-_ARRAY_SHAPES = ("scalar", "elementwise", "reduce", "einsum", "of", "like")
-
-
 def _one_per_parameter(op, result: Operand, named: dict, builder: GraphBuilder,
                        loc: Location | None) -> tuple:
     """The gradients a VJP rule returned, one per differentiable parameter of ``op``.
@@ -371,8 +367,8 @@ def _one_per_parameter(op, result: Operand, named: dict, builder: GraphBuilder,
 
 def _is_array(value: Operand) -> bool:
     node = value.node if isinstance(value, Value) else None
-    spec = getattr(getattr(node, "op", None), "shape", None)
-    return isinstance(spec, str) and spec.partition(":")[0] in _ARRAY_SHAPES
+    rule = getattr(getattr(node, "op", None), "shape", None)
+    return rule is not None and rule.array
 
 
 def _built_in(op) -> bool:
