@@ -131,8 +131,7 @@ class UpdatesMixin:
                 todo.extend(self.builder.sources[item])
                 continue
             node = item.node
-            if node is None or isinstance(node, Region) or not makes_new_array(node) or (
-                    node.op.name in ("variable", "asarray", "astype")):
+            if node is None or isinstance(node, Region) or not makes_new_array(node):
                 return False
         return True
 

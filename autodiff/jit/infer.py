@@ -34,6 +34,7 @@ import numpy as np
 
 from autodiff.graph.ir import Const, Graph, Operand, Region, SliceSpec, Value, operand_values
 from autodiff.ops import registry, runtime
+from autodiff.ops.control import tape_new, tape_pop, tape_push
 
 # ----- abstract values -----
 
@@ -291,13 +292,13 @@ def _block(nodes: list, env: dict) -> None:
     for node in nodes:
         if isinstance(node, Region):
             _region(node, env)
-        elif node.op.name == "tape_new":
+        elif node.op is tape_new:
             env[node.out] = _Tape()
-        elif node.op.name == "tape_push":
+        elif node.op is tape_push:
             tape = env.get(node.args[0])
             if isinstance(tape, _Tape):
                 tape.push(_operand(node.args[1], env))
-        elif node.op.name == "tape_pop":
+        elif node.op is tape_pop:
             tape = env.get(node.args[0])
             env[node.out] = tape.pushed if isinstance(tape, _Tape) else None
         elif node.op.name == "variable":

@@ -77,9 +77,7 @@ list_new.distinct = True
 
 
 @defop("list_append", "lst + [item]", diff=("lst", "item"), **_list,
-       inplace=lambda named: "lst.append(item)",
-       no_gradient="no JVP rule: forward mode appends the item's tangent to the list's tangent "
-       "itself (transforms.forward)", list_adjoints=True, sympy=lambda lst, item: [*lst, item], holds="item", updates="lst")
+       inplace=lambda named: "lst.append(item)", jvp="lockstep", list_adjoints=True, sympy=lambda lst, item: [*lst, item], holds="item", updates="lst")
 def list_append(lst, item): ...
 
 
@@ -97,8 +95,9 @@ def _(g, ans, lst, item):
 # forward mode pops the twin list of tangents beside it. Reverse mode has no rule (the
 # pop changes the list it reads) and refuses derivatives that pop varied lists.
 @defop("list_pop", "lst.pop()", aliases=(runtime.pop_last,), diff=("lst",), fresh=False,
-       floating="always", no_gradient="it pops the list it reads: forward mode pops the list of "
-       "tangents beside it (transforms.forward); reverse mode refuses")
+       floating="always", jvp="lockstep",
+       no_gradient="it pops the list it reads: reverse mode refuses (forward mode pops the "
+       "list of tangents beside it)")
 def list_pop(lst): ...
 
 
@@ -258,21 +257,24 @@ TAPE = ("the tape of a reverse sweep: forward mode follows it itself (transforms
         "(api.ForwardGradient)")
 
 
-@defop("tape_new", "[]", nondiff_output=True, floating=None, no_gradient=TAPE, per_call=True)
+@defop("tape_new", "[]", nondiff_output=True, floating=None, no_gradient=TAPE, per_call=True,
+       jvp="lockstep")
 def tape_new(): ...
 
 
 tape_new.distinct = True
 
 
-@defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None, no_gradient=TAPE, per_call=True, holds="value")
+@defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None, no_gradient=TAPE,
+       per_call=True, holds="value", jvp="lockstep")
 def tape_push(tape, value): ...
 
 
 tape_push.effect = tape_push.statement = True
 
 
-@defop("tape_pop", "tape.pop()", fresh=False, floating=None, no_gradient=TAPE, per_call=True)
+@defop("tape_pop", "tape.pop()", fresh=False, floating=None, no_gradient=TAPE, per_call=True,
+       jvp="lockstep")
 def tape_pop(tape): ...
 
 

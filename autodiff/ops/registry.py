@@ -53,7 +53,9 @@ class Op:
     - ``jvp``: ``"same"`` when its JVP is its VJP with the tangent for the adjoint (an
       elementwise op of one operand: both are ``g * f'(x)``); ``"linear"`` when it is
       linear in each differentiable parameter, so that the JVP of one is the op itself
-      applied to that parameter's tangent (autograd's ``def_linear``);
+      applied to that parameter's tangent (autograd's ``def_linear``); ``"lockstep"``
+      for an op on a list or a tape: forward mode runs the op itself on the tangents
+      of its operands beside it, step by step (a tangent list grows as the list does);
     - ``sympy``: its SymPy form, ``fn(*params) -> value`` on SymPy values (see
       ``ops.sympy_forms``), or ``no_sympy``: why it has none;
     - ``math_form``: its name in Python's ``math``, used on Python floats by
@@ -134,8 +136,8 @@ class Op:
         self.zeros = zeros
         self.gradients_keep_zeros = gradients_keep_zeros
         self.list_adjoints = list_adjoints
-        if jvp not in (None, "same", "linear"):
-            raise ValueError(f"{name}: jvp= is 'same' or 'linear', not {jvp!r}")
+        if jvp not in (None, "same", "linear", "lockstep"):
+            raise ValueError(f"{name}: jvp= is 'same', 'linear' or 'lockstep', not {jvp!r}")
         if jvp == "same" and len(diff) != 1:
             raise ValueError(f"{name}: jvp='same' is for ops of one differentiable parameter")
         self.jvp = jvp

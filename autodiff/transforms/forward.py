@@ -32,6 +32,7 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS
+from autodiff.ops.control import tape_pop, tape_push
 from autodiff.transforms.activity import varied_values
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -87,9 +88,9 @@ def _varied(graph: Graph, targets: list[Value]) -> tuple[set[Value], set[Value]]
     while True:
         varied = varied_values(graph, seeds)
         nodes = [n for n in walk(graph.nodes) if not isinstance(n, Region)]
-        tapes = {n.args[0] for n in nodes if n.op.name == "tape_push"
+        tapes = {n.args[0] for n in nodes if n.op is tape_push
                  and any(v in varied for v in operand_values(n.args[1]))}
-        popped = [n.out for n in nodes if n.op.name == "tape_pop" and n.args[0] in tapes
+        popped = [n.out for n in nodes if n.op is tape_pop and n.args[0] in tapes
                   and n.out not in varied]
         if not popped:
             return varied, tapes
@@ -142,8 +143,8 @@ class _Tangents:
 
     def node(self, node: Node) -> None:
         op = node.op
-        if op.name in ("tape_new", "tape_push", "tape_pop", "list_pop", "list_append"):
-            getattr(self, op.name)(node)
+        if op.jvp == "lockstep":
+            self.lockstep(node)
             return
         if node.out not in self.varied:
             return
@@ -180,29 +181,18 @@ class _Tangents:
         return inline_rule(op.jvps[param], self.builder, named, node.loc,
                            leading=(tangent, node.out))
 
-    # Ops with an effect or a list they grow: their tangents follow them step by step.
-
-    def tape_new(self, node: Node) -> None:
-        if node.out in self.tapes:
-            self.tangents[node.out] = self.emit("tape_new")
-
-    def tape_push(self, node: Node) -> None:
-        tape, value = node.args
-        if tape in self.tapes:
-            self.emit("tape_push", self.tangents[tape], self.tangent(value))
-
-    def tape_pop(self, node: Node) -> None:
-        if node.args[0] in self.tapes:
-            self.name(node.out, self.emit("tape_pop", self.tangents[node.args[0]]))
-
-    def list_pop(self, node: Node) -> None:
-        if node.args[0] in self.tangents:
-            self.name(node.out, self.emit("list_pop", self.tangents[node.args[0]]))
-
-    def list_append(self, node: Node) -> None:
+    def lockstep(self, node: Node) -> None:
+        """An op on a list or a tape (``jvp="lockstep"``): the same op on the tangents,
+        when a list or tape it works on carries tangents (a tangent tape beside each
+        tape that holds varied values, a tangent list beside each varied list)."""
+        if not (node.out in self.varied or node.out in self.tapes or any(
+                isinstance(arg, Value) and arg in self.tangents for arg in node.args)):
+            return
+        tangent = self.builder.emit(node.op, tuple(self.tangent(arg) for arg in node.args))
         if node.out in self.varied:
-            lst, item = node.args
-            self.name(node.out, self.emit("list_append", self.tangent(lst), self.tangent(item)))
+            self.name(node.out, tangent)
+        else:  # a tape, or a push's effect
+            self.tangents[node.out] = tangent
 
     # ----- regions -----
 

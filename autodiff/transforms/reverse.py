@@ -25,6 +25,7 @@ from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Value, operand_values
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
+from autodiff.ops.control import tape_push
 from autodiff.transforms.activity import active_values, varied_values
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
 from autodiff.transforms.control import ControlFlowReverser
@@ -179,7 +180,7 @@ def _refuse_taped(graph: Graph, varied: set[Value]) -> None:
     for node in walk(graph.nodes):
         if isinstance(node, Region) or node.op.name not in ("tape_push", "list_pop"):
             continue
-        carried = node.args[1] if node.op.name == "tape_push" else node.args[0]
+        carried = node.args[1] if node.op is tape_push else node.args[0]
         if any(v in varied for v in operand_values(carried)):
             raise TapedDerivativeError(
                 "reverse mode cannot differentiate a derivative whose backward sweep reads "

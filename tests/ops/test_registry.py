@@ -31,7 +31,7 @@ def _has_rules(op) -> bool:
 
 def _missing_rules(op) -> list[str]:
     missing = [] if op.vjp is not None else ["VJP"]
-    if op.jvp == "linear":  # its JVP is the op itself
+    if op.jvp in ("linear", "lockstep"):  # its JVP is the op itself (on tangents)
         return missing
     return missing + [f"JVP for '{p}'" for p in op.diff if p not in op.jvps]
 

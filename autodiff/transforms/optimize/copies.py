@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 from autodiff.graph.ir import Const, Graph, Node, Operand, Region, Value, walk
+from autodiff.ops.control import tape_pop, tape_push
 from autodiff.transforms.optimize.dce import drop_slots
 from autodiff.transforms.optimize.substitution import Substitution
 
@@ -68,9 +69,9 @@ class _Tapes:
         self.pushes: dict[Value, list[Node]] = {}
         self.pops: dict[Value, int] = {}
         for node in walk(graph.nodes):
-            if isinstance(node, Node) and node.op.name == "tape_push":
+            if isinstance(node, Node) and node.op is tape_push:
                 self.pushes.setdefault(node.args[0], []).append(node)
-            elif isinstance(node, Node) and node.op.name == "tape_pop":
+            elif isinstance(node, Node) and node.op is tape_pop:
                 self.pops[node.args[0]] = self.pops.get(node.args[0], 0) + 1
         # Values of the function's top level: defined before any loop that pushes them.
         self.top = set(graph.params) | {out for node in graph.nodes for out in node.outs}

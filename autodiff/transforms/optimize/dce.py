@@ -7,6 +7,7 @@ reads what is popped off it: pushes onto a tape nobody pops are dead too.
 from __future__ import annotations
 
 from autodiff.graph.ir import Graph, Node, Region, operand_values, walk
+from autodiff.ops.control import tape_pop, tape_push
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:
@@ -17,7 +18,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     changed = True
     while changed:
         changed = False
-        popped = {n.args[0] for n in nodes if isinstance(n, Node) and n.op.name == "tape_pop"
+        popped = {n.args[0] for n in nodes if isinstance(n, Node) and n.op is tape_pop
                   and n.out in live}
         for node in reversed(nodes):
             if node in needed:
@@ -27,9 +28,9 @@ def eliminate_dead_code(graph: Graph) -> Graph:
                     needed.add(node)
                     changed = True
                 continue
-            if node.op.name == "tape_push":
+            if node.op is tape_push:
                 wanted = node.args[0] in popped
-            elif node.op.name == "tape_pop":
+            elif node.op is tape_pop:
                 wanted = node.out in live
             else:
                 wanted = node.out in live or node.op.effect
