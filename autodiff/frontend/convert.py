@@ -20,7 +20,7 @@ import os
 import types
 
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
-from autodiff.frontend.builder import GraphBuilder
+from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource, is_library_code
@@ -56,6 +56,15 @@ STATIC_COMPARE_OPS = {
     ast.Is: operator.is_, ast.IsNot: operator.is_not,
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
+
+# Python's builtins that compute on their arguments alone: on constants they run
+# while compiling (``max(axes)``, ``len(shape)``, ``sorted(axes)``), as the rest of
+# the rule or function would with those values.
+PURE_BUILTINS = frozenset({
+    builtins.abs, builtins.all, builtins.any, builtins.bool, builtins.divmod, builtins.float,
+    builtins.int, builtins.isinstance, builtins.len, builtins.max, builtins.min, builtins.round,
+    builtins.sorted, builtins.str, builtins.sum, builtins.tuple,
+})
 
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
@@ -430,6 +439,10 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             return self.call_function(node, callee, args, kwargs)
         if isinstance(callee, Const) and getattr(callee.value, "builds_derivative", False):
             return self.build_derivative(node, callee, args, kwargs)
+        if isinstance(callee, Const) and _is_pure_builtin(callee.value):
+            folded = _folded_call(callee.value, args, kwargs)
+            if folded is not None:
+                return folded
         if isinstance(callee, Const) and callee.value is builtins.sum:
             return self.builtin_sum(node, args, kwargs)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
@@ -577,3 +590,37 @@ def _describe_target(target: ast.expr) -> str:
     if isinstance(target, ast.Attribute):
         return f"an attribute ({ast.unparse(target)} = ...)"
     return f"'{ast.unparse(target)}'"
+
+
+def _is_pure_builtin(fn) -> bool:
+    try:
+        return fn in PURE_BUILTINS
+    except TypeError:  # an unhashable callable
+        return False
+
+
+def _constant(operand):
+    """The Python value of a constant operand (a tuple of them too), or raise KeyError.
+    (A constant with a path is a module, function or class the code names.)"""
+    if isinstance(operand, Const):
+        return operand.value
+    if isinstance(operand, tuple):
+        return tuple(_constant(item) for item in operand)
+    raise KeyError(operand)
+
+
+def _folded_call(fn, args: tuple, kwargs: dict) -> Const | None:
+    """``fn(*args, **kwargs)`` run now, when every argument is a constant and the result
+    one too; None otherwise (the call is then compiled, or refused, as any other)."""
+    try:
+        values = [_constant(a) for a in args]
+        named = {k: _constant(v) for k, v in kwargs.items()}
+    except KeyError:
+        return None
+    try:
+        result = fn(*values, **named)
+    except Exception:  # noqa: BLE001 - the compiled call raises it where the user sees it
+        return None
+    if isinstance(result, list):
+        result = tuple(result)  # sorted(...): only ever read, never updated, in a rule
+    return Const(result) if literal(result) else None
