@@ -208,3 +208,13 @@ def test_the_checks_see_function_level_imports_and_private_attributes():
                      ("autodiff.ops.registry", ("alias",))}
     assert sorted(map(sorted, strongly_connected({"a": {"b"}, "b": {"a"}, "c": {"a"}}))) == [
         ["a", "b"], ["c"]]
+
+
+def test_the_worked_example_of_adding_an_op_is_the_code():
+    """docs/architecture.md shows np.cumsum's block and its table line as they are."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    section = text[text.index("## Adding an op"):text.index("## Adding a transform")]
+    blocks = section.split("```python\n")[1:]
+    block, line = (b[:b.index("```")] for b in blocks)
+    assert block.strip() in (PACKAGE / "ops" / "scan.py").read_text()
+    assert line.strip() in (PACKAGE.parent / "tests" / "ops" / "test_scan.py").read_text()

@@ -33,33 +33,16 @@ from __future__ import annotations
 from autodiff.graph.ir import Const, Graph, Node, Operand, Region, Value, walk
 from autodiff.ops.control import tape_pop, tape_push
 from autodiff.transforms.optimize.dce import drop_slots
-from autodiff.transforms.optimize.substitution import Substitution
+from autodiff.transforms.optimize.substitution import Substitution, rewrite_nodes
 
 
 def propagate_copies(graph: Graph) -> Graph:
     """Remove, in place, nodes and region values that rename another value."""
     replaced = Substitution()
     tapes = _Tapes(graph)
-
-    def visit(nodes: list) -> list:
-        kept = []
-        for node in nodes:
-            replaced.args(node)
-            if isinstance(node, Region):
-                for block in node.blocks:
-                    block.nodes = visit(block.nodes)
-                    block.results = [replaced.read(r) for r in block.results]
-                _forward_unchanged_slots(node, replaced)
-            else:
-                source = _renamed(node, tapes)
-                if source is not None:
-                    replaced[node.out] = source
-                    continue
-            kept.append(node)
-        return kept
-
-    graph.nodes = visit(graph.nodes)
-    return replaced.finish(graph)
+    return rewrite_nodes(graph, replaced, lambda node, kept, scope: _renamed(node, tapes),
+                         on_region=lambda region, scope: _forward_unchanged_slots(region,
+                                                                                   replaced))
 
 
 class _Tapes:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from autodiff.frontend.builder import node_key
-from autodiff.graph.ir import Graph, Region, Value
-from autodiff.transforms.optimize.substitution import Substitution
+from autodiff.graph.ir import Graph, Value
+from autodiff.transforms.optimize.substitution import Substitution, rewrite_nodes
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
@@ -14,29 +14,13 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     value; ops with effects are left alone. A value computed inside a branch or
     loop body is only reused inside it.
     """
-    replaced = Substitution()
+    def first_of_its_kind(node, kept: list, seen: dict[tuple, Value]) -> Value | None:
+        key = None if node.op.effect else node_key(node.op, node.args)
+        if key is None:
+            return None
+        first = seen.setdefault(key, node.out)
+        if first is not node.out and not first.hint and node.out.hint:
+            first.hint = node.out.hint  # keep the user's name on the survivor
+        return first
 
-    def visit(nodes: list, seen: dict[tuple, Value]) -> list:
-        kept = []
-        for node in nodes:
-            replaced.args(node)
-            if isinstance(node, Region):
-                for block in node.blocks:
-                    block.nodes = visit(block.nodes, dict(seen))
-                    block.results = [replaced.read(r) for r in block.results]
-                kept.append(node)
-                continue
-            key = None if node.op.effect else node_key(node.op, node.args)
-            if key is not None and key in seen:
-                first = seen[key]
-                replaced[node.out] = first
-                if not first.hint and node.out.hint:
-                    first.hint = node.out.hint  # keep the user's name on the survivor
-                continue
-            if key is not None:
-                seen[key] = node.out
-            kept.append(node)
-        return kept
-
-    graph.nodes = visit(graph.nodes, {})
-    return replaced.finish(graph)
+    return rewrite_nodes(graph, Substitution(), first_of_its_kind, scope={})

@@ -26,34 +26,15 @@ always run.
 from __future__ import annotations
 
 from autodiff.frontend.builder import GraphBuilder, literal
-from autodiff.graph.ir import Const, Graph, Node, Operand, Region
-from autodiff.transforms.optimize.substitution import Substitution
+from autodiff.graph.ir import Const, Graph, Node, Operand
+from autodiff.transforms.optimize.substitution import Substitution, rewrite_nodes
 
 _NUMBER_TYPES = (bool, int, float)
 
 
 def fold_constants(graph: Graph) -> Graph:
     """Replace, in place, every op on constants by its value, in every block."""
-    replaced = Substitution()
-
-    def visit(nodes: list) -> list:
-        kept = []
-        for node in nodes:
-            replaced.args(node)
-            if isinstance(node, Region):
-                for block in node.blocks:
-                    block.nodes = visit(block.nodes)
-                    block.results = [replaced.read(r) for r in block.results]
-            else:
-                value = _folded(node)
-                if value is not None:
-                    replaced[node.out] = value
-                    continue
-            kept.append(node)
-        return kept
-
-    graph.nodes = visit(graph.nodes)
-    return replaced.finish(graph)
+    return rewrite_nodes(graph, Substitution(), lambda node, kept, scope: _folded(node))
 
 
 def _folded(node: Node) -> Const | None:

@@ -24,55 +24,43 @@ the deliberate exceptions rewrites.py names (broadcast scalars).
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Block, Graph, Region, Value
+from autodiff.graph.ir import Block, Graph, Value
 from autodiff.graph.shapes import LIST
 from autodiff.transforms.optimize.rewrites import Rewriter
-from autodiff.transforms.optimize.substitution import Substitution, inherit
+from autodiff.transforms.optimize.substitution import Substitution, inherit, rewrite_nodes
 
 
 def simplify(graph: Graph) -> Graph:
     """Apply the rewrites in place, forwarding each removed result to its replacement."""
-    replaced = Substitution()
     rewriter = Rewriter(graph, graph.uses())
 
-    def visit(nodes: list, earliest: dict[int, Value]) -> list:
-        """The rewritten nodes; ``earliest`` holds the first value of each shape token
-        visible here (a value inside a branch or loop is not visible after it)."""
-        kept: list = []
-        target = Block(nodes=kept)
-        for node in nodes:
-            replaced.args(node)
-            if isinstance(node, Region):
-                for inner in node.blocks:
-                    scope = dict(earliest)
-                    for param in inner.params:
-                        scope.setdefault(id(param.shape), param)
-                    inner.nodes = visit(inner.nodes, scope)
-                    inner.results = [replaced.read(r) for r in inner.results]
-                kept.append(node)
-                for out in node.outs:
-                    earliest.setdefault(id(out.shape), out)
-                continue
-            _read_earliest_shape(node, earliest)
-            rewriter.builder.loc, rewriter.builder.phase = node.loc, node.phase
-            start = len(kept)
-            with rewriter.builder.inside(target):
-                replacement = rewriter.rewrite(node)
-            if replacement is not None and replacement is not node.out:
-                if isinstance(replacement, Value):
-                    inherit(replacement, node.out,
-                             new=any(replacement in n.outs for n in kept[start:]))
-                replaced[node.out] = replacement
-                continue
-            kept.append(node)
-            earliest.setdefault(id(node.out.shape), node.out)
-        return kept
+    # ``earliest``: the first value of each shape token visible where a node is (a
+    # value inside a branch or loop is not visible after it).
+    def rewrite(node, kept: list, earliest: dict[int, Value]):
+        _read_earliest_shape(node, earliest)
+        rewriter.builder.loc, rewriter.builder.phase = node.loc, node.phase
+        start = len(kept)
+        with rewriter.builder.inside(Block(nodes=kept)):
+            replacement = rewriter.rewrite(node)
+        if replacement is not None and replacement is not node.out:
+            if isinstance(replacement, Value):
+                inherit(replacement, node.out,
+                        new=any(replacement in n.outs for n in kept[start:]))
+            return replacement
+        _first_of_shape(earliest, [node.out])
+        return None
 
-    top = {}
-    for param in graph.params:
-        top.setdefault(id(param.shape), param)
-    graph.nodes = visit(graph.nodes, top)
-    return replaced.finish(graph)
+    return rewrite_nodes(graph, Substitution(), rewrite,
+                         scope=_first_of_shape({}, graph.params),
+                         on_block=lambda block, earliest: _first_of_shape(earliest, block.params),
+                         on_region=lambda region, earliest: _first_of_shape(earliest,
+                                                                            region.outs))
+
+
+def _first_of_shape(earliest: dict[int, Value], values: list[Value]) -> dict[int, Value]:
+    for value in values:
+        earliest.setdefault(id(value.shape), value)
+    return earliest
 
 
 def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:

@@ -16,6 +16,8 @@ names an adjoint ``d<name of its primal>``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from autodiff.graph.ir import Block, Graph, Operand, Region, Value, map_operand, walk
 
 
@@ -69,6 +71,45 @@ class Substitution:
         return graph
 
 
+def rewrite_nodes(graph: Graph, replaced: Substitution, on_node: Callable, *,
+                  scope: dict | None = None, on_block: Callable | None = None,
+                  on_region: Callable | None = None) -> Graph:
+    """The walk every rewriting pass makes: each node in order, nested blocks included,
+    its operands first read through ``replaced``.
+
+    ``on_node(node, kept, scope)`` returns the operand that now stands for the node's
+    result (the node is dropped, and ``replaced`` records it), or None to keep the
+    node; nodes it appends to ``kept`` come before. ``scope`` is what is visible
+    where the node is: each nested block gets a copy (``on_block(block, scope)`` may
+    add to it), so what a block learns stays inside it. ``on_region(region, scope)``
+    runs once a region's blocks are walked.
+    """
+    def visit(nodes: list, scope: dict | None) -> list:
+        kept: list = []
+        for node in nodes:
+            replaced.args(node)
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    inner = dict(scope) if scope is not None else None
+                    if on_block is not None:
+                        on_block(block, inner)
+                    block.nodes = visit(block.nodes, inner)
+                    block.results = [replaced.read(r) for r in block.results]
+                if on_region is not None:
+                    on_region(node, scope)
+                kept.append(node)
+                continue
+            replacement = on_node(node, kept, scope)
+            if replacement is not None and replacement is not node.out:
+                replaced[node.out] = replacement
+                continue
+            kept.append(node)
+        return kept
+
+    graph.nodes = visit(graph.nodes, scope)
+    return replaced.finish(graph)
+
+
 def inherit(replacement: Value, old: Value, new: bool) -> None:
     """Give the replacement the user's name (or the adjoint) of the value it stands for.
 
@@ -84,4 +125,4 @@ def inherit(replacement: Value, old: Value, new: bool) -> None:
             replacement.shape = old.shape
 
 
-__all__ = ["Substitution", "inherit"]
+__all__ = ["Substitution", "inherit", "rewrite_nodes"]
