@@ -39,6 +39,7 @@ from autodiff.graph.ir import (
 from autodiff.graph.names import Layout, assign_names
 from autodiff.graph.scopes import Home, Scope
 from autodiff.ops import runtime
+from autodiff.ops.control import variable as variable_op
 
 # What generated code may call besides the user's own names: bound as closure cells.
 RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
@@ -155,7 +156,7 @@ class _Renderer:
         return Substitute().visit(tree)
 
     def node_expr(self, node: Node) -> ast.expr:
-        if node.op.name == "variable":  # the user's own name, never a helper's alias
+        if node.op is variable_op:  # the user's own name, never a helper's alias
             name, scope = node.args[0].value, node.args[1].value
             return _parse_template(self.outer.get((name, scope), name))
         kernel = node.op.kernel
@@ -413,7 +414,7 @@ class _Outside:
         for node in walk(graph.nodes):
             if isinstance(node, Region):
                 continue
-            if node.op.name == "variable":
+            if node.op is variable_op:
                 variables.add((node.args[0].value, node.args[1].value))
             paths |= {(c.path.split(".")[0], c.scope) for c in _constants(node.args) if c.path}
         reads = variables | paths

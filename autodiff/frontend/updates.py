@@ -15,6 +15,7 @@ from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.scan import readable_name
 from autodiff.graph.ir import UNDEFINED, Const, Node, Operand, Region, Value
 from autodiff.graph.shapes import LIST
+from autodiff.ops.shape import getitem as getitem_op
 
 _OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
              "or build a new array")
@@ -35,7 +36,7 @@ def makes_new_array(node: Node) -> bool:
     and ``x[1:]`` are views)."""
     if node.op.fresh:
         return True
-    if node.op.name != "getitem":
+    if node.op is not getitem_op:
         return False
     index = node.args[1]
     return any(isinstance(part, Value) and isinstance(part.node, Node)

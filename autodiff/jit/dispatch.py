@@ -31,6 +31,7 @@ from autodiff.graph.scopes import Scope
 from autodiff.jit.infer import of_argument, signature_key
 from autodiff.jit.numba_backend import compile_numba, require_numba
 from autodiff.jit.specialize import specialize
+from autodiff.ops.control import variable as variable_op
 
 BACKENDS = ("python", "numba")
 # Signatures kept per derivative; the least recently compiled is dropped beyond this.
@@ -133,7 +134,7 @@ def _variables_read(general: Callable) -> _Variables:
     graph = getattr(general, "graph", None)
     found = dict.fromkeys(
         (node.args[0].value, node.args[1].value) for node in walk(graph.nodes if graph else [])
-        if not isinstance(node, Region) and node.op.name == "variable")
+        if not isinstance(node, Region) and node.op is variable_op)
     return _Variables(list(found))
 
 

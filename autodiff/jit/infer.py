@@ -35,6 +35,8 @@ import numpy as np
 from autodiff.graph.ir import Const, Graph, Operand, Region, SliceSpec, Value, operand_values
 from autodiff.ops import registry, runtime
 from autodiff.ops.control import tape_new, tape_pop, tape_push
+from autodiff.ops.control import variable as variable_op
+from autodiff.ops.shape import getitem as getitem_op
 
 # ----- abstract values -----
 
@@ -219,7 +221,7 @@ def _trusted(node, operands: _Operands) -> bool:
     """Whether the result's shape is the same for any values of the operands."""
     if not (operands.number or operands.mask):
         return True
-    if node.op.name == "getitem":  # x[t] is fine, x[:t] and x[mask] are not
+    if node.op is getitem_op:  # x[t] is fine, x[:t] and x[mask] are not
         return not operands.in_slice and not _has_mask(node, operands.env)
     rule = node.op.shape
     if rule is None:
@@ -301,7 +303,7 @@ def _block(nodes: list, env: dict) -> None:
         elif node.op is tape_pop:
             tape = env.get(node.args[0])
             env[node.out] = tape.pushed if isinstance(tape, _Tape) else None
-        elif node.op.name == "variable":
+        elif node.op is variable_op:
             env[node.out] = env[_VARIABLES].get((node.args[0].value, node.args[1].value))
         else:
             env[node.out] = _evaluate(node, env)

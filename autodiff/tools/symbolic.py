@@ -39,6 +39,7 @@ from autodiff.derivatives.wrt import Wrt
 from autodiff.errors import AutodiffError, NonScalarOutputError
 from autodiff.graph.ir import UNDEFINED, Graph, Location, Region, SliceSpec, Value
 from autodiff.graph.scopes import MISSING, Scope
+from autodiff.ops.control import variable as variable_op
 from autodiff.ops.runtime import as_gradient_of
 from autodiff.ops.sympy_forms import Unsupported, decided, integer, scalar_symbols
 
@@ -309,7 +310,7 @@ class _Evaluator:
     def node(self, node) -> None:
         args = [self.operand(a) for a in node.args]
         try:
-            if node.op.name == "variable":
+            if node.op is variable_op:
                 result = self.variable(*args)
             elif node.op.sympy is not None:
                 result = node.op.sympy(*args)

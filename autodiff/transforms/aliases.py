@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from autodiff.graph.ir import Const, Graph, Node, Operand, Region, Value
 from autodiff.ops import OPS
+from autodiff.ops.control import variable as variable_op
+from autodiff.ops.helpers import as_gradient_of as as_gradient_of_op
 
 
 def copy_node(value: Value, phase: str) -> Node:
@@ -30,7 +32,7 @@ def copy_aliased_gradients(graph: Graph, may_alias: Callable[[Value], bool] = la
     seen: set[Value] = set()
     nodes = []
     for node in graph.nodes:
-        if (not isinstance(node, Region) and node.op.name == "as_gradient_of"
+        if (not isinstance(node, Region) and node.op is as_gradient_of_op
                 and isinstance(node.args[0], Value)):
             gradient = node.args[0]
             if gradient in seen or may_alias(gradient):
@@ -51,7 +53,7 @@ def may_be_borrowed(value: Operand, params: set[Value]) -> bool:
             continue
         seen.add(source)
         node = source.node
-        if source in params or (node is not None and node.op.name == "variable"):
+        if source in params or (node is not None and node.op is variable_op):
             return True
         if isinstance(node, Region):
             j = node.outs.index(source)

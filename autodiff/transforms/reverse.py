@@ -26,6 +26,9 @@ from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Val
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
 from autodiff.ops.control import tape_push
+from autodiff.ops.helpers import as_gradient_of as as_gradient_of_op
+from autodiff.ops.shape import index_add as index_add_op
+from autodiff.ops.shape import zeros_like as zeros_like_op
 from autodiff.transforms.activity import active_values, varied_values
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
 from autodiff.transforms.control import ControlFlowReverser
@@ -108,10 +111,10 @@ class _Adjoints:
 def _scatter_into_zeros(part: Operand) -> tuple | None:
     """``(index, values)`` when ``part`` is ``values`` scattered into a fresh zero array."""
     node = part.node if isinstance(part, Value) else None
-    if node is None or node.op.name != "index_add":
+    if node is None or node.op is not index_add_op:
         return None
     base = node.args[0]
-    if isinstance(base, Value) and base.node is not None and base.node.op.name == "zeros_like":
+    if isinstance(base, Value) and base.node is not None and base.node.op is zeros_like_op:
         return node.args[1], node.args[2]
     return None
 
@@ -452,6 +455,6 @@ def _mark_float_arithmetic(graph: Graph) -> None:
                 and all(closed(arg, param) for arg in node.args))
 
     for node in graph.nodes:
-        if node.op.name == "as_gradient_of":
+        if node.op is as_gradient_of_op:
             gradient, param = node.args[0], node.args[1]
             node.args = (*node.args[:3], Const(closed(gradient, param)))
