@@ -216,5 +216,5 @@ def test_the_worked_example_of_adding_an_op_is_the_code():
     section = text[text.index("## Adding an op"):text.index("## Adding a transform")]
     blocks = section.split("```python\n")[1:]
     block, line = (b[:b.index("```")] for b in blocks)
-    assert block.strip() in (PACKAGE / "ops" / "scan.py").read_text()
-    assert line.strip() in (PACKAGE.parent / "tests" / "ops" / "test_scan.py").read_text()
+    assert block.strip() in (PACKAGE / "ops" / "along_axis.py").read_text()
+    assert line.strip() in (PACKAGE.parent / "tests" / "ops" / "test_along_axis.py").read_text()

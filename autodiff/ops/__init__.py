@@ -1,6 +1,7 @@
 """The op registry and every family of primitives (importing this registers them all)."""
 
 from autodiff.ops import (  # noqa: F401
+    along_axis,
     calls,
     control,
     custom,
@@ -8,7 +9,6 @@ from autodiff.ops import (  # noqa: F401
     helpers,
     linalg,
     reduce,
-    scan,
     shape,
     specialized,
 )

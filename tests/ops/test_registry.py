@@ -21,7 +21,7 @@ import autodiff as ad
 from autodiff.graph.ir import Node, walk
 from autodiff.ops import OPS, registry
 from tests.helpers import derivatives_of
-from tests.ops import test_elementwise, test_linalg, test_reduce, test_scan, test_shape
+from tests.ops import test_along_axis, test_elementwise, test_linalg, test_reduce, test_shape
 from tests.ops.table import shared_module, signatures
 
 
@@ -76,7 +76,7 @@ def test_missing_rules_are_errors_that_give_the_reason(user_module):
 def _tables() -> list[tuple]:
     """Each op table as (its shared module, its signatures)."""
     tables = [(shared_module(test_elementwise.SIGNATURES), test_elementwise.SIGNATURES)]
-    for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""), (test_scan.CASES, ""),
+    for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""), (test_along_axis.CASES, ""),
                             (test_shape.CASES, test_shape.PREAMBLE)):
         tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
     return tables

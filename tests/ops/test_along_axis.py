@@ -16,5 +16,5 @@ CASES = [
     ("np.diff(x * x, axis=-2) ** 2", [(3, 2)]),
 ]
 
-test_scan = table_test(CASES, seed=600, routes=("sympy", "numba"))
+test_along_axis = table_test(CASES, seed=600, routes=("sympy", "numba"))
 
