@@ -39,17 +39,25 @@ from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
 from autodiff.ops.calls import call_op
 
+# Python's operators as the functions of ``operator`` they call; the op each is an
+# alias of (``operator.add`` of ``add``) is the op the syntax becomes.
 BINARY_OPS = {
-    ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
-    ast.Pow: "power", ast.MatMult: "matmul", ast.FloorDiv: "floor_divide", ast.Mod: "remainder",
-    ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.Pow: operator.pow, ast.MatMult: operator.matmul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor,
 }
-UNARY_OPS = {ast.USub: "negative", ast.UAdd: "positive", ast.Not: "logical_not",
-             ast.Invert: "invert"}
+UNARY_OPS = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+             ast.Invert: operator.invert}
 COMPARE_OPS = {
-    ast.Gt: "greater", ast.GtE: "greater_equal", ast.Lt: "less", ast.LtE: "less_equal",
-    ast.Eq: "equal", ast.NotEq: "not_equal",
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
 }
+
+
+def operator_op(fn) -> registry.Op:
+    """The op Python's operator ``fn`` is an alias of."""
+    return registry.callable_binding(fn)[0]
 
 # Comparisons of Python objects, decided while compiling: both sides must be constants.
 STATIC_COMPARE_OPS = {
@@ -303,12 +311,12 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         return self.binary(node, node.op, self.expr(node.left), self.expr(node.right))
 
     def binary(self, node: ast.AST, op: ast.operator, left: Operand, right: Operand) -> Operand:
-        name = BINARY_OPS.get(type(op))
-        if name is None:
+        fn = BINARY_OPS.get(type(op))
+        if fn is None:
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
         if _is_list(left) or _is_list(right):
             return self.list_arithmetic(node, op, left, right)
-        return self.emit(node, name, (left, right))
+        return self.emit(node, operator_op(fn), (left, right))
 
     def list_arithmetic(self, node: ast.AST, op: ast.operator, left: Operand,
                         right: Operand) -> Operand:
@@ -334,7 +342,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                          "items out ([a, b] + [c], [a] * 3)")
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Operand:
-        return self.emit(node, UNARY_OPS[type(node.op)], (self.expr(node.operand),))
+        return self.emit(node, operator_op(UNARY_OPS[type(node.op)]), (self.expr(node.operand),))
 
     def expr_Compare(self, node: ast.Compare) -> Operand:
         result = None
@@ -344,7 +352,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             if type(op) in STATIC_COMPARE_OPS:
                 part = self.static_comparison(node, op, left, right)
             else:
-                part = self.emit(node, COMPARE_OPS[type(op)], (left, right))
+                part = self.emit(node, operator_op(COMPARE_OPS[type(op)]), (left, right))
             result = part if result is None else self.emit(node, "logical_and", (result, part))
             left = right
         return result

@@ -95,7 +95,7 @@ def _(g, ans, lst, item):
 # forward mode pops the twin list of tangents beside it. Reverse mode has no rule (the
 # pop changes the list it reads) and refuses derivatives that pop varied lists.
 @defop("list_pop", "lst.pop()", aliases=(runtime.pop_last,), diff=("lst",), fresh=False,
-       floating="always", jvp="lockstep",
+       floating="always", jvp="lockstep", taped="lst",
        no_gradient="it pops the list it reads: reverse mode refuses (forward mode pops the "
        "list of tangents beside it)")
 def list_pop(lst): ...
@@ -266,7 +266,7 @@ tape_new.distinct = True
 
 
 @defop("tape_push", "tape.append(value)", nondiff_output=True, floating=None, no_gradient=TAPE,
-       per_call=True, holds="value", jvp="lockstep")
+       per_call=True, holds="value", jvp="lockstep", taped="value")
 def tape_push(tape, value): ...
 
 

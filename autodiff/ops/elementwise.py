@@ -668,7 +668,7 @@ _nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,
          sympy=elementwise(lambda x: sp.S(x).is_finite is not False))
 _nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST,
          sympy=elementwise(lambda x: sp.S(x) is sp.nan))
-_nondiff("logical_not", "np.logical_not(x)", np.logical_not, reason=TEST, recompute="scalar",
+_nondiff("logical_not", "np.logical_not(x)", np.logical_not, operator.not_, reason=TEST, recompute="scalar",
          sympy=elementwise("Not"))
 _nondiff("invert", "~x", np.invert, operator.invert, reason=BITWISE, no_sympy=NO_SYMPY_BITS)
 for _name, _symbol, _ufunc, _operator, _form in [

@@ -73,7 +73,9 @@ class Op:
       instead of the array (``unbroadcast(g, x)`` is ``unbroadcast_to(g, x.shape)``);
     - ``ndarray``: its result is always a NumPy array (``np.asarray`` of it is itself);
     - ``per_call``: its result may differ from one call to the next (a tape, a list,
-      a global read when called): specialised code never makes it a constant.
+      a global read when called): specialised code never makes it a constant;
+    - ``taped``: the parameter whose values travel through a tape (or a list's end),
+      where reverse mode would lose their gradient: reverse mode over it is refused.
 
     Attached after the block's ``defop``: ``defvjp``, ``defjvp``, and the op's own
     rewrites: ``defrewrite`` (algebraic, made by the optimiser), ``defspecialize``
@@ -113,6 +115,7 @@ class Op:
         updates: str | None = None,
         ndarray: bool = False,
         per_call: bool = False,
+        taped: str | None = None,
     ) -> None:
         self.name = name
         self.signature = inspect.signature(stub)
@@ -157,6 +160,7 @@ class Op:
         self.from_shape: Op | None = None
         self.ndarray = ndarray
         self.per_call = per_call
+        self.taped = taped
         self.zero_keeping_form: Op | None = None  # for zeros="product"/"quotient"
         self.inplace = inplace
         self.vjp: Callable | None = None

@@ -22,10 +22,19 @@ import os
 from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.graph.ir import Const, Graph, Location, Node, Operand, Region, Value, operand_values
+from autodiff.graph.ir import (
+    Const,
+    Graph,
+    Location,
+    Node,
+    Operand,
+    Region,
+    Value,
+    operand_values,
+    walk,
+)
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops import OPS
-from autodiff.ops.control import tape_push
 from autodiff.ops.helpers import as_gradient_of as as_gradient_of_op
 from autodiff.ops.shape import index_add as index_add_op
 from autodiff.ops.shape import zeros_like as zeros_like_op
@@ -178,13 +187,10 @@ class TapedDerivativeError(NonDifferentiableError):
 def _refuse_taped(graph: Graph, varied: set[Value]) -> None:
     """Values that travel through a tape (or a list of adjoints popped from its end)
     would lose their gradient there: refuse, rather than return a wrong one."""
-    from autodiff.graph.ir import walk
-
     for node in walk(graph.nodes):
-        if isinstance(node, Region) or node.op.name not in ("tape_push", "list_pop"):
+        if isinstance(node, Region) or node.op.taped is None:
             continue
-        carried = node.args[1] if node.op is tape_push else node.args[0]
-        if any(v in varied for v in operand_values(carried)):
+        if any(v in varied for v in operand_values(node.named_args[node.op.taped])):
             raise TapedDerivativeError(
                 "reverse mode cannot differentiate a derivative whose backward sweep reads "
                 "values stored by a loop", **Location.error_fields(node.loc),
