@@ -1,16 +1,9 @@
 """The parts of a graph: values, constants, nodes, regions and blocks, locations and
-signatures (the graph itself is :class:`autodiff.graph.ir.Graph`).
+signatures (the graph itself, and what a graph is, are in :mod:`autodiff.graph.ir`).
 
-A graph is a list of nodes in execution order. Each node applies one op to its
-operands and defines exactly one new value (static single assignment). An
-operand is a :class:`Value`, a :class:`Const`, a :class:`SliceSpec` or a plain
-tuple of operands (for sequence arguments such as ``np.stack([a, b])`` and
-multi-part indices such as ``x[1:, None]``).
-
->>> from autodiff.graph.ir import Graph, Value, Const
->>> g = Graph("f", params=[Value("x")])
->>> g.params[0].hint
-'x'
+>>> x = Value("x")
+>>> x.hint, Const(2.0).value
+('x', 2.0)
 """
 
 from __future__ import annotations
