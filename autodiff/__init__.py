@@ -8,7 +8,18 @@
 >>> print(dloss.source)  # doctest: +SKIP
 """
 
-from autodiff.api import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from autodiff import tree
+from autodiff.api import (
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    value_and_grad,
+    vjp,
+)
 from autodiff.errors import (
     ArgumentKindError,
     AutodiffError,
@@ -26,6 +37,16 @@ from autodiff.tools.check import GradientCheckError, GradientCheckWarning, check
 from autodiff.tools.compare import compare
 from autodiff.version import __version__ as __version__
 
+# Names JAX users reach for that autodiff spells otherwise.
+_JAX_SPELLINGS = {
+    "custom_vjp": "ad.custom_grad (attach the rule with @f.defvjp)",
+    "custom_jvp": "ad.custom_grad (attach the rule with @f.defjvp)",
+    "vmap": "a loop, or NumPy's own broadcasting: autodiff differentiates batched code as it is",
+    "tree_map": "ad.tree.map",
+    "tree_util": "ad.tree (map, flatten, unflatten, leaves, paths)",
+    "linearize": "ad.jvp",
+}
+
 
 def __getattr__(name: str):
     # SymPy takes longer to import than the rest together: load it when first asked for.
@@ -33,6 +54,9 @@ def __getattr__(name: str):
         from autodiff.tools import symbolic
 
         return getattr(symbolic, name)
+    if name in _JAX_SPELLINGS:
+        raise AttributeError(f"module 'autodiff' has no attribute {name!r}: use "
+                             f"{_JAX_SPELLINGS[name]}")
     raise AttributeError(f"module 'autodiff' has no attribute {name!r}")
 
 
@@ -56,13 +80,16 @@ __all__ = [
     "grad",
     "hessian",
     "hvp",
+    "jacfwd",
     "jacobian",
+    "jacrev",
     "jvp",
     "no_grad",
     "numeric_grad",
     "register_gradient",
     "stop_gradient",
     "symbolic_grad",
+    "tree",
     "value_and_grad",
     "vjp",
 ]

@@ -20,23 +20,35 @@ array([2., 4.])
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from autodiff.derivatives.build import build_jvp
 from autodiff.derivatives.cache import cached, jvp_of, vjp_of
 from autodiff.derivatives.jacobian import Jacobian, grad_of
 from autodiff.derivatives.wrt import Wrt, wrt_key
-from autodiff.errors import raised_at_call
+from autodiff.errors import WrtError, raised_at_call
 
 # ----- the transforms -----
 
 
 def _transform(fn: Callable) -> Callable:
     """A public transform: called in code being differentiated (``ad.grad(f)(x)``), it
-    runs while compiling; its errors end the traceback at the user's call."""
-    fn = raised_at_call(fn)
-    fn.builds_derivative = True
-    return fn
+    runs while compiling; its errors end the traceback at the user's call. It takes
+    JAX's ``argnums=`` for ``wrt=``."""
+
+    @functools.wraps(fn)
+    def transform(*args, **options):
+        if "argnums" in options:
+            if "wrt" in options:
+                raise WrtError(f"{fn.__name__} takes wrt= or argnums= (its JAX name), "
+                               "not both", hint=f"{fn.__name__}(f, wrt=...)")
+            options["wrt"] = options.pop("argnums")
+        return fn(*args, **options)
+
+    transform = raised_at_call(transform)
+    transform.builds_derivative = True
+    return transform
 
 
 
@@ -46,7 +58,8 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     """The gradient of the scalar function ``fn``, as generated Python source.
 
     ``wrt`` picks the arguments: an index, a name, or a tuple of them (the
-    derivative then returns a tuple of gradients in that order). With
+    derivative then returns a tuple of gradients in that order); every transform
+    also takes it by JAX's name, ``argnums``. With
     ``has_aux``, ``fn`` returns ``(loss, aux)`` and the derivative returns
     ``(gradient, aux)``; ``aux`` is passed through, not differentiated.
 
@@ -177,4 +190,17 @@ def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
                                    mode="fwd", optimize=optimize))
 
 
-__all__ = ["Wrt", "grad", "hessian", "hvp", "jacobian", "jvp", "value_and_grad", "vjp"]
+@_transform
+def jacrev(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
+    """JAX's name for :func:`jacobian` by reverse mode (``mode="rev"``)."""
+    return jacobian(fn, wrt=wrt, mode="rev", optimize=optimize)
+
+
+@_transform
+def jacfwd(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
+    """JAX's name for :func:`jacobian` by forward mode (``mode="fwd"``)."""
+    return jacobian(fn, wrt=wrt, mode="fwd", optimize=optimize)
+
+
+__all__ = ["Wrt", "grad", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp",
+           "value_and_grad", "vjp"]
