@@ -66,7 +66,7 @@ def inline_rule(rule, builder: GraphBuilder, bindings: dict[str, Operand],
     names = [a.arg for a in source.tree.args.args]
     bindings = {**dict(zip(names, leading)), **bindings}
     converter = Converter(builder, source, rule.__globals__, closure_cells(rule),
-                          location=location)
+                          location=location, rule=True)
     converter.env.update(bindings)
     return converter.run(source.tree.body)
 

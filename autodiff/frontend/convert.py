@@ -111,14 +111,17 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         closure: dict[str, types.CellType] | None = None,
         *,
         location: Location | None = None,
+        rule: bool = False,
     ) -> None:
         self.builder = builder
         self.source = source
         self.globals = globals_
         self.closure = closure or {}  # free variable name -> its cell
         self.scope = Scope.of_globals(globals_)
-        # a rule's nodes take the line of the user's call that brought it in
+        # A rule's nodes (and those of functions it calls) take the line of the user's
+        # call that brought it in, or none (the epilogue's rules): never autodiff's own.
         self.fixed_location = location
+        self.rule = rule or location is not None
         self.env: dict[str, Operand] = {}
         self.return_location: Location | None = None
         self.function_name = ""  # set for inlined callees, shown in comments
@@ -170,7 +173,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
 
     def at(self, stmt: ast.stmt) -> None:
         """Make ``stmt`` the location of the nodes emitted next."""
-        if self.fixed_location is None:
+        if not self.rule:
             self.builder.loc = Location(self.source.filename, stmt.lineno,
                                         self.source.line(stmt.lineno), self.function_name)
 

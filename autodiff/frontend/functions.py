@@ -66,7 +66,8 @@ class CallsMixin:
             raise self.error(node, f"recursive call to '{name}': recursion cannot be "
                              "differentiated by autodiff", hint="write the recursion as a loop")
         if isinstance(fn, LocalFunction):
-            callee = type(self)(self.builder, self.source, self.globals, self.closure)
+            callee = type(self)(self.builder, self.source, self.globals, self.closure,
+                                location=self.fixed_location, rule=self.rule)
             callee.enclosing = fn.parent
             params = self.bind_local(node, fn, args, kwargs)
             body = fn.body()
@@ -122,7 +123,8 @@ class CallsMixin:
         for name, value in bound.arguments.items():
             params[name] = value if _is_operand(value) else self.default_operand(node, fn,
                                                                                  name, value)
-        callee = type(self)(self.builder, source, fn.__globals__, closure_cells(fn))
+        callee = type(self)(self.builder, source, fn.__globals__, closure_cells(fn),
+                            location=self.fixed_location, rule=self.rule)
         return callee, params, source.tree.body
 
     def default_operand(self, node: ast.Call, fn, name: str, value: object) -> Operand:

@@ -188,3 +188,31 @@ def test_golden_specialised_source(name):
     compile(source, "<generated>", "exec")
     assert _unused_assignments(source) == set()
     _compare_with_golden(name, source)
+
+
+def test_comments_quote_only_the_users_lines(user_module):
+    """Every '# line N' comment of a derivative, of any order, quotes line N of the
+    user's file (or of a function it calls): nodes a gradient rule brings in take the
+    user's line, never one of autodiff's own files."""
+    module = user_module("""
+        import numpy as np
+
+        def helper(z):
+            return np.sum(np.diff(z, n=2) ** 2)
+
+        def f(x):
+            y = np.cumsum(np.tanh(x))
+            return helper(y) + np.sum(np.flip(y) * x)
+    """)
+    x = np.linspace(-1.0, 1.0, 6)
+    lines = Path(module.__file__).read_text().splitlines()
+    for derivative in (ad.grad(module.f), ad.hvp(module.f), ad.hessian(module.f),
+                       ad.grad(module.f, jit=True), ad.jvp(module.f)):
+        source = derivative.source_for(x) if hasattr(derivative, "source_for") else (
+            derivative.source)
+        for comment in (line.strip() for line in source.splitlines()):
+            if " line " not in comment or not comment.startswith("#"):
+                continue
+            head, _, text = comment.partition(": ")
+            number = int(head.split("line ")[1].split()[0])
+            assert number <= len(lines) and lines[number - 1].strip() == text, comment

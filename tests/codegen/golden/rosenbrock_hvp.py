@@ -75,7 +75,6 @@ def rosenbrock_grad_hvp(x, v):
         del t13
         t25 = t22 + t24
         del t22, t24
-        # tangent of line 529: return runtime.as_gradient_of(dg, x)
         if t25.__class__ is not float or x.__class__ is not float:
             t25 = as_gradient_of(t25, x)
         return t25
