@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.tools.symbolic import symbolic_grad
 from tests.helpers import GENERATED, UserModules, check_against_finite_differences, random_array
 
 
@@ -69,7 +68,7 @@ def check_routes(loss, args: list, wrt, ours: tuple, routes: tuple) -> None:
     shapes = {name: np.shape(arg) for name, arg in zip(names, args) if np.ndim(arg)}
     derivatives = {"jit": lambda: ad.grad(loss, wrt=wrt, jit=True),
                    "numba": lambda: ad.grad(loss, wrt=wrt, jit="numba"),
-                   "sympy": lambda: symbolic_grad(loss, wrt=wrt, shapes=shapes)}
+                   "sympy": lambda: ad.symbolic_grad(loss, wrt=wrt, shapes=shapes)}
     for route in routes:
         if route == "numba" and importlib.util.find_spec("numba") is None:
             continue
