@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from autodiff.graph.ir import Const, SliceSpec
-from autodiff.ops.registry import OPS, defop
+from autodiff.ops.elementwise import subtract
+from autodiff.ops.registry import defop
+from autodiff.ops.shape import getitem
 from autodiff.ops.shape_rules import shape_like
 from autodiff.ops.sympy_forms import objects
 
@@ -20,7 +22,8 @@ _ALL = SliceSpec(Const(None), Const(None), Const(None))
 
 
 def _axes(axis, ndim: int) -> tuple[int, ...] | None:
-    """The axes an ``axis`` operand names, non-negative (None when it is not constant)."""
+    """The axes an ``axis`` operand of flip names (None, an int or a tuple of ints),
+    non-negative; None when it is not a constant NumPy takes."""
     if not isinstance(axis, Const):
         return None
     if axis.value is None:
@@ -31,10 +34,17 @@ def _axes(axis, ndim: int) -> tuple[int, ...] | None:
     return tuple(a % ndim for a in named)
 
 
-def _sliced(rewrite, a, ndim: int, axis: int, part: SliceSpec):
-    """``a[..., part, ...]`` with ``part`` at ``axis``: a view numba compiles."""
-    index = tuple(part if i == axis else _ALL for i in range(ndim))
-    return rewrite.emit(OPS["getitem"], a, index)
+def _one_axis(axis, ndim: int) -> int | None:
+    """The one axis an ``axis`` operand of cumsum or diff names, non-negative; None
+    when it is not a constant int NumPy takes (``axis=None`` is no single axis)."""
+    if isinstance(axis, Const) and type(axis.value) is int and -ndim <= axis.value < ndim:
+        return axis.value % ndim
+    return None
+
+
+def _indexed(rewrite, a, ndim: int, parts: dict[int, SliceSpec]):
+    """``a[..., part, ...]``, each part at its axis: a view numba compiles."""
+    return rewrite.emit(getitem, a, tuple(parts.get(i, _ALL) for i in range(ndim)))
 
 
 @defop("flip", "np.flip(m, axis=axis)", aliases=(np.flip,), diff=("m",), fresh=False,
@@ -57,8 +67,7 @@ def _(rewrite, m, axis):
     if not axes:  # a number: nothing to reverse
         return m
     backwards = SliceSpec(Const(None), Const(None), Const(-1))
-    index = tuple(backwards if i in axes else _ALL for i in range(len(shape)))
-    return rewrite.emit(OPS["getitem"], m, index)
+    return _indexed(rewrite, m, len(shape), dict.fromkeys(axes, backwards))
 
 
 @defop("cumsum", "np.cumsum(a, axis=axis)", aliases=(np.cumsum,), methods=("cumsum",),
@@ -80,8 +89,8 @@ def _(g, ans, a, axis):
 @cumsum.defnumba
 def _(rewrite, a, axis):
     shape = rewrite.shape(a)  # numba's cumsum runs over the flattened array
-    if shape is not None and len(shape) == 1 and _axes(axis, 1) == (0,) and axis.value is not None:
-        return rewrite.emit(OPS["cumsum"], a, Const(None))
+    if shape is not None and len(shape) == 1 and _one_axis(axis, 1) == 0:
+        return rewrite.emit(cumsum, a, Const(None))
     return None
 
 
@@ -103,12 +112,12 @@ def _(g, ans, a, n, axis):
 @diff.defnumba
 def _(rewrite, a, n, axis):
     shape = rewrite.shape(a)
-    axes = None if shape is None else _axes(axis, len(shape))
-    if not (axes and isinstance(n, Const) and type(n.value) is int and n.value >= 0):
+    along = None if shape is None else _one_axis(axis, len(shape))
+    if along is None or not (isinstance(n, Const) and type(n.value) is int and n.value >= 0):
         return None
-    later = SliceSpec(Const(1), Const(None), Const(None))
-    earlier = SliceSpec(Const(None), Const(-1), Const(None))
+    later = {along: SliceSpec(Const(1), Const(None), Const(None))}
+    earlier = {along: SliceSpec(Const(None), Const(-1), Const(None))}
     for _ in range(n.value):
-        a = rewrite.emit(OPS["subtract"], _sliced(rewrite, a, len(shape), axes[0], later),
-                         _sliced(rewrite, a, len(shape), axes[0], earlier))
+        a = rewrite.emit(subtract, _indexed(rewrite, a, len(shape), later),
+                         _indexed(rewrite, a, len(shape), earlier))
     return a

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+import autodiff as ad
 from tests.ops.table import table_test
 
 CASES = [
@@ -18,3 +22,18 @@ CASES = [
 
 test_along_axis = table_test(CASES, seed=600, routes=("sympy", "numba"))
 
+
+
+@pytest.mark.parametrize("jit", [False, True, "numba"])
+def test_diff_over_no_single_axis_is_an_error_in_every_route(user_module, jit):
+    # np.diff takes one int axis: axis=None or a tuple must raise, never difference
+    # along some axis the numba form picked.
+    if jit == "numba":
+        pytest.importorskip("numba")
+    module = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.diff(x, axis=(0,)) ** 2) + np.sum(np.diff(x, axis=None))
+    """)
+    with pytest.raises((ad.AutodiffError, TypeError)):
+        ad.grad(module.f, jit=jit)(np.ones((3, 4)))
