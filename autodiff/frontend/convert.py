@@ -633,5 +633,5 @@ def _folded_call(fn, args: tuple, kwargs: dict) -> Const | None:
     except Exception:  # noqa: BLE001 - the compiled call raises it where the user sees it
         return None
     if isinstance(result, list):
-        result = tuple(result)  # sorted(...): only ever read, never updated, in a rule
+        result = tuple(result)  # sorted(...): a constant reads the same; updating it is refused
     return Const(result) if literal(result) else None
