@@ -126,7 +126,7 @@ class Specializer:
 
     def unshared(self, operand: Operand) -> bool:
         """A new array that nothing else reads."""
-        return always_fresh(operand, set()) and self.uses.get(operand, 0) == 1
+        return self.fresh(operand) and self.uses.get(operand, 0) == 1
 
     # ----- shared rewrites -----
 
