@@ -32,8 +32,8 @@ from autodiff.errors import AutodiffError
 
 
 class StructureError(AutodiffError, ValueError):
-    """Structures that should match do not (``tree.map`` of a dict and a list), or
-    leaves that do not fill a structure."""
+    """Structures that should match do not (``tree.map`` of a dict and a list), leaves
+    that do not fill a structure, or code reading a key or field a structure lacks."""
 
 
 def _kind_of(tree: Any) -> str:
@@ -190,13 +190,24 @@ def _walk(tree: Any, path: str) -> Iterator[tuple[str, Any]]:
 def map(fn: Callable, tree: Any, *rest: Any) -> Any:
     """``fn`` applied leaf by leaf: ``fn(leaf, *leaves at the same place in rest)``,
     in a tree of ``tree``'s structure. Each of ``rest`` has that structure too (a
-    dict's keys may come in another order: they are matched by key)."""
+    dict's keys may come in another order: they are matched by key), except that
+    ``None`` may stand for a leaf: a gradient holds None where its argument holds
+    a leaf with no gradient (a string, an int setting), and ``fn`` receives it.
+
+    >>> import numpy as np, autodiff as ad
+    >>> params = {"W": np.ones(2), "activation": "tanh"}
+    >>> grads = {"W": np.full(2, 0.5), "activation": None}
+    >>> ad.tree.map(lambda p, g: p if g is None else p - g, params, grads)["activation"]
+    'tanh'
+    """
     return _map(fn, tree, rest, "")
 
 
 def _map(fn: Callable, tree: Any, rest: tuple, path: str) -> Any:
     kind = _kind_of(tree)
     for position, other in enumerate(rest, start=2):
+        if kind == "leaf" and other is None:
+            continue  # a leaf with no gradient: fn receives None for it
         if _kind_of(other) != kind or (kind != "leaf" and type(other) is not type(tree)):
             _mismatch(path, position, f"{type(other).__name__}, not {type(tree).__name__}")
     if kind == "leaf":

@@ -32,14 +32,16 @@ def _blank(): ...
 
 
 def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
-           check_finite: bool = False) -> Callable:
+           check_finite: bool = False, by_structure: Callable | None = None) -> Callable:
     """The function running the derivative ``graph`` of ``fn`` (whose own graph is
-    ``original_graph``); errors about it as a whole point at ``where``."""
+    ``original_graph``); errors about it as a whole point at ``where``. Calls with a
+    structure among their arguments go to ``by_structure`` when given."""
     # Two gradients computed as one value (merged as common subexpressions) are
     # returned as two arrays.
     copy_aliased_gradients(graph)
     user = anchor(fn)
-    generated = generate(graph, Home.of_function(user), check_finite=check_finite)
+    generated = generate(graph, Home.of_function(user), check_finite=check_finite,
+                         by_structure=by_structure)
     signature = graph.signature
     function = compile_generated(generated, user, defaults=signature.default_values,
                                  kwdefaults=signature.kwdefault_values,

@@ -22,6 +22,7 @@ import numpy as np
 from autodiff.codegen import origins
 from autodiff.codegen.memory import InPlace, releases
 from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.structures import ARRAY_KINDS
 from autodiff.graph.ir import (
     Block,
     Const,
@@ -183,7 +184,8 @@ def _comment(node) -> str | None:
 
 
 def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
-             numba: bool = False, check_finite: bool = False) -> GeneratedSource:
+             numba: bool = False, check_finite: bool = False,
+             by_structure: object = None) -> GeneratedSource:
     """Python source of a function computing ``graph``'s outputs from its params, to run
     in the namespace ``home``: names the graph reads from elsewhere are qualified.
 
@@ -193,8 +195,13 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     NaN and infinity. ``numba=True`` writes the forms ``numba.njit`` takes: no
     ``try``, no ``del`` (numba frees values itself) and reversed ranges as
     ``range(stop - 1, start - 1, -1)``.
+
+    ``by_structure``, when given, takes calls whose arguments are not all arrays and
+    numbers (a dict of parameters): the function starts by handing them over.
     """
     helpers = dict(RUNTIME_NAMES)
+    if by_structure is not None:
+        helpers.update(by_structure=by_structure, array_kinds=ARRAY_KINDS)
     for node in walk(graph.nodes):  # functions with rules of their own, called by name
         if not isinstance(node, Region):
             helpers.update(node.op.runtime)
@@ -221,6 +228,8 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     if not numba:
         lines = _guarded(lines, aliases.get("at_user_line", "at_user_line"),
                          _free_name("error", taken | set(names.values())))
+    if by_structure is not None:
+        lines[:0] = _handing_over(graph, names, aliases)
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
@@ -238,6 +247,31 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
         variables=outside.variables,
         marks=marks,
     )
+
+
+def _handing_over(graph: Graph, names: dict, aliases: dict) -> list[str]:
+    """``if type(x) not in array_kinds ...: return by_structure(x, ...)``: a call with a
+    structure among its arguments runs the derivative compiled for that structure.
+    (``type()``, not ``.__class__``, which loads a lazy proxy the call may never use.)"""
+    kinds = aliases.get("array_kinds", "array_kinds")
+    params = [names.get(p, p.hint) for p in graph.params]
+    tests = [f"type({name}) not in {kinds}" for name in params]
+    lines, line = [], "if "
+    for i, test in enumerate(tests):
+        part = test + (" or" if i < len(tests) - 1 else ":")
+        if len(line) + len(part) > 88 and line.strip() not in ("if", "if ("):
+            lines.append(line.rstrip())
+            line = "        "
+        line += part + " "
+    lines.append(line.rstrip())
+    if len(lines) > 1:
+        lines[0] = lines[0].replace("if ", "if (", 1)
+        lines[-1] = lines[-1][:-1] + "):"
+    keyword_only = set(graph.signature.keyword_only)
+    call = ", ".join(f"{name}={name}" if p.hint in keyword_only else name
+                     for p, name in zip(graph.params, params))
+    by_structure = aliases.get("by_structure", "by_structure")
+    return [*lines, f"    return {by_structure}({call})"]
 
 
 def _guarded(lines: list[str], handler: str, error: str) -> list[str]:

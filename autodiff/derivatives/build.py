@@ -8,11 +8,13 @@ from collections.abc import Callable
 
 from autodiff.codegen.derivative import finish
 from autodiff.derivatives.wrt import Wrt, resolve_wrt
-from autodiff.errors import AutodiffError, NonScalarOutputError
-from autodiff.frontend import function_to_graph
+from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
+from autodiff.frontend import function_to_graph, structures
+from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import Const, Graph, Location, Node, Signature, Value
 from autodiff.jit.specialize import always_fresh
 from autodiff.ops import OPS
+from autodiff.ops import structures as structure_ops
 from autodiff.ops.custom import CustomGradient
 from autodiff.transforms import reverse_mode
 from autodiff.transforms.aliases import copy_aliased_gradients, copy_node
@@ -22,11 +24,17 @@ from autodiff.transforms.optimize import optimize as run_passes
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
-def primal(fn: Callable) -> tuple[Graph, Location]:
+def primal(fn: Callable, specs: dict[str, tuple] | None = None) -> tuple[Graph, Location]:
     """The graph of ``fn`` and where errors about it as a whole point (its ``def``):
     from its source, from the derivative it is, or the call of a function with a
-    custom gradient."""
+    custom gradient. ``specs`` gives the structures of arguments passed as dicts,
+    lists, ... (see :func:`autodiff.frontend.function_to_graph`)."""
     derived = getattr(fn, "graph", None)
+    if specs is not None and (isinstance(derived, Graph) or isinstance(fn, CustomGradient)):
+        raise ArgumentKindError(
+            f"'{fn.__name__}' is a derivative or has a custom gradient: its derivatives take "
+            "arrays and numbers, not dicts, lists, tuples or objects of them, yet",
+            hint="pass each array as an argument of its own")
     if isinstance(derived, Graph) and getattr(fn, "original", None) is not None:
         graph, _ = derived.copy()
         # A derivative returning several things (jvp's value and tangent,
@@ -36,10 +44,15 @@ def primal(fn: Callable) -> tuple[Graph, Location]:
         return graph, fn.where
     if isinstance(fn, CustomGradient):
         return _call_graph(fn), _def_line(fn.fn)
-    graph, source = function_to_graph(fn)
+    graph, source = function_to_graph(fn, specs)
     # Loops carry every name they assign: drop what nothing reads (a loop
-    # variable unused after its loop), so the graph reads like the function.
+    # variable unused after its loop), so the graph reads like the function. The
+    # leaves of a structured argument stay: each has a gradient, zero if unused.
+    leaves = tuple(leaf for group in graph.argument_leaves.values() for leaf in group
+                   if isinstance(leaf, Value))
+    graph.outputs.append(leaves)
     eliminate_dead_code(graph)
+    graph.outputs.pop()
     tree = source.tree
     return graph, Location(source.filename, tree.lineno, source.line(tree.lineno))
 
@@ -89,12 +102,17 @@ def add_param(graph: Graph, name: str, param: Value | None = None,
 
 
 def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool,
-               check_finite: bool = False) -> Callable:
+               check_finite: bool = False, specs: dict[str, tuple] | None = None,
+               by_structure: Callable | None = None) -> Callable:
     """The gradient of ``fn`` by reverse mode. Raises
     :class:`~autodiff.transforms.reverse.TapedDerivativeError` for a derivative whose
-    reverse sweep would read a loop's tape (its gradient is then taken by forward mode)."""
-    graph, where = primal(fn)
+    reverse sweep would read a loop's tape (its gradient is then taken by forward mode).
+
+    ``specs``: the structures of the arguments (the gradient of a dict argument is a
+    dict with its keys); ``by_structure``: where calls with other structures go."""
+    graph, where = primal(fn, specs)
     indices, several = parameters(graph, wrt, where)
+    targets, groups = _targets(graph, indices, specs, where)
     output = graph.outputs[0]
     if has_aux:
         if not (isinstance(output, tuple) and len(output) == 2):
@@ -110,7 +128,7 @@ def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_
             hint="return the loss alone, pass has_aux=True to return (loss, aux), "
             "or use a vector-Jacobian product (ad.vjp)")
     try:
-        derivative = reverse_mode(graph, indices, with_value=with_value, optimized=optimize)
+        derivative = reverse_mode(graph, targets, with_value=with_value, optimized=optimize)
     except TapedDerivativeError:
         if check_finite and not has_aux:
             raise AutodiffError(
@@ -123,14 +141,66 @@ def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_
     outputs = derivative.outputs
     value = outputs[0] if with_value else None
     gradients = outputs[1:] if with_value else outputs
-    aux = gradients[len(indices):]
-    gradients = gradients[:len(indices)]
+    aux = gradients[len(targets):]
+    gradients = _regrouped(derivative, groups, gradients[:len(targets)])
     result = tuple(gradients) if several else gradients[0]
     if has_aux:
         derivative.outputs = ([(value, aux[0]), result] if with_value else [(result, aux[0])])
     else:
         derivative.outputs = [value, result] if with_value else [result]
-    return finish(derivative, fn, graph, where, check_finite)
+    return finish(derivative, fn, graph, where, check_finite, by_structure)
+
+
+def _targets(graph: Graph, indices: list[int], specs: dict[str, tuple] | None,
+             where: Location):
+    """What reverse mode differentiates for the params ``indices``: a param itself, or
+    the leaves of one passed as a structure that have gradients (its arrays and
+    floats). Also, per param, its spec (None for an array) and its leaf operands."""
+    targets: list[int | Value] = []
+    groups = []
+    for index in indices:
+        leaves = graph.argument_leaves.get(index)
+        if leaves is None:
+            targets.append(index)
+            groups.append((index, None, None))
+            continue
+        spec = specs[graph.params[index].hint]
+        if spec[0] in ("static", "opaque"):  # a string, None, an object: no gradient
+            raise ArgumentKindError(
+                f"cannot differentiate with respect to '{graph.params[index].hint}', a "
+                f"{type(spec[1]).__name__ if spec[0] == 'static' else 'object'}: only "
+                "floats, ints, arrays and structures of them have gradients",
+                hint="pass the value as a float array, or leave the argument out of wrt",
+                **Location.error_fields(where))
+        kinds = [leaf_spec for leaf_spec, _ in structures.leaves(spec, None, flat=leaves)]
+        differentiated = [leaf for kind, leaf in zip(kinds, leaves) if kind == structures.ARRAY]
+        targets.extend(differentiated)
+        groups.append((index, spec, kinds))
+    return targets, groups
+
+
+def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
+    """The gradients of each differentiated param: one value, or for a structure one
+    value its leaves' gradients are built into (``{'W': dparams_W, ...}``)."""
+    # one array for two gradients (merged as common subexpressions): two arrays
+    derivative.outputs = list(gradients)
+    copy_aliased_gradients(derivative)
+    gradients = iter(derivative.outputs)
+    builder = GraphBuilder(derivative, phase="backward")
+    result = []
+    for index, spec, kinds in groups:
+        if spec is None:
+            result.append(next(gradients))
+            continue
+        parts = [next(gradients) if kind == structures.ARRAY else Const(None) for kind in kinds]
+        like = structures.needs_like(spec)
+        param = derivative.params[index]
+        names = iter(f"a{i}" for i in range(len(parts)))
+        template = structures.structure_template(spec, "like", names, with_like=like)
+        op = structure_ops.structure(template, len(parts), like)
+        result.append(builder.emit(op, ((param,) if like else ()) + tuple(parts),
+                                   "d" + param.hint))
+    return result
 
 
 def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False) -> Callable:

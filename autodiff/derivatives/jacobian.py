@@ -10,18 +10,22 @@ import numpy as np
 
 from autodiff.derivatives.build import build_grad, parameters, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
+from autodiff.derivatives.structured import ByStructure, attach, per_structure_only
 from autodiff.derivatives.wrt import Wrt, wrt_key
 from autodiff.errors import NonScalarOutputError
+from autodiff.frontend.structures import NeedsStructure
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
 def build_gradient(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
-                   has_aux: bool = False, check_finite: bool = False) -> Callable:
+                   has_aux: bool = False, check_finite: bool = False, specs=None,
+                   by_structure=None) -> Callable:
     """The gradient of ``fn`` by reverse mode, or, for a derivative whose reverse sweep
     reads a loop's tape (``grad(grad(f))`` with ``f`` looping), by forward mode over it."""
     try:
         return build_grad(fn, wrt, with_value=with_value, optimize=optimize,
-                          has_aux=has_aux, check_finite=check_finite)
+                          has_aux=has_aux, check_finite=check_finite, specs=specs,
+                          by_structure=by_structure)
     except TapedDerivativeError:
         if has_aux:
             raise
@@ -33,9 +37,22 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
     """The gradient of ``fn`` (:func:`autodiff.grad`, :func:`autodiff.value_and_grad`),
     built once."""
     kind = "value_and_grad" if with_value else "grad"
-    return cached(fn, (kind, wrt_key(wrt), optimize, has_aux, check_finite),
-                  lambda: build_gradient(fn, wrt, with_value=with_value, optimize=optimize,
-                                         has_aux=has_aux, check_finite=check_finite),
+    options = {"with_value": with_value, "optimize": optimize, "has_aux": has_aux,
+                   "check_finite": check_finite}
+
+    def build() -> Callable:
+        name = f"{fn.__name__}_{kind}"
+        by_structure = ByStructure(name, lambda specs: build_gradient(fn, wrt, specs=specs,
+                                                                      **options))
+        try:
+            derivative = build_gradient(fn, wrt, by_structure=by_structure, **options)
+        except NeedsStructure as reason:
+            return per_structure_only(fn, name, by_structure, reason)
+        if isinstance(derivative, Assembled):
+            return derivative
+        return attach(derivative, by_structure)
+
+    return cached(fn, (kind, wrt_key(wrt), optimize, has_aux, check_finite), build,
                   jit, optimize, check_finite)
 
 

@@ -10,11 +10,18 @@ from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.convert import Converter
 from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
+from autodiff.frontend.structures import ARRAY, Binder, Record, is_structured, leaves
 from autodiff.graph.ir import Graph, Location, Operand, Signature, Value
 
 
-def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
+def function_to_graph(fn, specs: dict[str, tuple] | None = None) -> tuple[Graph, FunctionSource]:
     """Build the static graph of the Python function ``fn`` from its source.
+
+    Without ``specs``, every argument is an array or a number, and code reading one
+    as a structure raises :class:`~autodiff.frontend.structures.NeedsStructure`.
+    ``specs`` gives the structure (:func:`~autodiff.frontend.structures.argument_spec`)
+    of each argument it names: its leaves are read at the top of the graph, and
+    ``graph.argument_leaves[i]`` lists the operands standing for param ``i``'s leaves.
 
     >>> import numpy as np
     >>> def f(x):
@@ -34,11 +41,37 @@ def function_to_graph(fn) -> tuple[Graph, FunctionSource]:
     graph = Graph(fn.__name__, params, filename=source.filename,
                   signature=signature_of(arguments, fn))
     converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure_cells(fn))
-    converter.env.update(zip(names, params))
     converter.arguments = set(params)
-    graph.outputs = [converter.run(tree.body)]
+    if specs is None:
+        converter.general_arguments = frozenset(params)
+        converter.env.update(zip(names, params))
+    else:
+        binder = Binder(lambda op, args, hint: converter.builder.emit(op, args, hint))
+        for index, (name, param) in enumerate(zip(names, params)):
+            spec = specs.get(name, ARRAY)
+            bound = binder.bind(spec, param, name)
+            converter.env[name] = bound
+            if is_structured(spec):
+                graph.argument_leaves[index] = [leaf for _, leaf in leaves(spec, bound)]
+                converter.caller_sequences.update(id(t) for t in _tuples(bound))
+                converter.not_none.update(leaf for _, leaf in leaves(spec, bound)
+                                          if isinstance(leaf, Value))
+            else:
+                converter.not_none.add(param)
+    result = converter.run(tree.body)
+    graph.outputs = [converter.returned(tree.body[-1], result)]
     graph.return_location = converter.return_location
     return graph, source
+
+
+def _tuples(bound):
+    if isinstance(bound, tuple):
+        yield bound
+        for item in bound:
+            yield from _tuples(item)
+    elif isinstance(bound, Record):
+        for item in bound.items.values():
+            yield from _tuples(item)
 
 
 def signature_of(arguments: ast.arguments, fn) -> Signature:

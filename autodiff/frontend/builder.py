@@ -113,7 +113,7 @@ def node_key(op: Op, args: tuple) -> tuple | None:
     if op.distinct:
         return None
     try:
-        key = (op.name, tuple(_hashable(arg) for arg in args))
+        key = (op, tuple(_hashable(arg) for arg in args))  # (ops made per use share a name)
         hash(key)
     except TypeError:
         return None

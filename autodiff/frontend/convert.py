@@ -32,6 +32,12 @@ from autodiff.frontend.statements import (
     StatementsMixin,
     assigned_names,
 )
+from autodiff.frontend.structures import (
+    NeedsStructure,
+    Record,
+    StructuresMixin,
+    contains_record,
+)
 from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array
 from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
 from autodiff.graph.scopes import MISSING, Scope
@@ -74,6 +80,9 @@ PURE_BUILTINS = frozenset({
     builtins.sorted, builtins.str, builtins.sum, builtins.tuple,
 })
 
+# Methods of a dict (or a namedtuple) that code reading an argument as one calls.
+DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
+
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
     ast.Try: "'try' statements", ast.With: "'with' statements", ast.Raise: "'raise' statements",
@@ -100,7 +109,7 @@ def _is_list(operand: Operand) -> bool:
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
 
 
-class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
+class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -130,6 +139,14 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         self.arguments: set[Value] = set()  # values the caller owns: never updated in place
         self.iterated: frozenset[str] = frozenset()  # names of arrays enclosing loops run over
         self.at_function_start = True
+        # The arguments of a derivative built once for arrays: code reading one as a
+        # structure (params["W1"]) is compiled per structure instead (NeedsStructure).
+        self.general_arguments: frozenset[Value] = frozenset()
+        # The lists and tuples the caller passed (never appended to).
+        self.caller_sequences: set[int] = set()
+        # Arguments (and their leaves) a derivative compiled per structure knows are
+        # not None (None is a setting of the structure): ``b is None`` is decided.
+        self.not_none: set[Value] = set()
 
     # ----- errors -----
 
@@ -147,12 +164,37 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
              hint: str = "") -> Operand:
         op = op_name if isinstance(op_name, registry.Op) else OPS[op_name]
         op_name = op.name
+        self.refuse_records(node, args)
         try:
             return self.builder.emit(op, args, hint)
         except AutodiffError:
             raise
         except Exception as error:  # noqa: BLE001 - report it at the user's line
             raise self.error(node, f"cannot build {op_name}: {error}") from None
+
+    def refuse_records(self, node: ast.AST, operands) -> None:
+        """A dict or an object given to an op, which takes arrays and numbers."""
+        for operand in operands:
+            if contains_record(operand):
+                what = operand.describe() if isinstance(operand, Record) else "dict or object"
+                raise self.error(node, f"'{ast.unparse(node)}' passes a {what} where autodiff "
+                                 "needs an array or a number",
+                                 hint="pass the arrays it holds: params['W'], not params")
+
+    def read_as_structure(self, node: ast.AST, value: Operand, what: str) -> None:
+        """In a derivative built once for arrays, ``value`` (an argument, or part of one)
+        is read as a structure: compile per structure instead."""
+        while isinstance(value, Value) and isinstance(value.node, Node) and (
+                value.node.op is OPS["getitem"]):
+            value = value.node.args[0]
+        if isinstance(value, Value) and value in self.general_arguments:
+            raise NeedsStructure(
+                f"'{ast.unparse(node)}' reads the argument '{value.hint}' as {what}, "
+                "which autodiff compiles for the structure a call passes",
+                filename=self.source.filename, lineno=getattr(node, "lineno", 0),
+                source_line=self.source.line(getattr(node, "lineno", 0)),
+                hint="call the derivative with the structure (a dict, list, tuple, "
+                "namedtuple or dataclass of arrays)")
 
     # ----- statements -----
 
@@ -170,6 +212,10 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         if isinstance(result, (Ambiguous, LocalFunction)) or result is UNDEFINED:
             raise self.error(body[-1], "the function must return a number or an array")
         return result
+
+    def returned(self, node: ast.AST, result: Operand) -> Operand:
+        """What the differentiated function returns, its dicts built by generated code."""
+        return self.built_structure(node, result)
 
     def at(self, stmt: ast.stmt) -> None:
         """Make ``stmt`` the location of the nodes emitted next."""
@@ -239,18 +285,35 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                 value.hint = target.id
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if any(isinstance(t, ast.Starred) for t in target.elts):
-                raise self.error(target, "starred assignment targets are not supported")
+            starred = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if starred:  # first, *rest = items: of items known while compiling
+                if not isinstance(value, (tuple, Record)) and not (
+                        isinstance(value, Const) and isinstance(value.value, tuple)):
+                    raise self.error(target, "starred assignment targets are supported for "
+                                     "lists and tuples known while compiling")
+                items = list(self.static_items(target, value))
+                star, after = starred[0], len(target.elts) - starred[0] - 1
+                if len(items) < len(target.elts) - 1:
+                    raise self.error(target, f"cannot unpack {len(items)} values into "
+                                     f"{len(target.elts) - 1} or more names")
+                middle = tuple(items[star:len(items) - after])
+                parts = [*items[:star], middle, *items[len(items) - after:]]
+                for sub, part in zip(target.elts, parts):
+                    self.assign(sub.value if isinstance(sub, ast.Starred) else sub, part)
+                return
             parts = self.unpack(target, value, len(target.elts))
             for sub, part in zip(target.elts, parts):
                 self.assign(sub, part)
         elif isinstance(target, ast.Subscript):
-            self.assign_element(target, value)
+            if not self.set_item(target, value):
+                self.assign_element(target, value)
         else:
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
                              hint=_INPLACE_HINT)
 
     def unpack(self, node: ast.AST, value: Operand, count: int) -> list[Operand]:
+        if isinstance(value, Record):
+            value = self.static_items(node, value)
         if isinstance(value, Const) and isinstance(value.value, tuple):
             value = tuple(Const(v) for v in value.value)
         if isinstance(value, tuple):
@@ -364,7 +427,15 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                           right: Operand) -> Const:
         """``a is None``, ``axis in (0, 1)``: decided now, on constants only."""
         word = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(op)]
+        if isinstance(right, Record) and isinstance(op, (ast.In, ast.NotIn)):
+            right = Const(tuple(k.value for k in self.static_items(node, right)))
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, Const) and (
+                right.value is None) and (isinstance(left, (Record, tuple)) or (
+                    isinstance(left, Value) and left in self.not_none)):
+            return Const(isinstance(op, ast.IsNot))  # a structure or an array is not None
         if not (isinstance(left, Const) and isinstance(right, Const)):
+            if isinstance(right, Const):  # b is None: b may be None when called
+                self.read_as_structure(node, left, "a setting known while compiling")
             raise self.error(
                 node, f"'{word}' is decided while compiling, and one side of "
                 f"'{ast.unparse(node)}' is a value known only when the function runs",
@@ -393,9 +464,12 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                 raise self.error(node, f"'{ast.unparse(node)}' does not exist",
                                  kind=UnknownFunctionError) from None
             return Const(obj, path=f"{base.path}.{node.attr}", scope=base.scope)
+        if isinstance(base, Record):
+            return self.field_of(node, base)
         if isinstance(base, Value):
             op = registry.attribute_op(node.attr)
             if op is None:
+                self.read_as_structure(node, base, "an object")
                 raise self.error(node, f"the attribute '.{node.attr}' is not supported",
                                  kind=UnknownFunctionError)
             return self.emit(node, op.name, op.bind((base,), {}))
@@ -404,12 +478,25 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
     def expr_Subscript(self, node: ast.Subscript) -> Operand:
         base = self.expr(node.value)
         index = self.index(node.slice)
+        if isinstance(base, Record):
+            return self.item_of(node, base, index)
         if isinstance(base, Const) and isinstance(base.value, tuple):
             base = tuple(Const(v) for v in base.value)
         if isinstance(base, tuple):
             if isinstance(index, Const) and isinstance(index.value, int):
+                if not -len(base) <= index.value < len(base):
+                    raise self.error(node, f"'{ast.unparse(node)}': index {index.value} is out "
+                                     f"of range for {len(base)} items")
                 return base[index.value]
-            raise self.error(node, "only constant integer indices into a tuple are supported")
+            if isinstance(index, SliceSpec) and all(
+                    isinstance(p, Const) and (p.value is None or type(p.value) is int)
+                    for p in (index.start, index.stop, index.step)):
+                return base[slice(index.start.value, index.stop.value, index.step.value)]
+            raise self.error(node, "only constant integer indices and slices into a tuple or "
+                             "list are supported", hint="loop over it (for item in items), "
+                             "or index it with a constant")
+        if isinstance(index, Const) and isinstance(index.value, str):
+            self.read_as_structure(node, base, "a dict")
         if isinstance(base, Value) and base.shape is LIST:
             return self.emit(node, "list_getitem", (base, index))
         return self.emit(node, "getitem", (base, index))
@@ -435,10 +522,13 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             raise self.error(node, "calls with *args or **kwargs are not supported")
         func = node.func
         receiver = callee = None
+        record = None
         if isinstance(func, ast.Attribute):
             base = self.expr(func.value)
             if isinstance(base, Value):
                 receiver = base
+            elif isinstance(base, Record) and (base.kind == "dict" or func.attr not in base.items):
+                record = base
             else:
                 callee = self.attribute_of(func, base)
         else:
@@ -446,6 +536,12 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         args = tuple(self.expr(a) for a in node.args)
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         text = ast.unparse(func)
+        if record is not None:
+            return self.record_method(node, record, func.attr, args, kwargs)
+        if isinstance(callee, Const) and any(callee.value is f for f in (dict, len, list, tuple)):
+            structural = self.structural_builtin(node, callee.value, args, kwargs)
+            if structural is not None:
+                return structural
         if isinstance(callee, LocalFunction):
             return self.call_function(node, callee, args, kwargs)
         if isinstance(callee, Const) and getattr(callee.value, "builds_derivative", False):
@@ -466,6 +562,8 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
         if receiver is not None:
             binding = registry.method_binding(func.attr)
             if binding is None:
+                if func.attr in DICT_METHODS:
+                    self.read_as_structure(node, receiver, "a dict")
                 raise self.error(node, f"the method '.{func.attr}()' is not supported",
                                  hint=f"call the NumPy function (np.{func.attr}(x, ...)) if "
                                  "autodiff knows it, or compute it from supported operations",
@@ -476,11 +574,25 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
             if binding is None:
                 return self.call_as_it_is(node, callee, args, kwargs)
         op, adapter = binding
+        self.refuse_records(node, (*args, *kwargs.values()))
         try:
             op, canonical = registry.bind_call(op, adapter, args, kwargs)
         except TypeError as error:
             raise self.error(node, f"unsupported arguments in the call to {text}: {error}") from None
         return self.emit(node, op, canonical)
+
+    def structural_builtin(self, node: ast.Call, fn, args: tuple, kwargs: dict):
+        """``dict(...)``, and ``len``, ``list`` and ``tuple`` of structures known while
+        compiling; None for any other call."""
+        if fn is dict:
+            return self.dict_call(node, args, kwargs)
+        if fn not in (len, list, tuple) or kwargs or len(args) != 1:
+            return None
+        items = args[0]
+        if not (isinstance(items, (tuple, Record))):
+            return None
+        items = self.static_items(node, items)
+        return Const(len(items)) if fn is len else items
 
     def builtin_sum(self, node: ast.Call, args: tuple, kwargs: dict) -> Operand:
         """Python's ``sum``: over a list of operands, a list built at run time, or an
@@ -536,6 +648,7 @@ class Converter(StatementsMixin, UpdatesMixin, CallsMixin):
                              "name generated code can refer to", kind=UnknownFunctionError,
                              hint="call it through a global name")
         op = call_op(len(args), tuple(kwargs))
+        self.refuse_records(node, (*args, *kwargs.values()))
         return self.emit(node, op, (callee, *args, *kwargs.values()))
 
     # ----- names -----

@@ -77,6 +77,8 @@ class CallsMixin:
         callee.calls_in_progress = self.calls_in_progress | {key}
         callee.env.update(params)
         callee.arguments = self.arguments | {v for v in params.values() if isinstance(v, Value)}
+        callee.general_arguments = self.general_arguments
+        callee.not_none = self.not_none
         saved = self.builder.loc
         try:
             return callee.run(body)
@@ -174,11 +176,12 @@ def closure_cells(fn: types.FunctionType) -> dict[str, types.CellType]:
 
 
 def _is_operand(value: object) -> bool:
+    from autodiff.frontend.structures import Record
     from autodiff.graph.ir import SliceSpec
 
     if isinstance(value, tuple):
         return all(_is_operand(v) for v in value)
-    return isinstance(value, (Value, Const, SliceSpec, LocalFunction))
+    return isinstance(value, (Value, Const, SliceSpec, LocalFunction, Record))
 
 
 __all__ = ["CallsMixin", "LocalFunction", "closure_cells"]

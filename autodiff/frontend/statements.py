@@ -30,6 +30,7 @@ from autodiff.frontend.scan import (
     loop_exits,
     readable_name,
 )
+from autodiff.frontend.structures import Record
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
@@ -206,6 +207,11 @@ class StatementsMixin:
             return a
         if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
             return tuple(self.merge(name, x, y, blocks, outs) for x, y in zip(a, b))
+        if isinstance(a, Record) and isinstance(b, Record) and (a.kind, a.type) == (
+                b.kind, b.type) and list(a.items) == list(b.items):
+            return Record(a.kind, a.type, {key: self.merge(name, a.items[key], b.items[key],
+                                                           blocks, outs) for key in a.items},
+                          a.caller and b.caller)
         if not all(isinstance(v, (Value, Const)) for v in (a, b)) or any(
             isinstance(v, Const) and v.path is not None and not _data(v.value) for v in (a, b)
         ):
@@ -447,6 +453,8 @@ class StatementsMixin:
                 return ("range", Const(0), count, Const(1), False,
                         lambda index: tuple(element(index) for _, element in counted))
         iterable = self.expr(node)
+        if isinstance(iterable, Record):
+            return "unroll", list(self.static_items(node, iterable))
         if isinstance(iterable, Const) and isinstance(iterable.value, (tuple, list)):
             return "unroll", [Const(v) for v in iterable.value]
         if isinstance(iterable, tuple):

@@ -140,7 +140,7 @@ class UpdatesMixin:
         """``acc.append(v)``: a new list value with ``v`` at its end."""
         if len(call.args) != 1 or call.keywords:
             raise self.error(call, "append() takes exactly one argument")
-        if self.env.get(name) in self.arguments:
+        if self.env.get(name) in self.arguments or id(self.env.get(name)) in self.caller_sequences:
             raise self.error(call, f"in-place update of '{name}', an argument: append() would "
                              "change the caller's list",
                              hint=f"append to a list of your own: {name} = list({name})")

@@ -68,6 +68,9 @@ class Graph:
         self.return_location: Location | None = None
         # Forward mode: the tangent parameters it appended, one per differentiated param.
         self.tangent_params: list[Value] = []
+        # A param passed as a structure (a dict of arrays): by its index, the operands
+        # standing for its leaves, in the order of ``autodiff.tree.leaves``.
+        self.argument_leaves: dict[int, list[Operand]] = {}
 
     def copy(self, bindings: dict[Value, Operand] | None = None,
              phase: str | None = None) -> tuple[Graph, dict[Value, Operand]]:
@@ -113,6 +116,8 @@ class Graph:
         graph = Graph(self.name, params, nodes, outputs, self.filename, self.signature)
         graph.return_location = self.return_location
         graph.tangent_params = [mapping.get(p, p) for p in self.tangent_params]
+        graph.argument_leaves = {i: [operand(leaf) for leaf in leaves]
+                                 for i, leaves in self.argument_leaves.items()}
         return graph, mapping
 
     def uses(self) -> dict[Value, int]:

@@ -13,6 +13,8 @@ lines of plain NumPy that a reader can look up.
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
@@ -401,6 +403,27 @@ def not_differentiable(x) -> ArgumentKindError:
 
 
 _FLOAT64 = np.dtype(np.float64)
+
+
+def with_fields(like, **fields):
+    """A copy of the dataclass or object ``like`` with ``fields`` set to other values
+    (a gradient with respect to a model is the model's copy holding its gradients);
+    its class's ``__init__`` is not run, and frozen dataclasses are copied too."""
+    made = object.__new__(type(like))
+    if hasattr(like, "__dict__"):
+        made.__dict__.update(like.__dict__)
+    for name, value in fields.items():
+        object.__setattr__(made, name, value)
+    return made
+
+
+def dict_like(like, items):
+    """A dict of ``like``'s own kind (an ``OrderedDict``, a ``defaultdict``) holding
+    ``items``, a plain dict."""
+    kind = type(like)
+    if isinstance(like, collections.defaultdict):
+        return kind(like.default_factory, items)
+    return kind(items)
 
 
 def einsum_grads(g, subscripts, operands):

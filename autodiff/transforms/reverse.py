@@ -128,9 +128,10 @@ def _scatter_into_zeros(part: Operand) -> tuple | None:
     return None
 
 
-def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
+def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = False,
                  optimized: bool = True, seed: Value | None = None) -> Graph:
-    """Graph computing the gradients of ``primal``'s first output w.r.t. params ``wrt``.
+    """Graph computing the gradients of ``primal``'s first output w.r.t. params ``wrt``
+    (by index, or values of ``primal``: the leaves of a structured argument).
 
     Its outputs are the gradients in ``wrt`` order, preceded by the primal
     output when ``with_value`` is true, and followed by the primal's other
@@ -144,7 +145,7 @@ def reverse_mode(primal: Graph, wrt: list[int], *, with_value: bool = False,
     if optimized:
         eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
     output, extra = graph.outputs[0], graph.outputs[1:]
-    targets = [graph.params[i] for i in wrt]
+    targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
     active = active_values(graph, targets)
     _refuse_taped(graph, varied_values(graph, targets))
     builder = GraphBuilder(graph, phase="backward")

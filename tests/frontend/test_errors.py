@@ -56,7 +56,6 @@ UNSUPPORTED = [
     ("class", "class Box:\n    pass\nreturn np.sum(x)\n", 5, "class definitions"),
     ("raise", "raise ValueError('no')\nreturn np.sum(x)\n", 5, "'raise'"),
     ("walrus", "z = (w := x * 2) + 1\nreturn np.sum(z * w)\n", 5, ":="),
-    ("dict display", "d = {'a': x}\nreturn np.sum(x)\n", 5, "dict displays"),
     ("set display", "s = {1.0, 2.0}\nreturn np.sum(x)\n", 5, "set displays"),
     ("argument element assignment", "z = x * 2\nx[0] = y\nreturn np.sum(z)\n", 6,
      "in-place update of 'x'", "argument", "hint:"),

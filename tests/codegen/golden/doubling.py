@@ -1,4 +1,6 @@
 def doubling_grad(x):
+    if type(x) not in array_kinds:
+        return by_structure(x)
     try:
         # line 66: y = 2.0 * x
         y = 2.0 * x

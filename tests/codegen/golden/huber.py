@@ -1,4 +1,6 @@
 def huber_grad(r, delta=1.0):
+    if type(r) not in array_kinds or type(delta) not in array_kinds:
+        return by_structure(r, delta)
     try:
         # line 60: if abs(r) <= delta:
         t1 = np.abs(r)

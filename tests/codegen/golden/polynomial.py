@@ -1,4 +1,6 @@
 def polynomial_grad(x):
+    if type(x) not in array_kinds:
+        return by_structure(x)
     try:
         # grad of line 21: return 3.0 * x ** 3 + 2.0 * x ** 2 - 5.0 * x + 1.0
         dx = 4.0 * x

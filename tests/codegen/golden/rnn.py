@@ -1,4 +1,7 @@
 def rnn_grad(W, U, xs, h):
+    if (type(W) not in array_kinds or type(U) not in array_kinds or
+            type(xs) not in array_kinds or type(h) not in array_kinds):
+        return by_structure(W, U, xs, h)
     try:
         shape_stack = []
         shape_stack_1 = []

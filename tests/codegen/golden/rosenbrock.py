@@ -1,4 +1,6 @@
 def rosenbrock_grad(x):
+    if type(x) not in array_kinds:
+        return by_structure(x)
     try:
         # line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
         t1 = x[1:]

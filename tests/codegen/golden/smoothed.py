@@ -1,4 +1,6 @@
 def smoothed_grad(x):
+    if type(x) not in array_kinds:
+        return by_structure(x)
     try:
         shape_stack = []
         shape_stack_1 = []

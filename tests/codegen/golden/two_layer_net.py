@@ -1,4 +1,8 @@
 def two_layer_net_grad(x, W1, b1, W2, b2, t):
+    if (type(x) not in array_kinds or type(W1) not in array_kinds or
+            type(b1) not in array_kinds or type(W2) not in array_kinds or
+            type(b2) not in array_kinds or type(t) not in array_kinds):
+        return by_structure(x, W1, b1, W2, b2, t)
     try:
         # line 11: h = np.tanh(x @ W1 + b1)
         t1 = x @ W1

@@ -1,0 +1,439 @@
+"""Structures while compiling: dicts, lists, tuples, namedtuples and dataclasses of
+arrays, taken apart and put together by the frontend, never at run time.
+
+A derivative is compiled for the *structure* of its arguments (:func:`argument_spec`:
+the keys, the nesting, the kinds of the leaves), as JAX traces per pytree
+structure. Inside the code, ``params["W1"]`` is the leaf itself, ``for W, b in
+layers`` is unrolled, ``params.items()`` and ``len(layers)`` are constants; the
+generated code reads each leaf once at the top (``params_W1 = params['W1']``).
+
+A spec is a hashable tuple:
+
+- ``ARRAY``: an array or a number, known at run time (a differentiable leaf);
+- ``("static", value)``: a setting fixed while compiling: ``None``, a string, a
+  flag, an int inside a structure, a function (a new value compiles again);
+- ``OPAQUE``: another object, passed through at run time, without gradient;
+- ``("dict", type, keys, children)``, ``("list", children)``, ``("tuple", children)``,
+  ``("namedtuple", type, children)``, ``("fields", type, names, children)`` (a
+  dataclass).
+
+>>> import numpy as np
+>>> argument_spec({"W": np.ones(2), "act": "tanh"})
+('dict', <class 'dict'>, ('W', 'act'), (('array',), ('static', 'tanh')))
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import enum
+import types
+from collections.abc import Iterator
+
+import numpy as np
+
+from autodiff.errors import UnsupportedSyntaxError
+from autodiff.graph.ir import Const, Operand, Value
+from autodiff.ops import structures as structure_ops
+from autodiff.tree import StructureError
+
+ARRAY = ("array",)
+OPAQUE = ("opaque",)
+
+# The classes whose values are never structures: the general derivative takes them.
+ARRAY_KINDS = frozenset({np.ndarray, float, int, bool, complex,
+                         *(t for t in np.sctypeDict.values() if issubclass(t, np.generic))})
+
+_STATIC = (str, bytes, enum.Enum, types.FunctionType, types.BuiltinFunctionType,
+           types.MethodType, types.ModuleType, type, range, slice, type(Ellipsis))
+
+
+def argument_spec(value, top: bool = True) -> tuple:
+    """The structure of one argument, what a derivative compiled for it assumes. (Its
+    type decides, never its attributes: a lazy proxy is not loaded.)"""
+    kind = type(value)
+    if kind is np.ndarray or kind is float:
+        return ARRAY
+    if kind is dict:
+        return ("dict", dict, tuple(value), tuple(argument_spec(v, False)
+                                                  for v in value.values()))
+    if kind is list:
+        return ("list", tuple(argument_spec(v, False) for v in value))
+    if kind is tuple:
+        return ("tuple", tuple(argument_spec(v, False) for v in value))
+    return _other_spec(value, kind, top)
+
+
+def _other_spec(value, kind: type, top: bool) -> tuple:
+    if value is None or issubclass(kind, _STATIC):
+        return ("static", value)
+    if issubclass(kind, int):  # (and bool) an argument's own: a number; in a structure: a setting
+        return ARRAY if top else ("static", value)
+    if issubclass(kind, (np.ndarray, np.generic, float, complex)):
+        return ARRAY
+    if issubclass(kind, dict):
+        return ("dict", kind, tuple(value), tuple(argument_spec(v, False)
+                                                  for v in value.values()))
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        return ("namedtuple", kind, tuple(argument_spec(v, False) for v in value))
+    if issubclass(kind, (list, tuple)):
+        return ("list" if issubclass(kind, list) else "tuple",
+                tuple(argument_spec(v, False) for v in value))
+    if dataclasses.is_dataclass(kind):
+        names = tuple(f.name for f in dataclasses.fields(kind))
+        return ("fields", kind, names,
+                tuple(argument_spec(getattr(value, n), False) for n in names))
+    if callable(value):
+        return ("static", value)
+    return OPAQUE
+
+
+def is_structured(spec: tuple) -> bool:
+    """Whether an argument of this spec needs a derivative of its own (not an array)."""
+    return spec is not ARRAY and spec != ARRAY
+
+
+def children(spec: tuple) -> tuple[tuple, ...]:
+    """The keys (dict keys, positions or field names) of a structure spec."""
+    kind = spec[0]
+    if kind == "dict":
+        return spec[2]
+    if kind in ("list", "tuple"):
+        return tuple(range(len(spec[1])))
+    if kind == "namedtuple":
+        return spec[1]._fields
+    if kind == "fields":
+        return spec[2]
+    return ()
+
+
+def child_specs(spec: tuple) -> tuple:
+    return spec[-1] if spec[0] in ("dict", "list", "tuple", "namedtuple", "fields") else ()
+
+
+def leaves(spec: tuple, bound: Operand, flat: list | None = None
+           ) -> Iterator[tuple[tuple, Operand]]:
+    """``(leaf spec, operand)`` for each leaf of an argument bound by :class:`Binder`
+    (or, given ``flat``, the leaves' operands in order, beside their specs)."""
+    if flat is not None:
+        yield from zip(_leaf_specs(spec), flat)
+        return
+    kind = spec[0]
+    if kind in ("array", "opaque", "static"):
+        yield spec, bound
+        return
+    for key, child in zip(children(spec), child_specs(spec)):
+        yield from leaves(child, _part(bound, key))
+
+
+def _leaf_specs(spec: tuple) -> Iterator[tuple]:
+    if spec[0] in ("array", "opaque", "static"):
+        yield spec
+        return
+    for child in child_specs(spec):
+        yield from _leaf_specs(child)
+
+
+def _part(bound: Operand, key) -> Operand:
+    return bound.items[key] if isinstance(bound, Record) else bound[key]
+
+
+class Record:
+    """A dict, namedtuple or dataclass known while compiling: its keys and the operand
+    each holds. ``caller`` marks one the caller passed (never updated in place)."""
+
+    __slots__ = ("caller", "items", "kind", "type")
+
+    def __init__(self, kind: str, type_: type, items: dict, caller: bool = False) -> None:
+        self.kind, self.type, self.items, self.caller = kind, type_, items, caller
+
+    def describe(self) -> str:
+        return "dict" if self.kind == "dict" else f"{self.type.__name__} object"
+
+
+def contains_record(operand) -> bool:
+    if isinstance(operand, Record):
+        return True
+    return isinstance(operand, tuple) and any(contains_record(o) for o in operand)
+
+
+class NeedsStructure(UnsupportedSyntaxError):
+    """The code reads an argument as a structure (``params["W1"]``, ``b is None``): its
+    derivative is compiled for the structure each call passes, not once for arrays."""
+
+
+class Binder:
+    """Binds each argument of a structure spec to operands: leaves read once, at the top
+    of the function, from the argument (``params_W1 = params['W1']``)."""
+
+    def __init__(self, emit) -> None:
+        self.emit = emit  # (op, args, hint) -> Value
+
+    def bind(self, spec: tuple, whole: Value, hint: str, top: bool = True) -> Operand:
+        kind = spec[0]
+        if kind in ("array", "opaque"):
+            return whole
+        if kind == "static":
+            return Const(spec[1])
+        keys, specs = children(spec), child_specs(spec)
+        parts = {key: self.bind(child, self.read(spec, whole, key, f"{hint}_{_word(key)}"),
+                                f"{hint}_{_word(key)}", top=False)
+                 if child[0] != "static" else Const(child[1])
+                 for key, child in zip(keys, specs)}
+        if kind in ("list", "tuple"):
+            return tuple(parts.values())
+        return Record(kind, spec[1], parts, caller=True)
+
+    def read(self, spec: tuple, whole: Value, key, hint: str) -> Value:
+        if spec[0] in ("namedtuple", "fields"):
+            return self.emit(structure_ops.field(key), (whole,), hint)
+        return self.emit(structure_ops.item, (whole, Const(key)), hint)
+
+
+def _word(key) -> str:
+    """A key as part of a name: ``W1``, ``0``, ``layer_norm``."""
+    text = "".join(c if c.isalnum() else "_" for c in str(key)).strip("_")
+    return text or "item"
+
+
+# ----- structures as values: what the generated code builds -----
+
+
+def structure_template(spec: tuple, path: str, names: Iterator[str], with_like: bool) -> str:
+    """The text of a structure of spec ``spec`` whose leaves are the names ``names``
+    gives, in order; ``path`` reads the matching part of the argument it copies
+    (a namedtuple's ``_replace``, a dataclass's copy) when ``with_like``."""
+    kind = spec[0]
+    if kind in ("array", "opaque", "static"):
+        return next(names)
+    keys, specs = children(spec), child_specs(spec)
+
+    def part(key, child) -> str:
+        sub = f"{path}.{key}" if kind in ("namedtuple", "fields") else f"{path}[{key!r}]"
+        return structure_template(child, sub, names, with_like)
+
+    parts = [(key, part(key, child)) for key, child in zip(keys, specs)]
+    if kind == "dict":
+        text = "{" + ", ".join(f"{key!r}: {value}" for key, value in parts) + "}"
+        return text if spec[1] is dict or not with_like else f"dict_like({path}, {text})"
+    if kind == "list":
+        return "[" + ", ".join(value for _, value in parts) + "]"
+    if kind == "tuple":
+        return "(" + ", ".join(value for _, value in parts) + ("," if len(parts) == 1 else "") + ")"
+    fields = ", ".join(f"{key}={value}" for key, value in parts)
+    if kind == "namedtuple":
+        return f"{path}._replace({fields})"
+    return f"with_fields({path}, {fields})"
+
+
+def needs_like(spec: tuple) -> bool:
+    """Whether building this structure reads the argument it copies (not a literal)."""
+    kind = spec[0]
+    if kind in ("namedtuple", "fields") or (kind == "dict" and spec[1] is not dict):
+        return True
+    return any(needs_like(child) for child in child_specs(spec))
+
+
+def spec_of_operand(operand) -> tuple:
+    """The spec of a structure the code built (``{"loss": l, "acc": a}``)."""
+    if isinstance(operand, Record):
+        return (operand.kind, operand.type, tuple(operand.items),
+                tuple(spec_of_operand(v) for v in operand.items.values())) if (
+            operand.kind != "namedtuple") else ("namedtuple", operand.type, tuple(
+                spec_of_operand(v) for v in operand.items.values()))
+    if isinstance(operand, tuple):
+        return ("tuple", tuple(spec_of_operand(o) for o in operand))
+    return ARRAY
+
+
+def operand_leaves(operand) -> list:
+    if isinstance(operand, Record):
+        return [leaf for v in operand.items.values() for leaf in operand_leaves(v)]
+    if isinstance(operand, tuple):
+        return [leaf for o in operand for leaf in operand_leaves(o)]
+    return [operand]
+
+
+# ----- the converter's side -----
+
+
+class StructuresMixin:
+    """Reading, building and returning structures, for
+    :class:`autodiff.frontend.convert.Converter`: every key is known while compiling."""
+
+    def item_of(self, node: ast.AST, base: Record, key: Operand) -> Operand:
+        """``params["W1"]``, ``point[0]`` of a namedtuple."""
+        if not isinstance(key, Const) or key.path is not None:
+            raise self.error(node, f"the key of '{ast.unparse(node)}' is known only when the "
+                             f"code runs, but the keys of a {base.describe()} are fixed while "
+                             "compiling", hint="index it with a constant key (params['W1']), or "
+                             "loop over it: for name, value in params.items()")
+        items = base.items
+        if base.kind == "namedtuple" and isinstance(key.value, int):
+            values = tuple(items.values())
+            if -len(values) <= key.value < len(values):
+                return values[key.value]
+        elif base.kind == "dict":
+            try:
+                if key.value in items:
+                    return items[key.value]
+            except TypeError:
+                pass
+        known = ", ".join(repr(k) for k in items)
+        raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no key "
+                         f"{key.value!r} (its keys: {known})", kind=StructureError)
+
+    def field_of(self, node: ast.Attribute, base: Record) -> Operand:
+        """``layer.W`` of a namedtuple or a dataclass."""
+        if base.kind != "dict" and node.attr in base.items:
+            return base.items[node.attr]
+        raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no "
+                         f"field '{node.attr}' that autodiff can read", kind=StructureError,
+                         hint=f"its fields: {', '.join(map(str, base.items))}" if (
+                             base.kind != "dict") else "read a dict's items with d['key']")
+
+    def record_method(self, node: ast.Call, base: Record, name: str, args: tuple,
+                      kwargs: dict) -> Operand:
+        """``d.items()``, ``d.keys()``, ``d.values()``, ``d.get(k, default)``,
+        ``p._replace(W=...)``: results known while compiling."""
+        items = base.items
+        if base.kind == "dict" and not kwargs:
+            if name == "items" and not args:
+                return tuple((Const(k), v) for k, v in items.items())
+            if name == "keys" and not args:
+                return Const(tuple(items))
+            if name == "values" and not args:
+                return tuple(items.values())
+            if name == "get" and 1 <= len(args) <= 2:
+                key = args[0]
+                if isinstance(key, Const) and key.path is None:
+                    default = args[1] if len(args) == 2 else Const(None)
+                    return items.get(key.value, default)
+                return self.item_of(node, base, key)  # (words the error)
+            if name == "copy" and not args:
+                return Record(base.kind, base.type, dict(items))
+        if base.kind == "namedtuple" and name == "_replace" and not args:
+            unknown = set(kwargs) - set(items)
+            if unknown:
+                raise self.error(node, f"{base.type.__name__} has no field "
+                                 f"{min(unknown)!r}", kind=StructureError)
+            return Record(base.kind, base.type, {**items, **kwargs})
+        raise self.error(node, f"'{ast.unparse(node.func)}()' on a {base.describe()} is not "
+                         "supported in differentiated code", kind=UnsupportedSyntaxError,
+                         hint="read items with d['key'], d.get('key', default), d.items(), "
+                         "d.keys() or d.values()")
+
+    def expr_Dict(self, node: ast.Dict) -> Record:
+        """``{"loss": loss, **metrics}``: a dict known while compiling."""
+        items: dict = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            value = self.expr(value_node)
+            if key_node is None:  # {**other}
+                if not isinstance(value, Record) or value.kind != "dict":
+                    raise self.error(value_node, f"'**{ast.unparse(value_node)}' unpacks "
+                                     "something other than a dict known while compiling")
+                items.update(value.items)
+                continue
+            key = self.expr(key_node)
+            if not isinstance(key, Const) or key.path is not None:
+                raise self.error(key_node, f"the key '{ast.unparse(key_node)}' is known only "
+                                 "when the code runs, but a dict's keys are fixed while compiling",
+                                 hint="use constant keys (strings, numbers, tuples of them)")
+            try:
+                hash(key.value)
+            except TypeError:
+                raise self.error(key_node, f"the key {key.value!r} cannot be a dict key") from None
+            items[key.value] = value
+        return Record("dict", dict, items)
+
+    def dict_call(self, node: ast.Call, args: tuple, kwargs: dict) -> Record:
+        """``dict(a=1, **d)``, ``dict(other)``, ``dict(zip(keys, values))``."""
+        items: dict = {}
+        if len(args) > 1:
+            raise self.error(node, "dict() takes at most one positional argument")
+        if args:
+            source = args[0]
+            if isinstance(source, Record) and source.kind == "dict":
+                items.update(source.items)
+            else:
+                for pair in self.static_items(node, source):
+                    pair = self.static_items(node, pair)
+                    if len(pair) != 2 or not isinstance(pair[0], Const):
+                        raise self.error(node, "dict() of pairs needs (constant key, value) pairs")
+                    items[pair[0].value] = pair[1]
+        items.update(kwargs)
+        return Record("dict", dict, items)
+
+    def static_items(self, node: ast.AST, operand: Operand) -> tuple:
+        """The items of a sequence known while compiling."""
+        if isinstance(operand, Const) and isinstance(operand.value, (tuple, list)):
+            return tuple(Const(v) for v in operand.value)
+        if isinstance(operand, tuple):
+            return operand
+        if isinstance(operand, Record):
+            return self.record_items(operand)
+        raise self.error(node, f"'{ast.unparse(node)}' needs a list, tuple or dict known "
+                         "while compiling")
+
+    @staticmethod
+    def record_items(record: Record) -> tuple:
+        """What iterating a record gives: a dict's keys, a namedtuple's values."""
+        if record.kind == "dict":
+            return tuple(Const(k) for k in record.items)
+        if record.kind == "namedtuple":
+            return tuple(record.items.values())
+        raise TypeError(f"a {record.describe()} cannot be iterated")
+
+    def set_item(self, target: ast.Subscript, value: Operand) -> bool:
+        """``d["k"] = v`` on a dict the function built: the name now holds a new dict.
+        Returns False when the target is not such a dict."""
+        if not isinstance(target.value, ast.Name):
+            return False
+        name = target.value.id
+        current = self.env.get(name)
+        if not isinstance(current, Record):
+            return False
+        if current.caller:
+            raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
+                             f"{current.describe()} '{name}' the caller passed",
+                             hint=f"build a new one: {name} = {{**{name}, 'key': value}} or "
+                             f"{name} = dict({name}); then update that")
+        if current.kind != "dict":
+            raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
+        key = self.index(target.slice)
+        if not isinstance(key, Const) or key.path is not None:
+            raise self.error(target, f"the key of '{ast.unparse(target)}' is known only when "
+                             "the code runs, but a dict's keys are fixed while compiling",
+                             hint="use a constant key")
+        others = [n for n, v in self.env.items() if v is current and n != name]
+        if others:
+            raise self.error(target, f"'{ast.unparse(target)} = ...' changes a dict also named "
+                             f"'{others[0]}', which differentiated code does not follow",
+                             hint=f"copy it first: {name} = dict({name})")
+        self.env[name] = Record("dict", current.type, {**current.items, key.value: value})
+        return True
+
+    def built_structure(self, node: ast.AST, operand: Operand) -> Operand:
+        """A structure the function returns, as one value built by generated code."""
+        if isinstance(operand, tuple):
+            return tuple(self.built_structure(node, item) for item in operand)
+        if not isinstance(operand, Record):
+            return operand
+        if operand.kind == "fields" or operand.caller and operand.kind != "dict":
+            raise self.error(node, f"returning the {operand.describe()} the caller passed "
+                             "is not supported", hint="return the arrays it holds, or a dict")
+        parts = {k: self.built_structure(node, v) for k, v in operand.items.items()}
+        spec = spec_of_operand(Record(operand.kind, operand.type, parts))
+        leaves_ = operand_leaves(Record(operand.kind, operand.type, parts))
+        names = iter(f"a{i}" for i in range(len(leaves_)))
+        template = structure_template(spec, "", names, with_like=False)
+        if needs_like(spec):
+            raise self.error(node, f"returning a {operand.describe()} built in the function "
+                             "is not supported", hint="return a dict, a list or a tuple")
+        return self.builder.emit(structure_ops.structure(template, len(leaves_), False),
+                                 tuple(leaves_), "")
+
+
+__all__ = ["ARRAY", "ARRAY_KINDS", "OPAQUE", "Binder", "NeedsStructure", "Record",
+           "argument_spec", "children", "contains_record", "is_structured", "leaves",
+           "needs_like", "operand_leaves", "spec_of_operand", "structure_template"]

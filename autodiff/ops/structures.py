@@ -1,0 +1,65 @@
+"""Structures of arrays in generated code: reading a leaf out of an argument
+(``params["W1"]``, ``layer.W``) and building a structure (a gradient with its
+argument's keys, a dict of metrics returned beside a loss).
+
+The frontend resolves every key while compiling: generated code reads each
+leaf it needs once, at the top, and builds each structure once, as a literal
+(``{'W1': dparams_W1, 'b1': dparams_b1}``), a namedtuple's ``_replace`` or
+``with_fields`` (a copy of a dataclass or an object with other arrays).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from autodiff.ops.registry import Op
+
+_NOT_DIFFERENTIATED = ("a structure is taken apart while compiling: the gradient of each "
+                       "leaf it holds is the leaf's own")
+
+
+def _stub(params: list[str]):
+    def stub(*operands): ...
+
+    stub.__signature__ = inspect.Signature([
+        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    return stub
+
+
+def _leaf_reader(name: str, template: str) -> Op:
+    op = Op(name, _stub(["whole", "key"]) if "key" in template else _stub(["whole"]),
+            template, fresh=False, floating=None, nondiff_output=False,
+            no_gradient=_NOT_DIFFERENTIATED)
+    op.outside_tables = "built by the frontend for a structured argument, never written as code"
+    return op
+
+
+# ``whole[key]``: an item of a dict, a list or a tuple the caller passed.
+item = _leaf_reader("item", "whole[key]")
+
+
+@functools.cache
+def field(name: str) -> Op:
+    """``whole.name``: a field of a namedtuple, a dataclass or an object."""
+    return _leaf_reader("field", f"whole.{name}")
+
+
+# A structure built from operands: its template names them a0, a1, ... and the
+# argument it copies the kinds of (namedtuples, dataclasses, objects) ``like``.
+_BUILT_HERE = ("a structure returned by the function (a dict of metrics beside the loss) "
+               "is passed through, not differentiated")
+
+
+@functools.cache
+def structure(template: str, count: int, like: bool) -> Op:
+    """The op writing ``template``, a structure of ``count`` operands ``a0, a1, ...``
+    (and ``like``, the argument it takes kinds from, when ``like`` is true)."""
+    params = (["like"] if like else []) + [f"a{i}" for i in range(count)]
+    op = Op("structure", _stub(params), template, diff=tuple(params[like:]),
+            no_gradient=_BUILT_HERE, floating=None)
+    op.outside_tables = "built by the frontend and the transforms, never written as code"
+    return op
+
+
+__all__ = ["field", "item", "structure"]

@@ -1,0 +1,310 @@
+"""Parameters in dicts, lists, tuples, namedtuples and dataclasses: gradients in the
+argument's structure, leaf by leaf, checked against central differences in float64."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+
+Pair = collections.namedtuple("Pair", "W b")
+
+
+@dataclasses.dataclass
+class Layer:
+    W: np.ndarray
+    b: np.ndarray
+    activation: str = "tanh"
+
+
+# ----- the functions differentiated -----
+
+
+def dict_mlp(params, x, t):
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    return np.mean((h @ params["W2"] + params["b2"] - t) ** 2)
+
+
+def list_mlp(layers, x):
+    for W, b in layers[:-1]:
+        x = np.tanh(x @ W + b)
+    W, b = layers[-1]
+    return np.sum((x @ W + b) ** 2)
+
+
+def nested(tree, x):
+    total = 0.0
+    for name, value in tree["weights"].items():
+        total = total + np.sum(np.sin(value * x)) * len(name)
+    scale = tree.get("scale", 1.0)
+    first, *_ = tree["pairs"]
+    return total * scale + np.sum(first.W @ first.b) + tree["pairs"][1].b ** 2
+
+
+def dataclass_layers(layers, x):
+    for layer in layers:
+        z = x @ layer.W + layer.b
+        x = np.tanh(z) if layer.activation == "tanh" else np.maximum(z, 0.0)
+    return np.sum(x ** 2)
+
+
+def optional_bias(params, x):
+    z = x @ params["W"]
+    if params["b"] is not None:
+        z = z + params["b"]
+    return np.sum(np.exp(z)) * params["n"]
+
+
+def _helper(p, x):
+    return np.tanh(x @ p["W"] + p["b"])
+
+
+def built_inside(W, b, x):
+    p = {"W": W, "b": b}
+    q = dict(p, b=b * 2.0)
+    return np.sum(_helper(p, x) * _helper(q, x))
+
+
+def with_metrics(params, x):
+    y = x @ params["W"]
+    loss = np.sum(y ** 2)
+    return loss, {"loss": loss, "norm": np.sum(params["W"] ** 2), "rows": len(y)}
+
+
+def zipped(weights, scales, x):
+    total = 0.0
+    for i, (w, s) in enumerate(zip(weights, scales)):
+        total = total + (i + 1) * s * np.sum(np.cos(w * x))
+    return total
+
+
+# ----- central differences, leaf by leaf -----
+
+
+def _numeric(fn, args, wrt, eps=1e-6):
+    """Central differences of the scalar fn w.r.t. every float leaf of args[wrt]."""
+    leaves, structure = ad.tree.flatten(args[wrt])
+    grads = []
+    for i, leaf in enumerate(leaves):
+        if not (isinstance(leaf, float) or isinstance(leaf, np.ndarray)
+                and leaf.dtype.kind == "f"):
+            grads.append(None)
+            continue
+        base = np.array(leaf, dtype=float)
+        g = np.zeros_like(base)
+        for index in np.ndindex(base.shape):
+            values = []
+            for step in (eps, -eps):
+                moved = base.copy()
+                moved[index] += step
+                new = list(leaves)
+                new[i] = float(moved) if isinstance(leaf, float) else moved
+                call = list(args)
+                call[wrt] = ad.tree.unflatten(structure, new)
+                out = fn(*call)
+                values.append(out[0] if isinstance(out, tuple) else out)
+            g[index] = (values[0] - values[1]) / (2 * eps)
+        grads.append(float(g) if isinstance(leaf, float) else g)
+    return grads
+
+
+def _check(fn, args, wrt=0, **options):
+    grad = ad.grad(fn, wrt=wrt, **options)(*args)
+    if options.get("has_aux"):
+        grad, _ = grad
+    expected = _numeric(fn, args, wrt)
+    pairs = []  # (path, leaf, its gradient), a gradient's None standing for a leaf
+    ad.tree.map(lambda leaf, g: pairs.append((leaf, g)), args[wrt], grad)
+    paths = [path for path, _ in ad.tree.paths(args[wrt], "arg")]
+    assert len(pairs) == len(expected) == len(paths)
+    for path, (leaf, got), want in zip(paths, pairs, expected):
+        assert (got is None) == (want is None), path
+        if want is not None:
+            assert type(got) is type(leaf), path
+            assert np.shape(got) == np.shape(leaf), path
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8, err_msg=path)
+    return grad
+
+
+rng = np.random.default_rng(0)
+
+
+def _normal(*shape):
+    return rng.normal(size=shape)
+
+
+def test_a_dict_of_parameters_gets_a_dict_of_gradients():
+    params = {"W1": _normal(3, 4), "b1": _normal(4), "W2": _normal(4, 2), "b2": _normal(2)}
+    grad = _check(dict_mlp, (params, _normal(5, 3), _normal(5, 2)))
+    assert list(grad) == ["W1", "b1", "W2", "b2"]
+
+
+def test_a_list_of_layer_tuples_of_any_depth():
+    for depth in (1, 2, 4):
+        layers = [(_normal(3, 3) / 2, _normal(3)) for _ in range(depth - 1)]
+        layers.append((_normal(3, 2), 0.5))  # a float bias: a float gradient
+        grad = _check(list_mlp, (layers, _normal(4, 3)))
+        assert type(grad) is list and all(type(layer) is tuple for layer in grad)
+
+
+def test_nested_dicts_namedtuples_and_floats():
+    tree = {"weights": {"ab": _normal(3), "c": _normal(3)}, "scale": 1.5,
+            "pairs": [Pair(_normal(2, 2), _normal(2)), Pair(None, 0.7)]}
+    grad = _check(nested, (tree, _normal(3)))
+    assert type(grad["pairs"][0]) is Pair and grad["pairs"][1].W is None
+
+
+def test_a_missing_optional_key_takes_the_default():
+    tree = {"weights": {"w": _normal(2)}, "pairs": [Pair(_normal(2, 2), _normal(2)),
+                                                    Pair(None, 0.3)]}
+    _check(nested, (tree, _normal(2)))
+
+
+def test_dataclasses_with_a_static_setting_compile_per_setting():
+    layers = [Layer(_normal(3, 3), _normal(3)), Layer(_normal(3, 2), _normal(2), "relu")]
+    grad = _check(dataclass_layers, (layers, _normal(4, 3)))
+    assert type(grad[0]) is Layer and grad[1].activation is None
+    relu_only = [Layer(layer.W, layer.b, "relu") for layer in layers]
+    _check(dataclass_layers, (relu_only, _normal(4, 3)))
+
+
+def test_none_leaves_and_int_settings_pass_no_gradient():
+    params = {"W": _normal(3, 2), "b": None, "n": 3}
+    grad = _check(optional_bias, (params, _normal(4, 3)))
+    assert grad["b"] is None and grad["n"] is None
+    with_bias = {"W": _normal(3, 2), "b": _normal(2), "n": 2}
+    grad = _check(optional_bias, (with_bias, _normal(4, 3)))
+    assert grad["b"].shape == (2,)
+
+
+def test_dicts_built_inside_and_passed_to_helpers():
+    for wrt in (0, 1, (0, 1)):
+        args = (_normal(3, 2), _normal(2), _normal(4, 3))
+        grad = ad.grad(built_inside, wrt=wrt)(*args)
+        expected = [ad.numeric_grad(built_inside, *args, wrt=w)
+                    for w in (wrt if isinstance(wrt, tuple) else (wrt,))]
+        for got, want in zip(grad if isinstance(wrt, tuple) else (grad,), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_has_aux_returns_a_dict_of_metrics():
+    params = {"W": _normal(3, 2)}
+    x = _normal(4, 3)
+    grad = _check(with_metrics, (params, x), has_aux=True)
+    _, aux = ad.grad(with_metrics, has_aux=True)(params, x)
+    assert set(aux) == {"loss", "norm", "rows"} and aux["rows"] == 4
+    np.testing.assert_allclose(aux["norm"], np.sum(params["W"] ** 2))
+    (loss, metrics), grad_again = ad.value_and_grad(with_metrics, has_aux=True)(params, x)
+    np.testing.assert_allclose(loss, metrics["loss"])
+    np.testing.assert_allclose(grad_again["W"], grad["W"])
+
+
+def test_zip_and_enumerate_over_lists():
+    weights, scales, x = [_normal(3), _normal(3)], [0.5, 2.0], _normal(3)
+    _check(zipped, (weights, scales, x), wrt=0)
+    _check(zipped, (weights, scales, x), wrt=1)
+    both = ad.grad(zipped, wrt=(0, 1))(weights, scales, x)
+    assert type(both) is tuple and type(both[0]) is list and type(both[1][0]) is float
+
+
+def test_a_structure_and_an_array_together_and_by_name():
+    params = {"W1": _normal(3, 4), "b1": _normal(4), "W2": _normal(4, 2), "b2": _normal(2)}
+    x, t = _normal(5, 3), _normal(5, 2)
+    dparams, dx = ad.grad(dict_mlp, wrt=("params", "x"))(params, x, t)
+    np.testing.assert_allclose(dx, ad.numeric_grad(dict_mlp, params, x, t, wrt=1),
+                               rtol=1e-6, atol=1e-8)
+    value, by_name = ad.value_and_grad(dict_mlp, wrt="params")(params, x, t)
+    np.testing.assert_allclose(value, dict_mlp(params, x, t))
+    for key in params:
+        np.testing.assert_allclose(by_name[key], dparams[key])
+
+
+def test_jit_specialises_per_structure_and_shape():
+    params = {"W1": _normal(3, 4), "b1": _normal(4), "W2": _normal(4, 2), "b2": _normal(2)}
+    x, t = _normal(5, 3), _normal(5, 2)
+    general = ad.grad(dict_mlp)(params, x, t)
+    fast = ad.grad(dict_mlp, jit=True)
+    for key, value in fast(params, x, t).items():
+        np.testing.assert_allclose(value, general[key], rtol=1e-12)
+    smaller = {"W1": _normal(3, 2), "b1": _normal(2), "W2": _normal(2, 2), "b2": 0.5}
+    for key, value in fast(smaller, x, t).items():
+        np.testing.assert_allclose(value, ad.grad(dict_mlp)(smaller, x, t)[key], rtol=1e-12)
+
+
+def test_the_generated_code_reads_leaves_once_and_builds_the_gradient_once():
+    params = {"W1": _normal(3, 4), "b1": _normal(4), "W2": _normal(4, 2), "b2": _normal(2)}
+    grad = ad.grad(dict_mlp)
+    source = grad.source_for(params, _normal(5, 3), _normal(5, 2))
+    for key in params:
+        assert source.count(f"params['{key}']") == 1
+        assert f"params_{key} = params['{key}']" in source
+    assert ("dparams = {'W1': dparams_W1, 'b1': dparams_b1, 'W2': dparams_W2, 'b2':"
+            in source)
+    assert "by_structure" not in source and "compiled for the structure" in grad.source
+
+
+def test_a_function_reading_arrays_takes_structures_too():
+    def total(xs):
+        return np.sum(xs[0] * xs[1])
+
+    grad = ad.grad(total)
+    a, b = _normal(3), _normal(3)
+    np.testing.assert_allclose(grad(np.stack([a, b])), np.stack([b, a]))
+    both = grad((a, b))
+    assert type(both) is tuple
+    np.testing.assert_allclose(both[0], b)
+    np.testing.assert_allclose(both[1], a)
+    assert "by_structure" in grad.source  # handed over by its first lines
+
+
+def test_mutating_the_callers_structure_is_refused():
+    def sets(params):
+        params["W"] = params["W"] * 2.0
+        return np.sum(params["W"])
+
+    def appends(layers):
+        layers.append(layers[0])
+        return np.sum(layers[0])
+
+    with pytest.raises(ad.UnsupportedSyntaxError, match="'params' the caller passed") as info:
+        ad.grad(sets)({"W": np.ones(2)})
+    assert info.value.lineno is not None and "dict(params)" in info.value.hint
+    with pytest.raises(ad.UnsupportedSyntaxError, match="change the caller's list"):
+        ad.grad(appends)([np.ones(2)])
+
+
+def test_keys_must_be_known_while_compiling():
+    def by_value(params, x):
+        key = "W" if np.sum(x) > 0 else "b"
+        return np.sum(params[key] * x)
+
+    def missing(params):
+        return np.sum(params["V"])
+
+    with pytest.raises(ad.UnsupportedSyntaxError, match="known only when the code runs"):
+        ad.grad(by_value)({"W": np.ones(2), "b": np.ones(2)}, np.ones(2))
+    with pytest.raises(ad.tree.StructureError, match="no key 'V' .its keys: 'W'"):
+        ad.grad(missing)({"W": np.ones(2)})
+
+
+def test_a_dict_where_an_array_is_needed_is_named():
+    def whole(params):
+        return np.sum(params)
+
+    with pytest.raises(ad.UnsupportedSyntaxError, match="passes a dict where autodiff needs "
+                       "an array") as info:
+        ad.grad(whole)({"W": np.ones(2)})
+    assert "params['W']" in info.value.hint
+
+
+def test_differentiating_a_string_or_none_argument_is_refused():
+    def scaled(x, mode):
+        return np.sum(x) * (2.0 if mode == "double" else 1.0)
+
+    assert ad.grad(scaled)(np.ones(2), "double").tolist() == [2.0, 2.0]
+    with pytest.raises(ad.ArgumentKindError, match="'mode', a str"):
+        ad.grad(scaled, wrt=1)(np.ones(2), "double")
