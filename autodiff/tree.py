@@ -138,6 +138,17 @@ def _shell(tree: Any, kind: str, keys: tuple, children: tuple = ()) -> Structure
     return Structure(type(tree), kind, keys, children, extra)
 
 
+def items(tree: Any) -> list[tuple[Any, Any]] | None:
+    """``(key, child)`` for each child of a structure (dict keys, positions, field
+    names); None for a leaf, ``[]`` for None."""
+    kind = _kind_of(tree)
+    if kind == "leaf":
+        return None
+    if kind == "none":
+        return []
+    return list(zip(*_children(tree, kind)))
+
+
 def leaves(tree: Any) -> list:
     """The leaves of ``tree``, in order."""
     return [leaf for _, leaf in _walk(tree, "")]
@@ -238,5 +249,5 @@ def _mismatch(path: str, position: int, what: str):
         "has its parameters' keys)")
 
 
-__all__ = ["LEAF", "Structure", "StructureError", "flatten", "leaves", "map", "paths",
+__all__ = ["LEAF", "Structure", "StructureError", "flatten", "items", "leaves", "map", "paths",
            "structure", "unflatten"]

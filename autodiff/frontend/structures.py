@@ -93,6 +93,11 @@ def is_structured(spec: tuple) -> bool:
     return spec is not ARRAY and spec != ARRAY
 
 
+def is_container(spec: tuple) -> bool:
+    """Whether the spec is of a dict, list, tuple, namedtuple or dataclass."""
+    return spec[0] in ("dict", "list", "tuple", "namedtuple", "fields")
+
+
 def children(spec: tuple) -> tuple[tuple, ...]:
     """The keys (dict keys, positions or field names) of a structure spec."""
     kind = spec[0]
@@ -435,5 +440,5 @@ class StructuresMixin:
 
 
 __all__ = ["ARRAY", "ARRAY_KINDS", "OPAQUE", "Binder", "NeedsStructure", "Record",
-           "argument_spec", "children", "contains_record", "is_structured", "leaves",
+           "argument_spec", "children", "contains_record", "is_container", "is_structured", "leaves",
            "needs_like", "operand_leaves", "spec_of_operand", "structure_template"]

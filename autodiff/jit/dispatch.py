@@ -25,7 +25,8 @@ from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
 from autodiff.codegen.derivative import compiling, finish
 from autodiff.codegen.python import function_name
-from autodiff.errors import raised_at_call
+from autodiff.errors import ArgumentKindError, raised_at_call
+from autodiff.frontend.structures import argument_spec, is_container, is_structured
 from autodiff.graph.ir import Region, walk
 from autodiff.graph.scopes import Scope
 from autodiff.jit.infer import of_argument, signature_key
@@ -91,18 +92,32 @@ class Specialized:
             return self._compile_now(values)
 
     def _compile_now(self, values: dict) -> Callable:
-        graph = getattr(self.general, "graph", None)
+        general = self.general
+        by_structure = getattr(general, "by_structure", None)
+        specs = [argument_spec(v) for v in values.values()]
+        containers = any(is_container(spec) for spec in specs)
+        if by_structure is not None and (containers or getattr(general, "graph", None) is None
+                                         and any(map(is_structured, specs))):
+            if self.backend == "numba" and containers:
+                raise ArgumentKindError(
+                    f"jit='numba' compiles {general.__name__} for arrays and numbers, and "
+                    "this call passes a structure (a dict, a list, a tuple or a dataclass)",
+                    hint="use jit=True, which specialises the "
+                    "derivative to the structure and the shapes of each call")
+            args, kwargs = self._split(values)  # the derivative for this structure
+            general = by_structure.derivative_for(tuple(args), kwargs)
+        graph = getattr(general, "graph", None)
         if graph is None:  # assembled from several products (forward over a loop): as is
-            return self.general
+            return general
         graph, _ = graph.copy()
         arguments = [of_argument(values.get(p.hint)) for p in graph.params]
         specialize(graph, arguments, backend=self.backend, optimize=self.optimize,
-                   variables=self.variables.abstract())
+                   variables=_variables_read(general).abstract())
         if self.backend == "numba":
             args, kwargs = self._split(values)
-            return compile_numba(graph, self.general, args, kwargs)
-        return finish(graph, self.general.original, self.general.original_graph,
-                       self.general.where, getattr(self.general, "check_finite", False))
+            return compile_numba(graph, general, args, kwargs)
+        return finish(graph, general.original, general.original_graph,
+                      general.where, getattr(general, "check_finite", False))
 
     def _split(self, values: dict) -> tuple[tuple, dict]:
         args, kwargs = [], {}

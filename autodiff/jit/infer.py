@@ -32,11 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from autodiff import tree
+from autodiff.frontend.structures import argument_spec, is_container
 from autodiff.graph.ir import Const, Graph, Operand, Region, SliceSpec, Value, operand_values
 from autodiff.ops import registry, runtime
 from autodiff.ops.control import tape_new, tape_pop, tape_push
 from autodiff.ops.control import variable as variable_op
 from autodiff.ops.shape import getitem as getitem_op
+from autodiff.ops.structures import part_read
 
 # ----- abstract values -----
 
@@ -65,7 +68,18 @@ class Spec:
     dtype: np.dtype
 
 
-Abstract = Known | Spec | None
+@dataclass(frozen=True)
+class Parts:
+    """A structure passed as an argument (a dict, a list, a dataclass of arrays): what is
+    known of each part, by key; the generated code reads the parts."""
+
+    items: tuple  # ((key, Abstract), ...)
+
+    def part(self, key: Any) -> Abstract:
+        return next((abstract for k, abstract in self.items if _equal(k, key)), None)
+
+
+Abstract = Known | Spec | Parts | None
 
 # Values small and immutable enough to write into generated code as constants.
 _IMMUTABLE = (bool, int, float, complex, str, type(None), np.dtype, slice)
@@ -91,11 +105,15 @@ def of_argument(value: Any) -> Abstract:
     string) are exact, numbers and arrays by type, shape and dtype."""
     if value is None or issubclass(type(value), (bool, str)):
         return Known(value)
-    return describe(value)
+    spec = describe(value)
+    if spec is None and is_container(argument_spec(value)):
+        return Parts(tuple((key, of_argument(child)) for key, child in tree.items(value)))
+    return spec
 
 
 def signature_key(value: Any) -> Any:
-    """The part of an argument that a specialisation depends on (a cache key)."""
+    """The part of an argument that a specialisation depends on (a cache key): of a
+    structure, its structure with its settings (see ``argument_spec``) and its leaves'."""
     kind = type(value)
     if kind is np.ndarray:
         return (kind, value.shape, value.dtype.str)
@@ -103,7 +121,12 @@ def signature_key(value: Any) -> Any:
         return (kind, value)
     if issubclass(kind, np.generic):
         return (kind, value.dtype.str)
-    return kind
+    if issubclass(kind, (int, float, complex)):
+        return kind
+    spec = argument_spec(value)
+    if is_container(spec):
+        return (spec, tuple(signature_key(leaf) for leaf in tree.leaves(value)))
+    return spec if spec[0] == "static" else kind
 
 
 def is_small(known: Abstract) -> bool:
@@ -122,6 +145,8 @@ def join(a: Abstract, b: Abstract) -> Abstract:
         return None
     if a == b:
         return a
+    if isinstance(a, Parts) or isinstance(b, Parts):
+        return None
     spec_a = a if isinstance(a, Spec) else describe(a.value)
     spec_b = b if isinstance(b, Spec) else describe(b.value)
     if spec_a is None or spec_b is None or (spec_a.shape, spec_a.dtype) != (
@@ -194,7 +219,7 @@ class _Operands:
     def value(self, operand: Operand, in_slice: bool = False) -> Any:
         if isinstance(operand, Value):
             abstract = self.env.get(operand)
-            if abstract is None or isinstance(abstract, _Tape):
+            if abstract is None or isinstance(abstract, (_Tape, Parts)):
                 self.unknown = True
                 return None
             if isinstance(abstract, Known):
@@ -305,6 +330,10 @@ def _block(nodes: list, env: dict) -> None:
             env[node.out] = tape.pushed if isinstance(tape, _Tape) else None
         elif node.op is variable_op:
             env[node.out] = env[_VARIABLES].get((node.args[0].value, node.args[1].value))
+        elif part_read(node) is not None:
+            whole, key = part_read(node)
+            parts = env.get(whole)
+            env[node.out] = parts.part(key) if isinstance(parts, Parts) else None
         else:
             env[node.out] = _evaluate(node, env)
 

@@ -42,7 +42,17 @@ item = _leaf_reader("item", "whole[key]")
 @functools.cache
 def field(name: str) -> Op:
     """``whole.name``: a field of a namedtuple, a dataclass or an object."""
-    return _leaf_reader("field", f"whole.{name}")
+    op = _leaf_reader("field", f"whole.{name}")
+    op.field_name = name
+    return op
+
+
+def part_read(node) -> tuple | None:
+    """``(whole, key)`` when ``node`` reads one part of a structure; else None."""
+    if node.op is item:
+        return node.args[0], node.args[1].value
+    name = getattr(node.op, "field_name", None)
+    return (node.args[0], name) if name is not None else None
 
 
 # A structure built from operands: its template names them a0, a1, ... and the
@@ -62,4 +72,4 @@ def structure(template: str, count: int, like: bool) -> Op:
     return op
 
 
-__all__ = ["field", "item", "structure"]
+__all__ = ["field", "item", "part_read", "structure"]
