@@ -21,8 +21,10 @@ array([2., 4.])
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 
+from autodiff.derivatives.bound import BoundDerivative, shifted_wrt, unbound
 from autodiff.derivatives.build import build_jvp
 from autodiff.derivatives.cache import cached, jvp_of, vjp_of
 from autodiff.derivatives.jacobian import Jacobian, grad_of
@@ -37,6 +39,8 @@ def _transform(fn: Callable) -> Callable:
     runs while compiling; its errors end the traceback at the user's call. It takes
     JAX's ``argnums=`` for ``wrt=``."""
 
+    default_wrt = inspect.signature(fn).parameters["wrt"].default
+
     @functools.wraps(fn)
     def transform(*args, **options):
         if "argnums" in options:
@@ -44,6 +48,12 @@ def _transform(fn: Callable) -> Callable:
                 raise WrtError(f"{fn.__name__} takes wrt= or argnums= (its JAX name), "
                                "not both", hint=f"{fn.__name__}(f, wrt=...)")
             options["wrt"] = options.pop("argnums")
+        bound = unbound(args[0]) if args else None
+        if bound is not None:  # a bound method or a partial: its function's derivative
+            function, leading, keywords, self_name = bound
+            options["wrt"] = shifted_wrt(options.get("wrt", default_wrt), len(leading),
+                                         self_name)
+            return BoundDerivative(fn(function, *args[1:], **options), leading, keywords)
         return fn(*args, **options)
 
     transform = raised_at_call(transform)

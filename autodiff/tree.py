@@ -1,5 +1,6 @@
-"""Structures of arrays ("trees"): dicts, lists, tuples, namedtuples and dataclasses,
-nested to any depth, whose leaves are arrays, numbers or any other object.
+"""Structures of arrays ("trees"): dicts, lists, tuples, namedtuples, dataclasses and
+objects of the user's own classes (their attributes), nested to any depth, whose
+leaves are arrays, numbers or any other object.
 
 An optimiser step over a dict of parameters and its gradient, in one line:
 
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from autodiff.errors import AutodiffError
+from autodiff.user_code import is_user_class
 
 
 class StructureError(AutodiffError, ValueError):
@@ -37,16 +39,20 @@ class StructureError(AutodiffError, ValueError):
 
 
 def _kind_of(tree: Any) -> str:
+    # type(), not isinstance: isinstance reads __class__, which loads a lazy proxy.
+    kind = type(tree)
     if tree is None:
         return "none"
-    if isinstance(tree, dict):
+    if issubclass(kind, dict):
         return "dict"
-    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):
         return "namedtuple"
-    if isinstance(tree, (list, tuple)):
+    if issubclass(kind, (list, tuple)):
         return "sequence"
-    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+    if dataclasses.is_dataclass(kind) and not issubclass(kind, type):
         return "dataclass"
+    if getattr(kind, "__dictoffset__", 0) and is_user_class(kind):
+        return "object"
     return "leaf"
 
 
@@ -59,6 +65,9 @@ def _children(tree: Any, kind: str) -> tuple[tuple, tuple]:
         return names, tuple(getattr(tree, name) for name in names)
     if kind == "namedtuple":
         return tuple(type(tree)._fields), tuple(tree)
+    if kind == "object":
+        attributes = object.__getattribute__(tree, "__dict__")
+        return tuple(attributes), tuple(attributes.values())
     return tuple(range(len(tree))), tuple(tree)
 
 
@@ -110,6 +119,10 @@ class Structure:
             return self.type(*children)
         if self.kind == "sequence":
             return self.type(children)
+        if self.kind == "object":  # a copy, its __init__ not run
+            made = object.__new__(self.type)
+            made.__dict__.update(zip(self.keys, children))
+            return made
         if self.kind == "dataclass":
             made = object.__new__(self.type)
             for name, child in zip(self.keys, children):
@@ -194,7 +207,7 @@ def _walk(tree: Any, path: str) -> Iterator[tuple[str, Any]]:
         return
     keys, children = _children(tree, kind)
     for key, child in zip(keys, children):
-        step = f".{key}" if kind in ("dataclass", "namedtuple") else f"[{key!r}]"
+        step = f".{key}" if kind in ("dataclass", "namedtuple", "object") else f"[{key!r}]"
         yield from _walk(child, path + step)
 
 
@@ -235,7 +248,7 @@ def _map(fn: Callable, tree: Any, rest: tuple, path: str) -> Any:
             columns.append(other_children)
         else:
             _mismatch(path, position, f"keys {list(other_keys)}, not {list(keys)}")
-    step = "." if kind in ("dataclass", "namedtuple") else ""
+    step = "." if kind in ("dataclass", "namedtuple", "object") else ""
     mapped = [_map(fn, child, tuple(column[i] for column in columns),
                    path + (f"{step}{key}" if step else f"[{key!r}]"))
               for i, (key, child) in enumerate(zip(keys, children))]

@@ -103,3 +103,27 @@ def test_unflatten_with_the_wrong_number_of_leaves():
     structure = ad.tree.structure({"a": 1.0, "b": [2.0, 3.0]})
     with pytest.raises(ad.tree.StructureError, match="2 leaves cannot fill a structure of 3"):
         ad.tree.unflatten(structure, [1.0, 2.0])
+
+
+class Model:
+    """An object of a class of the user's: a structure of its attributes."""
+
+    def __init__(self):
+        self.W = np.ones((2, 2))
+        self.layers = [np.zeros(2), None]
+        self.name = "m"
+
+
+def test_objects_of_the_users_classes_are_structures_of_their_attributes():
+    model = Model()
+    leaves, structure = ad.tree.flatten(model)
+    assert len(leaves) == 3 and leaves[2] == "m"
+    again = ad.tree.unflatten(structure, leaves)
+    assert type(again) is Model and again is not model and again.layers[1] is None
+    assert [path for path, _ in ad.tree.paths(model, "model")] == [
+        "model.W", "model.layers[0]", "model.name"]
+    grads = ad.tree.map(lambda leaf: None if isinstance(leaf, str) else leaf * 0 + 1, model)
+    stepped = ad.tree.map(lambda p, g: p if g is None else p - 0.5 * g, model, grads)
+    assert type(stepped) is Model and stepped.name == "m"
+    np.testing.assert_array_equal(stepped.W, np.full((2, 2), 0.5))
+    assert ad.tree.leaves(np.random.default_rng(0)) != []  # a library's object: one leaf

@@ -19,11 +19,13 @@ import operator
 import os
 import types
 
+import numpy as np
+
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.scan import is_list_append
-from autodiff.frontend.source import FunctionSource, is_library_code
+from autodiff.frontend.source import FunctionSource
 from autodiff.frontend.statements import (
     FALSE,
     RESULT,
@@ -44,6 +46,7 @@ from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
 from autodiff.ops.calls import call_op
+from autodiff.user_code import is_library_code
 
 # Python's operators as the functions of ``operator`` they call; the op each is an
 # alias of (``operator.add`` of ``add``) is the op the syntax becomes.
@@ -236,8 +239,16 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
                 self.assign(stmt.target, self.expr(stmt.value))
         elif isinstance(stmt, ast.AugAssign):
             if isinstance(stmt.target, ast.Subscript):
+                if isinstance(stmt.target.value, ast.Name) and isinstance(
+                        self.env.get(stmt.target.value.id), Record):  # d["k"] += v
+                    value = self.binary(stmt, stmt.op, self.expr(stmt.target),
+                                        self.expr(stmt.value))
+                    self.set_item(stmt.target, value)
+                    return
                 self.update_element(stmt)
                 return
+            if isinstance(stmt.target, ast.Attribute):
+                self.refuse_setting_a_field(stmt.target)
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
                                  " is not supported", hint=_INPLACE_HINT)
@@ -308,6 +319,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
             if not self.set_item(target, value):
                 self.assign_element(target, value)
         else:
+            if isinstance(target, ast.Attribute):
+                self.refuse_setting_a_field(target)
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
                              hint=_INPLACE_HINT)
 
@@ -469,7 +482,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         if isinstance(base, Value):
             op = registry.attribute_op(node.attr)
             if op is None:
-                self.read_as_structure(node, base, "an object")
+                if not hasattr(np.ndarray, node.attr):
+                    self.read_as_structure(node, base, "an object")
                 raise self.error(node, f"the attribute '.{node.attr}' is not supported",
                                  kind=UnknownFunctionError)
             return self.emit(node, op.name, op.bind((base,), {}))
@@ -562,8 +576,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         if receiver is not None:
             binding = registry.method_binding(func.attr)
             if binding is None:
-                if func.attr in DICT_METHODS:
-                    self.read_as_structure(node, receiver, "a dict")
+                if func.attr in DICT_METHODS or not hasattr(np.ndarray, func.attr):
+                    self.read_as_structure(node, receiver, "a dict or an object")
                 raise self.error(node, f"the method '.{func.attr}()' is not supported",
                                  hint=f"call the NumPy function (np.{func.attr}(x, ...)) if "
                                  "autodiff knows it, or compute it from supported operations",

@@ -13,37 +13,12 @@ import ast
 import functools
 import inspect
 import linecache
-import os
-import site
 import sys
-import sysconfig
 import textwrap
 import types
 from dataclasses import dataclass
 
 from autodiff.errors import SourceUnavailableError, UnsupportedSyntaxError
-
-
-def is_library_code(fn: types.FunctionType, caller_file: str) -> bool:
-    """Whether ``fn`` is code of an installed library or of Python itself (never compiled
-    by autodiff: its own text is not the user's to differentiate), rather than the
-    user's. A function of the caller's own file is the user's wherever that file is."""
-    filename = fn.__code__.co_filename
-    if filename == caller_file or filename.startswith("<"):  # exec'd text, notebook cells
-        return False
-    return os.path.realpath(filename).startswith(_library_folders())
-
-
-@functools.cache
-def _library_folders() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    folders = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")
-               if key in paths}
-    folders.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
-    if site.ENABLE_USER_SITE and site.getusersitepackages():
-        folders.add(site.getusersitepackages())
-    folders.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # autodiff's own
-    return tuple(os.path.join(os.path.realpath(folder), "") for folder in folders)
 
 
 @dataclass

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import inspect
 import types
 from collections.abc import Iterator
 
@@ -36,6 +37,7 @@ from autodiff.errors import UnsupportedSyntaxError
 from autodiff.graph.ir import Const, Operand, Value
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
+from autodiff.user_code import is_user_class
 
 ARRAY = ("array",)
 OPAQUE = ("opaque",)
@@ -83,6 +85,12 @@ def _other_spec(value, kind: type, top: bool) -> tuple:
         names = tuple(f.name for f in dataclasses.fields(kind))
         return ("fields", kind, names,
                 tuple(argument_spec(getattr(value, n), False) for n in names))
+    if is_user_class(kind) and hasattr(kind, "__dict__") and "__dict__" in dir(kind):
+        # an object of the user's class: a structure of its own attributes
+        attributes = object.__getattribute__(value, "__dict__")
+        names = tuple(attributes)
+        return ("fields", kind, names,
+                tuple(argument_spec(attributes[n], False) for n in names))
     if callable(value):
         return ("static", value)
     return OPAQUE
@@ -160,6 +168,22 @@ def contains_record(operand) -> bool:
     if isinstance(operand, Record):
         return True
     return isinstance(operand, tuple) and any(contains_record(o) for o in operand)
+
+
+def _class_attribute(kind: type, name: str):
+    """What ``name`` is on the class ``kind`` (a function, a property, a constant), read
+    without running any code of the class; None when it has none."""
+    try:
+        return inspect.getattr_static(kind, name)
+    except AttributeError:
+        return None
+
+
+def _writable(value) -> bool:
+    """Whether a class attribute is a constant generated code can write (``eps = 1e-8``)."""
+    if isinstance(value, tuple):
+        return all(_writable(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str))
 
 
 class NeedsStructure(UnsupportedSyntaxError):
@@ -289,9 +313,19 @@ class StructuresMixin:
                          f"{key.value!r} (its keys: {known})", kind=StructureError)
 
     def field_of(self, node: ast.Attribute, base: Record) -> Operand:
-        """``layer.W`` of a namedtuple or a dataclass."""
+        """``layer.W`` of a namedtuple, a dataclass or an object; ``self.scale`` of a
+        ``@property`` (its getter, compiled) or of a class attribute."""
         if base.kind != "dict" and node.attr in base.items:
             return base.items[node.attr]
+        if base.kind != "dict":
+            found = _class_attribute(base.type, node.attr)
+            if isinstance(found, property) and found.fget is not None:
+                return self.call_function(node, found.fget, (base,), {})
+            if found is not None and not callable(found) and not isinstance(
+                    found, (property, staticmethod, classmethod)):
+                literal = Const(found)
+                if _writable(found):
+                    return literal
         raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no "
                          f"field '{node.attr}' that autodiff can read", kind=StructureError,
                          hint=f"its fields: {', '.join(map(str, base.items))}" if (
@@ -317,6 +351,12 @@ class StructuresMixin:
                 return self.item_of(node, base, key)  # (words the error)
             if name == "copy" and not args:
                 return Record(base.kind, base.type, dict(items))
+        if base.kind == "fields":  # a method of a dataclass or an object: compiled
+            found = _class_attribute(base.type, name)
+            if isinstance(found, staticmethod):
+                return self.call_function(node, found.__func__, args, kwargs)
+            if isinstance(found, types.FunctionType):
+                return self.call_function(node, found, (base, *args), kwargs)
         if base.kind == "namedtuple" and name == "_replace" and not args:
             unknown = set(kwargs) - set(items)
             if unknown:
@@ -361,6 +401,7 @@ class StructuresMixin:
             if isinstance(source, Record) and source.kind == "dict":
                 items.update(source.items)
             else:
+                self.read_as_structure(node, source, "a dict")
                 for pair in self.static_items(node, source):
                     pair = self.static_items(node, pair)
                     if len(pair) != 2 or not isinstance(pair[0], Const):
@@ -417,6 +458,19 @@ class StructuresMixin:
                              hint=f"copy it first: {name} = dict({name})")
         self.env[name] = Record("dict", current.type, {**current.items, key.value: value})
         return True
+
+    def refuse_setting_a_field(self, target: ast.Attribute) -> None:
+        """``self.W = ...`` or ``self.W += ...`` on an object or a dataclass the caller
+        passed: the derivative never changes its arguments."""
+        base = self.expr(target.value)
+        self.read_as_structure(target, base, "an object")
+        if isinstance(base, Record):
+            whole = ast.unparse(target.value)
+            raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
+                             f"{base.describe()} '{whole}' the caller passed",
+                             hint=f"compute the new value in a name of its own "
+                             f"({target.attr} = ...) and return it, or update "
+                             f"'{whole}' outside the differentiated function")
 
     def built_structure(self, node: ast.AST, operand: Operand) -> Operand:
         """A structure the function returns, as one value built by generated code."""

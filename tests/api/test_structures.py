@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -19,6 +20,32 @@ class Layer:
     W: np.ndarray
     b: np.ndarray
     activation: str = "tanh"
+
+
+class Model:
+    """A model object: its arrays are attributes, its loss a method calling others."""
+
+    eps = 1e-3
+
+    def __init__(self, sizes, seed=0):
+        generator = np.random.default_rng(seed)
+        self.layers = [Layer(generator.normal(size=(m, n)) / np.sqrt(m), np.zeros(n))
+                       for m, n in zip(sizes[:-1], sizes[1:])]
+        self.scale = 1.5
+        self.name = "mlp"
+
+    @property
+    def penalty(self):
+        return self.eps * sum(np.sum(layer.W ** 2) for layer in self.layers)
+
+    def predict(self, x):
+        for layer in self.layers[:-1]:
+            x = np.tanh(x @ layer.W + layer.b)
+        last = self.layers[-1]
+        return self.scale * (x @ last.W + last.b)
+
+    def loss(self, x, t):
+        return np.mean((self.predict(x) - t) ** 2) + self.penalty
 
 
 # ----- the functions differentiated -----
@@ -308,3 +335,45 @@ def test_differentiating_a_string_or_none_argument_is_refused():
     assert ad.grad(scaled)(np.ones(2), "double").tolist() == [2.0, 2.0]
     with pytest.raises(ad.ArgumentKindError, match="'mode', a str"):
         ad.grad(scaled, wrt=1)(np.ones(2), "double")
+
+
+def test_a_model_object_gets_a_copy_of_itself_holding_gradients():
+    model = Model((3, 4, 2))
+    x, t = _normal(5, 3), _normal(5, 2)
+    grad = _check(Model.loss, (model, x, t))
+    assert type(grad) is Model and grad is not model
+    assert type(grad.layers[0]) is Layer and grad.name is None
+    assert grad.layers[0].W.shape == (3, 4)
+    source = ad.grad(Model.loss).source_for(model, x, t)
+    assert "(in Model.predict)" in source and "with_fields(self, " in source
+
+
+def test_a_bound_method_differentiates_its_own_parameters_or_self():
+    model = Model((3, 2))
+    x, t = _normal(4, 3), _normal(4, 2)
+    np.testing.assert_allclose(ad.grad(model.loss)(x, t),
+                               ad.numeric_grad(Model.loss, model, x, t, wrt=1), rtol=1e-6)
+    by_self = ad.grad(model.loss, wrt="self")(x, t)
+    expected = ad.grad(Model.loss)(model, x, t)
+    np.testing.assert_allclose(by_self.layers[0].W, expected.layers[0].W)
+    model.layers[0].W = model.layers[0].W * 2.0  # read when called: the arrays it holds now
+    np.testing.assert_allclose(ad.grad(model.loss, wrt="self")(x, t).layers[0].W,
+                               ad.grad(Model.loss)(model, x, t).layers[0].W)
+    partial = ad.grad(functools.partial(dict_mlp, {"W1": _normal(3, 2), "b1": _normal(2),
+                                                   "W2": _normal(2, 2), "b2": 0.1}))
+    assert partial(x, t).shape == (4, 3)
+
+
+def test_changing_the_object_the_caller_passed_is_refused():
+    class Step:
+        def __init__(self):
+            self.W = np.ones(2)
+
+        def update(self, x):
+            self.W += x
+            return np.sum(self.W)
+
+    with pytest.raises(ad.UnsupportedSyntaxError, match="would change the Step object "
+                       "'self' the caller passed") as info:
+        ad.grad(Step.update)(Step(), np.ones(2))
+    assert "self.W += x" in str(info.value)
