@@ -82,6 +82,41 @@ def mlp_args(
     return make
 
 
+# ----- the same network, its parameters in a dict -----
+
+
+def mlp_dict_loss(params, x, t):
+    """mlp_loss with its parameters passed as one dict."""
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    y = h @ params["W2"] + params["b2"]
+    return np.mean((y - t) ** 2)
+
+
+def mlp_dict_loss_hand_grad(
+    params: dict[str, np.ndarray], x: np.ndarray, t: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The gradient of mlp_dict_loss with respect to params, as a dict with its keys."""
+    W1, b1, W2, b2 = params["W1"], params["b1"], params["W2"], params["b2"]
+    h = np.tanh(x @ W1 + b1)
+    residual = h @ W2 + b2 - t
+    d_y = (2.0 / residual.size) * residual
+    d_pre = (d_y @ W2.T) * (1.0 - h * h)
+    return {"W1": x.T @ d_pre, "b1": d_pre.sum(axis=0), "W2": h.T @ d_y, "b2": d_y.sum(axis=0)}
+
+
+def mlp_dict_args(
+    batch: int, n_in: int, n_hidden: int, n_out: int
+) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]]:
+    """The inputs of mlp_args (the same numbers), the four parameters in a dict."""
+    positional = mlp_args(batch, n_in, n_hidden, n_out)
+
+    def make() -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        W1, b1, W2, b2, x, t = positional()
+        return {"W1": W1, "b1": b1, "W2": W2, "b2": b2}, x, t
+
+    return make
+
+
 # ----- softmax cross-entropy on logits, integer labels -----
 
 

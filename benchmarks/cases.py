@@ -9,7 +9,10 @@ The functions live by kind in `scalar_cases.py`, `array_cases.py` and
 `Case` to `CASES`; tag it `OVERHEAD` when a call does only a few flops on
 Python floats (the issue's overhead-bound cases: the polynomial and the scalar
 chain; per-operation overhead then decides everything), `SCALAR_LOOP` when it loops over
-an array's elements in Python (what `jit="numba"` is for).
+an array's elements in Python (what `jit="numba"` is for). A case taking a
+structure (a dict of parameters) may name its `positional` twin, the same
+function taking each array as an argument: the harness then times our gradient
+of both in the same rounds, for the structured/positional ratio.
 """
 
 from __future__ import annotations
@@ -33,8 +36,11 @@ class Case:
     """One function to differentiate, with everything needed to time it.
 
     `wrt` is passed unchanged to `autodiff.grad`; when it is a tuple, the
-    gradient functions return a tuple of gradients in the same order.
+    gradient functions return a tuple of gradients in the same order. The
+    gradient with respect to a dict argument is a dict with its keys.
     `make_args` returns the positional arguments, from a fixed seed.
+    `positional`, for a case taking a structure: the same function and inputs
+    with each array passed as an argument of its own.
     """
 
     name: str
@@ -43,11 +49,15 @@ class Case:
     wrt: Wrt
     make_args: Callable[[], tuple[Any, ...]]
     tags: frozenset[str] = frozenset()
+    positional: Case | None = None
 
 
 MLP_PARAMETERS = ("W1", "b1", "W2", "b2")
 RNN_PARAMETERS = ("W", "U", "h")
 XW = ("x", "w")
+
+MLP_SMALL = Case("mlp 64x32-64-1", arrays.mlp_loss, arrays.mlp_loss_hand_grad, MLP_PARAMETERS,
+                 arrays.mlp_args(64, 32, 64, 1))
 
 CASES: list[Case] = [
     Case("poly (float)", scalars.poly, scalars.poly_hand_grad, 0, scalars.poly_args,
@@ -60,8 +70,9 @@ CASES: list[Case] = [
          arrays.rosenbrock_args(1_000)),
     Case("rosenbrock n=1e5", arrays.rosenbrock, arrays.rosenbrock_hand_grad, "x",
          arrays.rosenbrock_args(100_000)),
-    Case("mlp 64x32-64-1", arrays.mlp_loss, arrays.mlp_loss_hand_grad, MLP_PARAMETERS,
-         arrays.mlp_args(64, 32, 64, 1)),
+    MLP_SMALL,
+    Case("mlp 64x32-64-1, params in a dict", arrays.mlp_dict_loss, arrays.mlp_dict_loss_hand_grad,
+         "params", arrays.mlp_dict_args(64, 32, 64, 1), positional=MLP_SMALL),
     Case("mlp 512x784-256-10", arrays.mlp_loss, arrays.mlp_loss_hand_grad, MLP_PARAMETERS,
          arrays.mlp_args(512, 784, 256, 10)),
     Case("softmax xent 512x10", arrays.softmax_cross_entropy,

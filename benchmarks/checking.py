@@ -17,13 +17,21 @@ ATOL_SCALE = 1e-12
 
 
 def same_gradient(expected: Any, actual: Any) -> bool:
-    """Whether two gradients (single, or tuples of them) agree to RTOL.
+    """Whether two gradients (single, or tuples or dicts of them) agree to RTOL.
 
     >>> same_gradient((1.0, np.ones(2)), (1.0, np.ones(2) + 1e-13))
     True
     >>> same_gradient(np.ones(2), np.ones(3))
     False
+    >>> same_gradient({"W": np.ones(2)}, {"W": np.ones(2), "b": 0.0})
+    False
     """
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(same_gradient(expected[key], actual[key]) for key in expected)
+        )
     if isinstance(expected, tuple):
         return (
             isinstance(actual, (tuple, list))
@@ -38,9 +46,17 @@ def same_gradient(expected: Any, actual: Any) -> bool:
 
 
 def same_inputs(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
-    """Whether arguments are unchanged, compared with a fresh copy of them.
+    """Whether arguments (arrays, numbers, dicts of them) are unchanged, compared with a
+    fresh copy of them.
 
-    >>> same_inputs((np.zeros(2), 1.0), (np.zeros(2), 1.0))
+    >>> same_inputs((np.zeros(2), {"W": 1.0}), (np.zeros(2), {"W": 1.0}))
     True
     """
-    return all(map(np.array_equal, before, after))
+    return all(map(_same_input, before, after))
+
+
+def _same_input(before: Any, after: Any) -> bool:
+    if isinstance(before, dict):
+        return (isinstance(after, dict) and after.keys() == before.keys()
+                and all(_same_input(before[key], after[key]) for key in before))
+    return bool(np.array_equal(before, after))

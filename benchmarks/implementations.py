@@ -11,6 +11,11 @@ flavours and JAX specialise and compile) and, when it cannot be timed, why:
   the run's exit status 1 (the traceback goes to stderr);
 - "failed", "cannot trace", "skipped": a peer that cannot do the case (JAX's
   tracer meeting a `while` on the data), or is not asked to.
+
+A case with a `positional` twin (its parameters in a dict, say) also gets, for
+each flavour of ours that works on it, that flavour's gradient of the twin
+("autodiff (positional)"): built and checked the same way, timed in the same
+rounds, shown in no table but in the targets.
 """
 
 from __future__ import annotations
@@ -65,6 +70,11 @@ class Implementation:
         """Mark this implementation as not timed, keeping the reason for the notes."""
         self.problem, self.gradient = problem, None
         self.details.append(detail)
+
+
+def positional_twin(name: str) -> str:
+    """The name under which flavour `name` of ours is timed on a case's positional twin."""
+    return f"{name} (positional)"
 
 
 def numba_version() -> str | None:
@@ -161,14 +171,37 @@ def first_calls(case: Case, found: dict[str, Implementation]) -> None:
             print(f"note: {impl.name} on {case.name}: {impl.problem}", file=sys.stderr)
 
 
+def positional_twins(case: Case, found: dict[str, Implementation]) -> dict[str, Implementation]:
+    """Each flavour of ours that works on `case`, built and checked on its positional twin.
+
+    Keyed by `positional_twin(flavour)`; empty when the case has no twin.
+    """
+    twin = case.positional
+    flavours = [name for name, impl in found.items()
+                if name in OUR_OPTIONS and impl.gradient is not None]
+    if twin is None or not flavours:
+        return {}
+    built = build_all(twin, flavours, peers=[])
+    first_calls(twin, built)
+    twins = {}
+    for name in flavours:
+        impl = twins[positional_twin(name)] = built[name]
+        impl.name = positional_twin(name)
+    return twins
+
+
 @dataclass
 class CaseResult:
-    """What one case measured: its columns, median times per call, and memory peaks."""
+    """What one case measured: its columns, median times per call, and memory peaks.
+
+    `samples_ns` keeps every sample behind each median, in round order.
+    """
 
     case: Case
     implementations: dict[str, Implementation]
     times_ns: dict[str, float]
     peak_bytes: dict[str, int]
+    samples_ns: dict[str, list[float]] = field(default_factory=dict)
 
     def time(self, name: str) -> float | None:
         """Median nanoseconds per call of column `name`, or None when it was not timed."""

@@ -3,8 +3,9 @@
 Each entry of `PEERS` maps a column name to a builder. A builder takes a `Case`
 and returns a gradient function with the same calling convention as the case's
 hand-written gradient (same positional arguments; one gradient, or a tuple of
-them when `case.wrt` is a tuple). A peer whose package does not import has no
-column; `available_peers` says which and why.
+them when `case.wrt` is a tuple; a dict argument's gradient is a dict with
+its keys). A peer whose package does not import has no column;
+`available_peers` says which and why.
 
 Peers are timed the way a user holding NumPy arrays would call them, so any
 conversion to and from the peer's array type is part of the time.
@@ -164,21 +165,32 @@ def _torch_as_numpy(torch: Any) -> types.ModuleType:
 
 
 def torch_gradient(case: Case) -> GradientFunction:
-    """`torch.autograd.grad`, on tensors that share memory with the NumPy inputs."""
+    """`torch.autograd.grad`, on tensors that share memory with the NumPy inputs.
+
+    A dict argument becomes a dict of tensors, and its gradient a dict of arrays.
+    """
     torch = importlib.import_module("torch")
     func = with_numpy_module(case.func, _torch_as_numpy(torch))
     indices = wrt_indices(case.func, case.wrt)
 
     def tensor(arg: Any) -> Any:
+        if isinstance(arg, dict):
+            return {key: tensor(value) for key, value in arg.items()}
         if isinstance(arg, float):  # a Python float would become float32
             return torch.tensor(arg, dtype=torch.float64)
         return torch.as_tensor(arg)  # integer label arrays stay integers
 
+    def leaves(arg: Any) -> list[Any]:
+        return list(arg.values()) if isinstance(arg, dict) else [arg]
+
     def gradient(*args: Any) -> Any:
         tensors = [tensor(arg) for arg in args]
-        inputs = [tensors[index].requires_grad_(True) for index in indices]
-        gradients = torch.autograd.grad(func(*tensors), inputs)
-        return _single_or_tuple(case, tuple(g.numpy() for g in gradients))
+        wrt = [tensors[index] for index in indices]
+        inputs = [leaf.requires_grad_(True) for arg in wrt for leaf in leaves(arg)]
+        flat = iter(g.numpy() for g in torch.autograd.grad(func(*tensors), inputs))
+        gradients = tuple({key: next(flat) for key in arg} if isinstance(arg, dict)
+                          else next(flat) for arg in wrt)
+        return _single_or_tuple(case, gradients)
 
     return gradient
 

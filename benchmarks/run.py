@@ -17,9 +17,13 @@ and its inputs against a fresh copy: a wrong gradient is never timed. All
 implementations of a case run in one process and take turns, one sample each
 per round; a sample times back-to-back calls lasting about 30 ms, and the
 time per call is the median over samples. The plain function f is timed
-alongside, for the cheap-gradient ratio. A separate pass measures the peak
-memory of one call with tracemalloc. Linear-algebra libraries get one thread
-each (see threads.py) unless the environment says otherwise.
+alongside, for the cheap-gradient ratio. A case taking its parameters in a
+dict names its positional twin (the same function and numbers, one argument
+per array): our gradient of the twin is checked likewise and timed in the
+same rounds as the case, for the dict/positional ratio among the targets. A
+separate pass measures the peak memory of one call with tracemalloc.
+Linear-algebra libraries get one thread each (see threads.py) unless the
+environment says otherwise.
 
 Peers (JAX jit and eager, PyTorch, HIPS autograd, Tangent) get a column only
 when their package imports; they are never required. `autodiff jit` and
@@ -65,6 +69,7 @@ from implementations import (
     build_all,
     first_calls,
     our_columns,
+    positional_twins,
 )
 from machine import machine_details
 from peers import available_peers
@@ -79,7 +84,7 @@ from report import (
 )
 from scaling import ScalingPoint, compile_scaling
 from targets import all_targets, targets_table
-from timing import measure, peak_memory
+from timing import medians, peak_memory, sample
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 TARGET_SAMPLE_NS = 30_000_000
@@ -135,12 +140,16 @@ def run_case(case: Case, ours: list[str], peers: list[str], settings: Settings) 
     """Build, check, time and weigh every implementation of one case."""
     found = build_all(case, ours, peers)
     first_calls(case, found)
+    twins = positional_twins(case, found)
+    found.update(twins)
     args = case.make_args()
     working = {name: impl.gradient for name, impl in found.items() if impl.gradient is not None}
-    times = measure({FUNCTION: case.func, **working}, args, settings.samples, settings.target_ns)
+    own_args = {name: case.positional.make_args() for name in twins if name in working}
+    samples = sample({FUNCTION: case.func, **working}, args, settings.samples,
+                     settings.target_ns, own_args)
     # tracemalloc sees NumPy's allocations, not numba's nor the peers' own allocators
     weighed = {n: f for n, f in working.items() if n == HAND or n in (OURS, OURS_JIT)}
-    return CaseResult(case, found, times, peak_memory(weighed, args))
+    return CaseResult(case, found, medians(samples), peak_memory(weighed, args), samples)
 
 
 def document(

@@ -11,9 +11,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cases import OVERHEAD, SCALAR_LOOP
-from implementations import FUNCTION, HAND, OURS, OURS_JIT, OURS_NUMBA, CaseResult
+from implementations import (
+    FUNCTION,
+    HAND,
+    OURS,
+    OURS_JIT,
+    OURS_NUMBA,
+    CaseResult,
+    positional_twin,
+)
 from peers import AUTOGRAD, JAX_JIT, TORCH
-from report import format_ratio, markdown_table, seconds_cell
+from report import format_ratio, format_time, markdown_table, seconds_cell
 from scaling import ScalingPoint, reference_point
 
 NOT_MEASURED = "not measured"
@@ -119,6 +127,32 @@ def compile_targets(points: Sequence[ScalingPoint]) -> list[Target]:
     ]
 
 
+def structure_targets(results: Sequence[CaseResult], ours: Sequence[str]) -> list[Target]:
+    """Each flavour of ours on a dict-of-parameters case against its positional twin.
+
+    Both are timed in the same rounds, so each round gives a ratio of the two;
+    the measured ratio is their median, its noise their interquartile range.
+    The target passes when that range reaches down to 1.0: in at least a
+    quarter of the rounds the dict version was as fast as the positional one.
+    """
+    targets = []
+    for r in (r for r in results if r.case.positional is not None):
+        for name in (n for n in (OURS, OURS_JIT) if n in ours):
+            twin = positional_twin(name)
+            goal = (f"{name}: dict params / positional params within noise of 1.0 "
+                    f"({r.case.positional.name})")
+            if r.time(name) is None or r.time(twin) is None:
+                targets.append(Target(goal, NOT_MEASURED, "-"))
+                continue
+            rounds = [d / p for d, p in zip(r.samples_ns[name], r.samples_ns[twin])]
+            low, median, high = statistics.quantiles(rounds, n=4, method="inclusive")
+            measured = (f"{median:.2f} (interquartile {low:.2f} to {high:.2f} over "
+                        f"{len(rounds)} rounds; {format_time(r.time(name))} against "
+                        f"{format_time(r.time(twin))})")
+            targets.append(Target(goal, measured, verdict(low <= 1.0)))
+    return targets
+
+
 def all_targets(
     results: Sequence[CaseResult], ours: Sequence[str], points: Sequence[ScalingPoint]
 ) -> list[Target]:
@@ -129,6 +163,7 @@ def all_targets(
         *numba_target(results, ours),
         *cheap_gradient_targets(results, ours),
         *compile_targets(points),
+        *structure_targets(results, ours),
     ]
 
 

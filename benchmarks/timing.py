@@ -56,20 +56,25 @@ def sample_counts(sample_ns: dict[str, float], samples: int, budget_ns: float) -
     }
 
 
-def measure(
+def sample(
     functions: dict[str, Callable[..., Any]],
     args: tuple[Any, ...],
     samples: int,
     target_ns: int,
-) -> dict[str, float]:
-    """Median nanoseconds per call of each function, samples interleaved.
+    own_args: dict[str, tuple[Any, ...]] | None = None,
+) -> dict[str, list[float]]:
+    """Nanoseconds per call of each function, one entry per sample, samples interleaved.
 
-    The starting implementation rotates from round to round, so none of them
-    always runs right after the same neighbour.
+    Each function is called with `args`, or with its own in `own_args`. The
+    starting implementation rotates from round to round, so none of them always
+    runs right after the same neighbour. Entry i of every function comes from
+    round i, so the entries of two functions pair up round by round.
     """
+    own_args = own_args or {}
+    arguments = {name: own_args.get(name, args) for name in functions}
     calls, sample_ns = {}, {}
     for name, function in functions.items():
-        count, per_call_ns = calls_per_sample(function, args, target_ns)
+        count, per_call_ns = calls_per_sample(function, arguments[name], target_ns)
         calls[name], sample_ns[name] = count, count * per_call_ns
     counts = sample_counts(sample_ns, samples, budget_ns=samples * target_ns)
     names = list(functions)
@@ -81,11 +86,16 @@ def measure(
             shift = round_index % len(names)
             for name in names[shift:] + names[:shift]:
                 if len(per_call[name]) < counts[name]:
-                    elapsed = time_calls(functions[name], args, calls[name])
+                    elapsed = time_calls(functions[name], arguments[name], calls[name])
                     per_call[name].append(elapsed / calls[name])
     finally:
         if gc_was_enabled:
             gc.enable()
+    return per_call
+
+
+def medians(per_call: dict[str, list[float]]) -> dict[str, float]:
+    """The median of each function's samples: its time per call."""
     return {name: statistics.median(times) for name, times in per_call.items()}
 
 

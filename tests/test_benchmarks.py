@@ -127,12 +127,14 @@ def small_problems() -> list[tuple]:
 
 def test_hand_gradients_agree_with_finite_differences(harness):
     """The hand-written gradients are the reference every column is checked against."""
+    import array_cases as arrays
     from cases import CASES
 
     import autodiff as ad
 
     problems = small_problems()
-    assert {case.hand_grad for case in CASES} <= {hand for _, hand, _, _ in problems}
+    checked = {hand for _, hand, _, _ in problems} | {arrays.mlp_dict_loss_hand_grad}  # below
+    assert {case.hand_grad for case in CASES} <= checked
     for func, hand_grad, wrt, args in problems:
         expected = ad.numeric_grad(func, *args, wrt=wrt)
         actual = hand_grad(*args)
@@ -141,6 +143,50 @@ def test_hand_gradients_agree_with_finite_differences(harness):
         for fd, hand in pairs:
             np.testing.assert_allclose(hand, fd, rtol=1e-5, atol=1e-7 * scale,
                                        err_msg=hand_grad.__name__)
+
+
+def test_the_dict_case_is_its_positional_twin(harness):
+    """The network with its parameters in a dict: same loss, same gradient, keyed by name."""
+    import array_cases as arrays
+    from cases import CASES, MLP_PARAMETERS
+
+    twins = [case for case in CASES if case.positional is not None]
+    assert twins and all(case.positional in CASES for case in twins)
+    params, x, t = arrays.mlp_dict_args(8, 4, 6, 2)()
+    positional = arrays.mlp_args(8, 4, 6, 2)()
+    assert arrays.mlp_dict_loss(params, x, t) == arrays.mlp_loss(*positional)
+    actual = arrays.mlp_dict_loss_hand_grad(params, x, t)
+    expected = dict(zip(MLP_PARAMETERS, arrays.mlp_loss_hand_grad(*positional), strict=True))
+    assert list(actual) == list(expected)
+    for name, gradient in expected.items():
+        np.testing.assert_allclose(actual[name], gradient, rtol=1e-12, err_msg=name)
+
+
+def test_the_dict_case_is_timed_against_its_twin_in_the_same_rounds(harness):
+    from cases import CASES
+    from implementations import (
+        OURS,
+        CaseResult,
+        build_all,
+        first_calls,
+        positional_twin,
+        positional_twins,
+    )
+    from targets import structure_targets
+    from timing import medians
+
+    case = next(case for case in CASES if case.positional is not None)
+    found = build_all(case, [OURS], peers=[])
+    first_calls(case, found)
+    twins = positional_twins(case, found)
+    assert list(twins) == [positional_twin(OURS)]
+    assert twins[positional_twin(OURS)].problem is None
+    # slower by 10% in half the rounds, as fast in the others: within noise of 1.0
+    samples = {OURS: [1.1, 1.0, 1.1, 1.0], positional_twin(OURS): [1.0, 1.0, 1.0, 1.0]}
+    [target] = structure_targets([CaseResult(case, found, medians(samples), {}, samples)],
+                                 [OURS])
+    assert target.measured.startswith("1.05 (interquartile 1.00 to 1.10 over 4 rounds")
+    assert target.verdict == "PASS"
 
 
 def test_generated_chains_grow_with_their_statement_count(harness, tmp_path):
