@@ -28,6 +28,7 @@ from autodiff.derivatives.bound import BoundDerivative, shifted_wrt, unbound
 from autodiff.derivatives.build import build_jvp
 from autodiff.derivatives.cache import cached, jvp_of, vjp_of
 from autodiff.derivatives.jacobian import Jacobian, grad_of
+from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
 from autodiff.errors import WrtError, raised_at_call
 
@@ -157,9 +158,10 @@ def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
     array([ 6., 12.])
     """
     return cached(fn, ("hvp", wrt_key(wrt), optimize),
-                  lambda: build_jvp(grad(fn, wrt=wrt, optimize=optimize), wrt,
-                                    optimize=optimize, with_value=False, name="hvp",
-                                    tangent="v"))
+                  lambda: per_structure(fn, f"{fn.__name__}_hvp", lambda **given: build_jvp(
+                      grad(fn, wrt=wrt, optimize=optimize), wrt, optimize=optimize,
+                      with_value=False, name="hvp", tangent="v", **given),
+                      extra=(("v", False),)))
 
 
 @_transform

@@ -8,8 +8,9 @@ in a debugger) and the numbers it gives:
    whose gradient is a 2x2 matrix of 4.5;
 2. ``(x + y) * (x - y)``, with gradients ``2x`` and ``-2y``;
 3. ``a * b + b``, with gradients ``b`` and ``a + 1``;
-4. the loss of a small two-layer network: its gradients checked against
-   finite differences with ``ad.check_grad``, then 200 steps of gradient descent.
+4. the loss of a small two-layer network whose parameters live in a dict: its
+   gradient comes back as a dict with the same keys, is checked against
+   finite differences, and drives 200 steps of gradient descent.
 """
 
 from __future__ import annotations
@@ -80,37 +81,40 @@ def python_numbers() -> None:
     print(f"a = {a}, b = {b}: df/da = {da} (b), df/db = {db} (a + 1)")
 
 
-# ----- 4. a network, checked and trained -----
+# ----- 4. a network with its parameters in a dict, checked and trained -----
 
 
-def loss(W1, b1, W2, b2, x, t):
-    h = np.tanh(x @ W1 + b1)
-    y = h @ W2 + b2
+def loss(params, x, t):
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    y = h @ params["W2"] + params["b2"]
     return np.mean((y - t) ** 2)
 
 
 def network() -> None:
-    heading("4. A two-layer network: tanh hidden layer, mean squared error")
+    heading("4. A two-layer network, its parameters in a dict")
     rng = np.random.default_rng(0)
     x = rng.normal(size=(32, 3))
     t = np.sin(x.sum(axis=1, keepdims=True))
-    params = [rng.normal(size=(3, 8)) * 0.5, np.zeros(8), rng.normal(size=(8, 1)) * 0.5,
-              np.zeros(1)]
+    params = {"W1": rng.normal(size=(3, 8)) * 0.5, "b1": np.zeros(8),
+              "W2": rng.normal(size=(8, 1)) * 0.5, "b2": np.zeros(1)}
 
-    # value_and_grad returns the loss too, which training wants anyway.
-    dloss = ad.value_and_grad(loss, wrt=(0, 1, 2, 3))
-    print(dloss.source)
-    value, grads = dloss(*params, x, t)
-    print(f"loss = {value:.6f}, gradient shapes: {[g.shape for g in grads]}\n")
+    # value_and_grad returns the loss too, which training wants anyway. The code is
+    # generated for the structure of the arguments: each parameter is read once at
+    # the top, and the gradient is built as a dict with the same keys at the end.
+    dloss = ad.value_and_grad(loss)
+    print(dloss.source_for(params, x, t))
+    value, grads = dloss(params, x, t)
+    print(f"loss = {value:.6f}")
+    print(f"gradient: {ad.tree.map(lambda g: g.shape, grads)}\n")
 
-    # Compare every gradient with central finite differences, element by element;
-    # check_grad raises ad.GradientCheckError if any of them disagrees.
-    print(ad.check_grad(loss, *params, x, t, wrt=(0, 1, 2, 3)))
+    # Compare every gradient with central finite differences, element by element,
+    # leaf by leaf; check_grad raises ad.GradientCheckError if any of them disagrees.
+    print(ad.check_grad(loss, params, x, t))
 
     print("\nGradient descent, learning rate 0.2:")
     for step in range(201):
-        value, grads = dloss(*params, x, t)
-        params = [p - 0.2 * g for p, g in zip(params, grads)]
+        value, grads = dloss(params, x, t)
+        params = ad.tree.map(lambda p, g: p - 0.2 * g, params, grads)
         if step % 50 == 0:
             print(f"step {step:3d}: loss {value:.5f}")
 

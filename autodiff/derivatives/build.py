@@ -11,7 +11,17 @@ from autodiff.derivatives.wrt import Wrt, resolve_wrt
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
 from autodiff.frontend import function_to_graph, structures
 from autodiff.frontend.builder import GraphBuilder
-from autodiff.graph.ir import Const, Graph, Location, Node, Signature, Value
+from autodiff.graph.ir import (
+    Const,
+    Graph,
+    Location,
+    Node,
+    Region,
+    Signature,
+    Value,
+    operand_values,
+    walk,
+)
 from autodiff.jit.specialize import always_fresh
 from autodiff.ops import OPS
 from autodiff.ops import structures as structure_ops
@@ -30,10 +40,15 @@ def primal(fn: Callable, specs: dict[str, tuple] | None = None) -> tuple[Graph, 
     custom gradient. ``specs`` gives the structures of arguments passed as dicts,
     lists, ... (see :func:`autodiff.frontend.function_to_graph`)."""
     derived = getattr(fn, "graph", None)
-    if specs is not None and (isinstance(derived, Graph) or isinstance(fn, CustomGradient)):
+    by_structure = getattr(fn, "by_structure", None)
+    if specs is not None and by_structure is not None:  # that derivative for these specs
+        return _structured_derivative(by_structure.for_specs(specs), specs)
+    if by_structure is not None and derived is None:  # compiled per structure alone
+        raise fn.reason
+    if specs and (isinstance(derived, Graph) or isinstance(fn, CustomGradient)):
         raise ArgumentKindError(
-            f"'{fn.__name__}' is a derivative or has a custom gradient: its derivatives take "
-            "arrays and numbers, not dicts, lists, tuples or objects of them, yet",
+            f"'{fn.__name__}' has a custom gradient: its derivatives take arrays and "
+            "numbers, not dicts, lists, tuples or objects of them, yet",
             hint="pass each array as an argument of its own")
     if isinstance(derived, Graph) and getattr(fn, "original", None) is not None:
         graph, _ = derived.copy()
@@ -55,6 +70,56 @@ def primal(fn: Callable, specs: dict[str, tuple] | None = None) -> tuple[Graph, 
     graph.outputs.pop()
     tree = source.tree
     return graph, Location(source.filename, tree.lineno, source.line(tree.lineno))
+
+
+def _structured_derivative(derivative: Callable, specs: dict[str, tuple]
+                           ) -> tuple[Graph, Location]:
+    """The graph of a derivative compiled for ``specs`` (differentiated again), with
+    the leaves of its structured params bound as :func:`function_to_graph` binds them:
+    the reads it has, and reads of the leaves it does not read."""
+    graph, _ = derivative.graph.copy()
+    if len(graph.outputs) > 1:
+        graph.outputs = [tuple(graph.outputs)]
+    existing = {}
+    for node in graph.nodes:
+        found = None if isinstance(node, Region) else structure_ops.part_read(node, True)
+        if found is not None:
+            existing[found] = node.out
+    added = Graph(graph.name, graph.params)
+    builder = GraphBuilder(added)
+    binder = structures.Binder(lambda op, args, hint: builder.emit(op, args, hint), existing)
+    graph.argument_leaves = {}
+    for index, param in enumerate(graph.params):
+        spec = specs.get(param.hint)
+        if spec is not None and structures.is_structured(spec):
+            bound = binder.bind(spec, param, param.hint)
+            graph.argument_leaves[index] = [leaf for _, leaf in structures.leaves(spec, bound)]
+    graph.nodes[:0] = added.nodes
+    _only_read_by_parts(graph, binder.containers, derivative.where)
+    return graph, derivative.where
+
+
+def _only_read_by_parts(graph: Graph, containers: set[Value], where: Location) -> None:
+    """A structure a derivative uses other than by reading its parts would carry a
+    gradient its leaves do not see: refuse it rather than return a wrong one."""
+    for node in walk(graph.nodes):
+        if isinstance(node, Region):
+            used = [v for v in operand_values(node.args) if v in containers]
+        else:
+            found = structure_ops.part_read(node, True)
+            used = [v for v in operand_values(node.args) if v in containers
+                    and not (found is not None and found[0] is v)]
+        if used:
+            raise ArgumentKindError(
+                f"cannot differentiate this derivative with respect to '{used[0].hint}': "
+                "it uses the structure as a whole, not only its parts",
+                **Location.error_fields(where),
+                hint="differentiate with respect to its arrays passed one by one")
+    if any(v in containers for output in graph.outputs for v in operand_values(output)):
+        raise ArgumentKindError(
+            "cannot differentiate this derivative with respect to a structure it returns "
+            "as it is", **Location.error_fields(where),
+            hint="differentiate with respect to its arrays passed one by one")
 
 
 def parameters(graph: Graph, wrt: Wrt, where: Location) -> tuple[list[int], bool]:
@@ -197,44 +262,63 @@ def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
         param = derivative.params[index]
         names = iter(f"a{i}" for i in range(len(parts)))
         template = structures.structure_template(spec, "like", names, with_like=like)
-        op = structure_ops.structure(template, len(parts), like)
+        op = structure_ops.structure(template, len(parts), like, spec)
         result.append(builder.emit(op, ((param,) if like else ()) + tuple(parts),
                                    "d" + param.hint))
     return result
 
 
-def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False) -> Callable:
-    """The vector-Jacobian product of ``fn``: ``(*args, seed)``."""
-    graph, where = primal(fn)
+def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False,
+              specs: dict[str, tuple] | None = None,
+              by_structure: Callable | None = None) -> Callable:
+    """The vector-Jacobian product of ``fn``: ``(*args, seed)``; the gradient of a
+    structured argument has its structure."""
+    graph, where = primal(fn, specs)
     indices, several = parameters(graph, wrt, where)
+    targets, groups = _targets(graph, indices, specs, where)
     seed = add_param(graph, "seed", optional=True)
-    derivative = reverse_mode(graph, indices, optimized=optimize, seed=seed)
+    derivative = reverse_mode(graph, targets, optimized=optimize, seed=seed)
     graph.params = [param for param in graph.params if param is not seed]  # fn's own graph
     derivative.name = fn.__name__ + "_vjp"
     # the seed handed back as it is (f(x) = x): a copy
     copy_aliased_gradients(derivative, lambda g: g in derivative.params)
-    result = tuple(derivative.outputs) if several else derivative.outputs[0]
-    derivative.outputs = [result]
-    function = finish(derivative, fn, graph, where, check_finite)
+    gradients = _regrouped(derivative, groups, list(derivative.outputs))
+    derivative.outputs = [tuple(gradients) if several else gradients[0]]
+    function = finish(derivative, fn, graph, where, check_finite, by_structure)
     function.seed_name = seed.hint
     return function
 
 
 def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
-              name: str = "jvp", tangent: str = "tangent", check_finite: bool = False) -> Callable:
-    """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``."""
-    graph, where = primal(fn)
+              name: str = "jvp", tangent: str = "tangent", check_finite: bool = False,
+              specs: dict[str, tuple] | None = None,
+              by_structure: Callable | None = None) -> Callable:
+    """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``; the
+    tangent of a structured argument has its structure."""
+    graph, where = primal(fn, specs)
     indices, several = parameters(graph, wrt, where)
-    derivative = forward_mode(graph, indices, optimized=False)
+    targets, groups = _targets(graph, indices, specs, where)
+    derivative = forward_mode(graph, targets, optimized=False)
     derivative.name = fn.__name__ + "_" + name
     tangents = derivative.tangent_params
-    derivative.params = derivative.params[:len(derivative.params) - len(tangents)]
-    if several:  # x_dot, y_dot = tangent
-        param = add_param(derivative, tangent)
-        derivative.nodes[:0] = [Node(OPS["getitem"], (param, Const(index)), value, None,
-                                     "tangent") for index, value in enumerate(tangents)]
-    else:
+    derivative.params = [p for p in derivative.params if p not in set(tangents)]
+    if not several and groups[0][1] is None:
         param = add_param(derivative, tangent, tangents[0])
+    else:  # x_dot, y_dot = tangent; params_W_dot = tangent['W']
+        param = add_param(derivative, tangent)
+        leaf_tangents = iter(tangents)
+        reads = []
+        for position, (index, spec, _) in enumerate(groups):
+            if several:
+                whole = next(leaf_tangents) if spec is None else Value(
+                    derivative.params[index].hint + "_dot")
+                reads.append(Node(OPS["getitem"], (param, Const(position)), whole, None,
+                                  "tangent"))
+            else:
+                whole = param
+            if spec is not None:
+                reads += structures.leaf_reads(spec, whole, leaf_tangents, "tangent")
+        derivative.nodes[:0] = reads
     half = len(derivative.outputs) // 2
     values, outs = derivative.outputs[:half], derivative.outputs[half:]
     # an output tangent that is the caller's tangent or a view of it (f(x) = x.T), or
@@ -257,6 +341,6 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
         run_passes(derivative)
     else:
         eliminate_dead_code(derivative)
-    function = finish(derivative, fn, graph, where, check_finite)
+    function = finish(derivative, fn, graph, where, check_finite, by_structure)
     function.tangent_name = param.hint
     return function

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from autodiff.codegen.derivative import compiling
 from autodiff.derivatives.build import build_jvp, build_vjp
+from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
 from autodiff.jit.dispatch import backend_of, specialized_derivative
 from autodiff.ops import registry
@@ -70,7 +71,9 @@ def vjp_of(fn: Callable, wrt: Wrt, *, optimize: bool = True, jit: bool | str = F
            check_finite: bool = False) -> Callable:
     """The vector-Jacobian product of ``fn`` (:func:`autodiff.vjp`), built once."""
     return cached(fn, ("vjp", wrt_key(wrt), optimize, check_finite),
-                  lambda: build_vjp(fn, wrt, optimize=optimize, check_finite=check_finite),
+                  lambda: per_structure(fn, f"{fn.__name__}_vjp", lambda **given: build_vjp(
+                      fn, wrt, optimize=optimize, check_finite=check_finite, **given),
+                      extra=(("seed", True),)),
                   jit, optimize, check_finite)
 
 
@@ -78,6 +81,7 @@ def jvp_of(fn: Callable, wrt: Wrt, *, optimize: bool = True, jit: bool | str = F
            check_finite: bool = False) -> Callable:
     """The Jacobian-vector product of ``fn`` (:func:`autodiff.jvp`), built once."""
     return cached(fn, ("jvp", wrt_key(wrt), optimize, check_finite),
-                  lambda: build_jvp(fn, wrt, optimize=optimize, with_value=True,
-                                    check_finite=check_finite),
+                  lambda: per_structure(fn, f"{fn.__name__}_jvp", lambda **given: build_jvp(
+                      fn, wrt, optimize=optimize, with_value=True, check_finite=check_finite,
+                      **given), extra=(("tangent", False),)),
                   jit, optimize, check_finite)

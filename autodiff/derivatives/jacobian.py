@@ -10,10 +10,9 @@ import numpy as np
 
 from autodiff.derivatives.build import build_grad, parameters, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
-from autodiff.derivatives.structured import ByStructure, attach, per_structure_only
+from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
 from autodiff.errors import NonScalarOutputError
-from autodiff.frontend.structures import NeedsStructure
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -41,16 +40,8 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
                    "check_finite": check_finite}
 
     def build() -> Callable:
-        name = f"{fn.__name__}_{kind}"
-        by_structure = ByStructure(name, lambda specs: build_gradient(fn, wrt, specs=specs,
-                                                                      **options))
-        try:
-            derivative = build_gradient(fn, wrt, by_structure=by_structure, **options)
-        except NeedsStructure as reason:
-            return per_structure_only(fn, name, by_structure, reason)
-        if isinstance(derivative, Assembled):
-            return derivative
-        return attach(derivative, by_structure)
+        return per_structure(fn, f"{fn.__name__}_{kind}",
+                             lambda **given: build_gradient(fn, wrt, **options, **given))
 
     return cached(fn, (kind, wrt_key(wrt), optimize, has_aux, check_finite), build,
                   jit, optimize, check_finite)

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import inspect
 import threading
+import types
 from collections.abc import Callable
+
+import numpy as np
 
 from autodiff.codegen.compile import remember_source
 from autodiff.codegen.python import function_name
 from autodiff.errors import raised_at_call
-from autodiff.frontend.structures import argument_spec, is_structured
+from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec, is_structured
 
 # Structures kept per derivative; the oldest is dropped beyond this.
 MAX_STRUCTURES = 32
@@ -42,37 +45,82 @@ class ByStructure:
         self.build = build
         self.names: list[str] = []  # the parameters, in the order calls pass them
         self.built: dict[tuple, Callable] = {}
+        # The derivatives by a key cheaper to compute, for the common calls (dicts and
+        # lists of arrays, and arrays): it determines the structure in those cases.
+        self.quick: dict[tuple, Callable] = {}
         self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
-        return self.derivative_for(args, kwargs)(*args, **kwargs)
+        quick = None if kwargs else _quick_key(args)
+        derivative = self.quick.get(quick) if quick is not None else None
+        if derivative is None:
+            derivative = self.derivative_for(args, kwargs)
+            if quick is not None:
+                self.quick[quick] = derivative
+        return derivative(*args, **kwargs)
 
     def derivative_for(self, args: tuple, kwargs: dict) -> Callable:
-        """The derivative compiled for arguments structured like these."""
+        """The derivative compiled for arguments structured like these (all of them
+        passed: the positional ones by position, the keyword-only ones by name)."""
         key = tuple(argument_spec(a) for a in args) + tuple(
-            (name, argument_spec(value)) for name, value in kwargs.items())
+            argument_spec(value) for value in kwargs.values())
         derivative = self.built.get(key)
         if derivative is None:
-            derivative = self._build(key, args, kwargs)
+            names = [*self.names[:len(args)], *kwargs]
+            derivative = self._build(key, dict(zip(names, key)))
         return derivative
 
-    def _build(self, key: tuple, args: tuple, kwargs: dict) -> Callable:
+    def for_specs(self, specs: dict[str, tuple]) -> Callable:
+        """The derivative compiled for arguments of these specs (the others arrays)."""
+        key = tuple(specs.get(name, ARRAY) for name in self.names)
+        return self.built.get(key) or self._build(key, dict(zip(self.names, key)))
+
+    def _build(self, key: tuple, specs: dict[str, tuple]) -> Callable:
         with self._lock:
             derivative = self.built.get(key)
             if derivative is not None:
                 return derivative
-            specs = dict(zip(self.names, (argument_spec(a) for a in args)))
-            specs.update((name, argument_spec(value)) for name, value in kwargs.items())
             derivative = self.build({name: spec for name, spec in specs.items()
                                      if is_structured(spec)})
             if len(self.built) >= MAX_STRUCTURES:
                 del self.built[next(iter(self.built))]
+                self.quick.clear()
             self.built[key] = derivative
             return derivative
 
     def source_for(self, *args, **kwargs) -> str:
         """The generated source of the derivative compiled for arguments like these."""
         return self.derivative_for(args, kwargs).source
+
+
+_ARRAY_TYPES = (np.ndarray, float)
+
+
+def _quick_key(args: tuple) -> tuple | None:
+    """For arguments that are arrays, floats, and dicts, lists and tuples of arrays and
+    floats: a key that determines their structure (their keys and their values'
+    types), cheaper than :func:`argument_spec`. None for anything else."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray or kind is float:
+            key.append(kind)
+            continue
+        if kind is dict:
+            parts = a.values()
+            key.append((tuple(a), tuple(map(type, parts))))
+        elif kind is list or kind is tuple:
+            parts = a
+            key.append((kind, tuple(map(type, parts))))
+        else:
+            return None
+        for part in parts:  # float arrays and floats: what a type alone cannot tell
+            if type(part) is np.ndarray:
+                if part.dtype.kind not in "fc":
+                    return None
+            elif type(part) is not float:
+                return None
+    return tuple(key)
 
 
 def attach(derivative: Callable, by_structure: ByStructure) -> Callable:
@@ -112,11 +160,13 @@ def {name}({parameters}):
 
 
 def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
-                       reason: Exception) -> Callable:
+                       reason: Exception, extra: tuple = ()) -> Callable:
     """A derivative of ``fn`` compiled for each structure of the arguments alone: its
     code reads an argument as a structure (``reason`` says where), so no derivative
-    for arrays exists. ``.source`` says so; ``.source_for(*args)`` shows the code."""
-    signature = inspect.signature(fn)
+    for arrays exists. ``extra``: the parameters the derivative adds, ``(name,
+    optional)`` (a vjp's seed). ``.source`` says so; ``.source_for(*args)`` shows
+    the code."""
+    signature, added = _with_parameters(inspect.signature(fn), extra)
     empty = inspect.Parameter.empty
     bare = signature.replace(parameters=[p.replace(default=empty, annotation=empty)
                                          for p in signature.parameters.values()],
@@ -131,17 +181,62 @@ def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
     filename = remember_source(text, f"structures of {fn.__name__}")
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
     derivative = namespace[function_name(name)]
-    derivative.__defaults__ = fn.__defaults__
-    derivative.__kwdefaults__ = fn.__kwdefaults__
+    parameters = list(signature.parameters.values())
+    derivative.__defaults__ = tuple(p.default for p in parameters if p.default is not empty
+                                    and p.kind is not p.KEYWORD_ONLY) or None
+    derivative.__kwdefaults__ = {p.name: p.default for p in parameters
+                                 if p.kind is p.KEYWORD_ONLY and p.default is not empty} or None
     derivative.__qualname__ = name
     derivative.__module__ = getattr(fn, "__module__", None)
     derivative.source = text
     derivative.original = fn
     derivative.reason = reason
+    for (asked, _), final in zip(extra, added):  # the seed's or the tangent's name
+        setattr(derivative, "seed_name" if asked == "seed" else "tangent_name", final)
     by_structure.names = list(signature.parameters)
     derivative.by_structure = by_structure
     derivative.source_for = raised_at_call(by_structure.source_for)
     return derivative
 
 
-__all__ = ["MAX_STRUCTURES", "ByStructure", "attach", "per_structure_only"]
+def _with_parameters(signature: inspect.Signature, extra: tuple
+                     ) -> tuple[inspect.Signature, list[str]]:
+    """``signature`` with the parameters a derivative adds, as
+    :meth:`autodiff.graph.ir.Signature.with_parameter` adds them: after the others,
+    keyword-only when the function has defaults, renamed away from its names; and
+    the names they got."""
+    parameters = list(signature.parameters.values())
+    names = []
+    for name, optional in extra:
+        while name in {p.name for p in parameters}:
+            name += "_"
+        defaults = any(p.default is not p.empty for p in parameters)
+        kind = (inspect.Parameter.KEYWORD_ONLY if defaults
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        added = inspect.Parameter(name, kind, default=None if optional else
+                                  inspect.Parameter.empty)
+        position = next((i for i, p in enumerate(parameters) if p.kind is p.KEYWORD_ONLY),
+                        len(parameters)) if kind is not inspect.Parameter.KEYWORD_ONLY else len(
+                            parameters)
+        parameters.insert(position, added)
+        names.append(name)
+    return signature.replace(parameters=parameters), names
+
+
+def per_structure(fn: Callable, name: str, build: Callable[..., Callable],
+                  extra: tuple = ()) -> Callable:
+    """The derivative ``build(by_structure=...)`` makes (for arrays, handing structured
+    calls over), or, for code reading an argument as a structure, one compiled per
+    structure alone; ``build(specs=...)`` compiles it for one structure. ``extra``:
+    the parameters the derivative adds to ``fn``'s, ``(name, optional)``."""
+    by_structure = ByStructure(name, lambda specs: build(specs=specs))
+    try:
+        derivative = build(by_structure=by_structure)
+    except NeedsStructure as reason:
+        return per_structure_only(fn, name, by_structure, reason, extra)
+    if not isinstance(derivative, types.FunctionType):  # assembled from several
+        return derivative
+    return attach(derivative, by_structure)
+
+
+__all__ = ["MAX_STRUCTURES", "ByStructure", "attach", "per_structure", "per_structure_only"]

@@ -9,10 +9,12 @@ generated code reads each leaf once at the top (``params_W1 = params['W1']``).
 
 A spec is a hashable tuple:
 
-- ``ARRAY``: an array or a number, known at run time (a differentiable leaf);
+- ``ARRAY``: an array or a number, known at run time (a differentiable leaf; in a
+  structure, a float or complex one);
 - ``("static", value)``: a setting fixed while compiling: ``None``, a string, a
   flag, an int inside a structure, a function (a new value compiles again);
-- ``OPAQUE``: another object, passed through at run time, without gradient;
+- ``OPAQUE``: another object, or in a structure an array of ints or flags, passed
+  through at run time, without gradient;
 - ``("dict", type, keys, children)``, ``("list", children)``, ``("tuple", children)``,
   ``("namedtuple", type, children)``, ``("fields", type, names, children)`` (a
   dataclass).
@@ -34,7 +36,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from autodiff.errors import UnsupportedSyntaxError
-from autodiff.graph.ir import Const, Operand, Value
+from autodiff.graph.ir import Const, Node, Operand, Value
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
 from autodiff.user_code import is_user_class
@@ -42,8 +44,10 @@ from autodiff.user_code import is_user_class
 ARRAY = ("array",)
 OPAQUE = ("opaque",)
 
-# The classes whose values are never structures: the general derivative takes them.
-ARRAY_KINDS = frozenset({np.ndarray, float, int, bool, complex,
+# The classes whose values are never structures: the general derivative takes them
+# (None too: an optional seed left out; code that tests an argument against None is
+# compiled per structure).
+ARRAY_KINDS = frozenset({np.ndarray, float, int, bool, complex, type(None),
                          *(t for t in np.sctypeDict.values() if issubclass(t, np.generic))})
 
 _STATIC = (str, bytes, enum.Enum, types.FunctionType, types.BuiltinFunctionType,
@@ -54,7 +58,7 @@ def argument_spec(value, top: bool = True) -> tuple:
     """The structure of one argument, what a derivative compiled for it assumes. (Its
     type decides, never its attributes: a lazy proxy is not loaded.)"""
     kind = type(value)
-    if kind is np.ndarray or kind is float:
+    if kind is float or kind is np.ndarray and (top or value.dtype.kind in "fc"):
         return ARRAY
     if kind is dict:
         return ("dict", dict, tuple(value), tuple(argument_spec(v, False)
@@ -72,7 +76,9 @@ def _other_spec(value, kind: type, top: bool) -> tuple:
     if issubclass(kind, int):  # (and bool) an argument's own: a number; in a structure: a setting
         return ARRAY if top else ("static", value)
     if issubclass(kind, (np.ndarray, np.generic, float, complex)):
-        return ARRAY
+        # in a structure, an array of ints or flags (labels, a mask) is a value without
+        # a gradient, read when the derivative runs
+        return ARRAY if top or np.result_type(value).kind in "fc" else OPAQUE
     if issubclass(kind, dict):
         return ("dict", kind, tuple(value), tuple(argument_spec(v, False)
                                                   for v in value.values()))
@@ -195,8 +201,10 @@ class Binder:
     """Binds each argument of a structure spec to operands: leaves read once, at the top
     of the function, from the argument (``params_W1 = params['W1']``)."""
 
-    def __init__(self, emit) -> None:
+    def __init__(self, emit, existing: dict | None = None) -> None:
         self.emit = emit  # (op, args, hint) -> Value
+        self.existing = existing or {}  # (whole, key) -> a value that reads it already
+        self.containers: set[Value] = set()  # the values bound to structures
 
     def bind(self, spec: tuple, whole: Value, hint: str, top: bool = True) -> Operand:
         kind = spec[0]
@@ -204,6 +212,7 @@ class Binder:
             return whole
         if kind == "static":
             return Const(spec[1])
+        self.containers.add(whole)
         keys, specs = children(spec), child_specs(spec)
         parts = {key: self.bind(child, self.read(spec, whole, key, f"{hint}_{_word(key)}"),
                                 f"{hint}_{_word(key)}", top=False)
@@ -214,9 +223,33 @@ class Binder:
         return Record(kind, spec[1], parts, caller=True)
 
     def read(self, spec: tuple, whole: Value, key, hint: str) -> Value:
+        found = self.existing.get((whole, key))
+        if found is not None:
+            return found
         if spec[0] in ("namedtuple", "fields"):
             return self.emit(structure_ops.field(key), (whole,), hint)
         return self.emit(structure_ops.item, (whole, Const(key)), hint)
+
+
+def leaf_reads(spec: tuple, whole: Value, outs: Iterator[Value], phase: str) -> list[Node]:
+    """Nodes reading the array leaves of a structure ``whole`` of spec ``spec`` into the
+    values ``outs`` gives, in leaf order (a tangent in an argument's structure)."""
+    nodes: list[Node] = []
+
+    def visit(spec: tuple, value: Value, hint: str) -> None:
+        for key, child in zip(children(spec), child_specs(spec)):
+            if not any(kind == ARRAY for kind in _leaf_specs(child)):
+                continue
+            op = (structure_ops.field(key) if spec[0] in ("namedtuple", "fields")
+                  else structure_ops.item)
+            args = (value,) if spec[0] in ("namedtuple", "fields") else (value, Const(key))
+            out = next(outs) if child == ARRAY else Value(f"{hint}_{_word(key)}")
+            nodes.append(Node(op, args, out, None, phase))
+            if child != ARRAY:
+                visit(child, out, out.hint)
+
+    visit(spec, whole, whole.hint)
+    return nodes
 
 
 def _word(key) -> str:
@@ -489,7 +522,7 @@ class StructuresMixin:
         if needs_like(spec):
             raise self.error(node, f"returning a {operand.describe()} built in the function "
                              "is not supported", hint="return a dict, a list or a tuple")
-        return self.builder.emit(structure_ops.structure(template, len(leaves_), False),
+        return self.builder.emit(structure_ops.structure(template, len(leaves_), False, spec),
                                  tuple(leaves_), "")
 
 

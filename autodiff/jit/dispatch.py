@@ -154,9 +154,20 @@ def _variables_read(general: Callable) -> _Variables:
 
 
 def value_key(a) -> object:
-    """What a specialisation assumes of one argument: its kind, shape and dtype."""
-    return ((a.shape, a.dtype) if type(a) is _ndarray
-            else float if type(a) is float else signature_key(a))
+    """What a specialisation assumes of one argument: its kind, shape and dtype; of a
+    structure, its structure and its leaves'."""
+    kind = type(a)
+    if kind is _ndarray:
+        return (a.shape, a.dtype)
+    if kind is float:
+        return float
+    if kind is dict or kind is list or kind is tuple:  # of arrays and floats: quickly
+        parts = a.values() if kind is dict else a
+        leaves = tuple((p.shape, p.dtype) if type(p) is _ndarray else float
+                       if type(p) is float else None for p in parts)
+        if None not in leaves:
+            return (kind, tuple(a) if kind is dict else len(a), leaves)
+    return signature_key(a)
 
 
 # The dispatcher has the derivative's own parameters, so a call costs one

@@ -56,6 +56,9 @@ class Op:
       applied to that parameter's tangent (autograd's ``def_linear``); ``"lockstep"``
       for an op on a list or a tape: forward mode runs the op itself on the tangents
       of its operands beside it, step by step (a tangent list grows as the list does);
+      ``"structure"`` for an op building a dict, a list or an object of its operands:
+      its tangent is the same structure of their tangents (``None`` stays ``None``,
+      and ``like``, the argument it copies kinds from, stays itself);
     - ``sympy``: its SymPy form, ``fn(*params) -> value`` on SymPy values (see
       ``ops.sympy_forms``), or ``no_sympy``: why it has none;
     - ``math_form``: its name in Python's ``math``, used on Python floats by
@@ -139,8 +142,9 @@ class Op:
         self.zeros = zeros
         self.gradients_keep_zeros = gradients_keep_zeros
         self.list_adjoints = list_adjoints
-        if jvp not in (None, "same", "linear", "lockstep"):
-            raise ValueError(f"{name}: jvp= is 'same', 'linear' or 'lockstep', not {jvp!r}")
+        if jvp not in (None, "same", "linear", "lockstep", "structure"):
+            raise ValueError(f"{name}: jvp= is 'same', 'linear', 'lockstep' or 'structure', "
+                             f"not {jvp!r}")
         if jvp == "same" and len(diff) != 1:
             raise ValueError(f"{name}: jvp='same' is for ops of one differentiable parameter")
         self.jvp = jvp

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import inspect
 
+from autodiff.graph.ir import Const
 from autodiff.ops.registry import Op
+from autodiff.ops.shape import getitem
 
 _NOT_DIFFERENTIATED = ("a structure is taken apart while compiling: the gradient of each "
                        "leaf it holds is the leaf's own")
@@ -47,9 +49,12 @@ def field(name: str) -> Op:
     return op
 
 
-def part_read(node) -> tuple | None:
-    """``(whole, key)`` when ``node`` reads one part of a structure; else None."""
-    if node.op is item:
+def part_read(node, indexing: bool = False) -> tuple | None:
+    """``(whole, key)`` when ``node`` reads one part of a structure (with ``indexing``,
+    also when it indexes by a constant, as a derivative reads its tuple tangent:
+    ``tangent[0]``); else None."""
+    if node.op is item or indexing and node.op is getitem and isinstance(
+            node.args[1], Const) and type(node.args[1].value) in (int, str):
         return node.args[0], node.args[1].value
     name = getattr(node.op, "field_name", None)
     return (node.args[0], name) if name is not None else None
@@ -62,13 +67,15 @@ _BUILT_HERE = ("a structure returned by the function (a dict of metrics beside t
 
 
 @functools.cache
-def structure(template: str, count: int, like: bool) -> Op:
-    """The op writing ``template``, a structure of ``count`` operands ``a0, a1, ...``
-    (and ``like``, the argument it takes kinds from, when ``like`` is true)."""
+def structure(template: str, count: int, like: bool, spec: tuple) -> Op:
+    """The op writing ``template``, a structure (of spec ``spec``, see
+    :mod:`autodiff.frontend.structures`) of ``count`` operands ``a0, a1, ...``, and of
+    ``like``, the argument it takes kinds from, when ``like`` is true."""
     params = (["like"] if like else []) + [f"a{i}" for i in range(count)]
     op = Op("structure", _stub(params), template, diff=tuple(params[like:]),
-            no_gradient=_BUILT_HERE, floating=None)
+            no_gradient=_BUILT_HERE, floating=None, jvp="structure")
     op.outside_tables = "built by the frontend and the transforms, never written as code"
+    op.spec = spec
     return op
 
 

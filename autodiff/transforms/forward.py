@@ -21,6 +21,7 @@ from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import (
     Block,
+    Const,
     Graph,
     Location,
     Node,
@@ -41,28 +42,32 @@ from autodiff.transforms.optimize import (
 )
 
 
-def forward_mode(primal: Graph, wrt: list[int], *, optimized: bool = True) -> Graph:
+def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = True) -> Graph:
     """Graph of ``primal`` followed by its outputs' tangents.
 
-    Its params are the primal's followed by one tangent per argument in
-    ``wrt``; its outputs are the primal outputs, then their tangents (a zero
+    Its params are the primal's followed by one tangent per param in ``wrt`` (by
+    index; a value of ``primal`` there, a leaf of a structured argument, gets a
+    tangent the caller defines); ``tangent_params`` lists every tangent, in
+    ``wrt`` order. Its outputs are the primal outputs, then their tangents (a zero
     tangent for an output that does not depend on the arguments).
     """
-    graph, _ = primal.copy()
+    graph, mapping = primal.copy()
     graph.name = primal.name + "_jvp"
     if optimized:
         eliminate_common_subexpressions(graph)
-    targets = [graph.params[i] for i in wrt]
+    targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
     varied, tapes = _varied(graph, targets)
     builder = GraphBuilder(graph, phase="tangent")
     transform = _Tangents(builder, varied, tapes)
     tangent_params = []
-    for param in targets:
+    for target, param in zip(wrt, targets):
         tangent = Value(param.hint + "_dot")
         tangent.shape, tangent.floating = param.shape, True
         transform.tangents[param] = tangent
         tangent_params.append(tangent)
-    graph.params = graph.params + tangent_params
+    # the tangents of params are params too; those of other values (the leaves of a
+    # structured argument) are for the caller to define
+    graph.params = graph.params + [t for i, t in zip(wrt, tangent_params) if isinstance(i, int)]
     top = Block(nodes=graph.nodes)
     builder.loc = graph.return_location
     outputs = list(graph.outputs)
@@ -146,6 +151,9 @@ class _Tangents:
         if op.jvp == "lockstep":
             self.lockstep(node)
             return
+        if op.jvp == "structure":
+            self.structure(node)
+            return
         if node.out not in self.varied:
             return
         named = node.named_args
@@ -193,6 +201,15 @@ class _Tangents:
             self.name(node.out, tangent)
         else:  # a tape, or a push's effect
             self.tangents[node.out] = tangent
+
+    def structure(self, node: Node) -> None:
+        """A dict, list or object built of operands: the same of their tangents."""
+        if node.out not in self.varied:
+            return
+        like = node.op.params[0] == "like"
+        tangents = tuple(arg if (like and i == 0) or isinstance(arg, Const)
+                         else self.tangent(arg) for i, arg in enumerate(node.args))
+        self.name(node.out, self.builder.emit(node.op, tangents))
 
     # ----- regions -----
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import itertools
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ class Model:
     def __init__(self, sizes, seed=0):
         generator = np.random.default_rng(seed)
         self.layers = [Layer(generator.normal(size=(m, n)) / np.sqrt(m), np.zeros(n))
-                       for m, n in zip(sizes[:-1], sizes[1:])]
+                       for m, n in itertools.pairwise(sizes)]
         self.scale = 1.5
         self.name = "mlp"
 

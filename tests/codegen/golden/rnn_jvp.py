@@ -1,4 +1,8 @@
 def rnn_jvp(W, U, xs, h, tangent):
+    if (type(W) not in array_kinds or type(U) not in array_kinds or
+            type(xs) not in array_kinds or type(h) not in array_kinds or
+            type(tangent) not in array_kinds):
+        return by_structure(W, U, xs, h, tangent)
     try:
         # line 54: for t in range(xs.shape[0]):
         t1 = np.shape(xs)

@@ -1,4 +1,6 @@
 def rosenbrock_grad_hvp(x, v):
+    if type(x) not in array_kinds or type(v) not in array_kinds:
+        return by_structure(x, v)
     try:
         # line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
         t1 = x[1:]

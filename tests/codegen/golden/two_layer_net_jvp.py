@@ -1,4 +1,9 @@
 def two_layer_net_jvp(x, W1, b1, W2, b2, t, tangent):
+    if (type(x) not in array_kinds or type(W1) not in array_kinds or
+            type(b1) not in array_kinds or type(W2) not in array_kinds or
+            type(b2) not in array_kinds or type(t) not in array_kinds or
+            type(tangent) not in array_kinds):
+        return by_structure(x, W1, b1, W2, b2, t, tangent)
     try:
         W1_dot = tangent[0]
         b1_dot = tangent[1]
