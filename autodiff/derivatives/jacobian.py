@@ -8,11 +8,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from autodiff import tree
 from autodiff.derivatives.build import build_grad, parameters, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
-from autodiff.errors import NonScalarOutputError
+from autodiff.errors import ArgumentKindError, NonScalarOutputError
+from autodiff.frontend.structures import NeedsStructure
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -47,12 +49,25 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
                   jit, optimize, check_finite)
 
 
+def _arrays_only(fn: Callable, reason: NeedsStructure | None = None) -> ArgumentKindError:
+    where = {"filename": reason.filename, "lineno": reason.lineno,
+             "source_line": reason.source_line} if reason is not None else {}
+    return ArgumentKindError(
+        f"ad.jacobian and ad.hessian take arrays and numbers, and {fn.__name__} reads or "
+        "is given a structure (a dict, a list, a tuple or an object)", **where,
+        hint="ad.grad, ad.vjp, ad.jvp and ad.hvp take structures; or make a function "
+        "of the arrays one by one")
+
+
 class Jacobian(Assembled):
     """The Jacobian of a function, row by row (reverse) or column by column (forward)."""
 
     def __init__(self, fn: Callable, wrt: Wrt, mode: str | None, optimize: bool) -> None:
         self.fn, self.wrt, self.mode, self.optimize = fn, wrt, mode, optimize
-        graph, where = primal(fn)
+        try:
+            graph, where = primal(fn)
+        except NeedsStructure as reason:
+            raise _arrays_only(fn, reason) from None
         self.indices, self.several = parameters(graph, wrt, where)
         self.__name__ = fn.__name__ + "_jacobian"
         self.__doc__ = f"The Jacobian of {fn.__name__}."
@@ -78,6 +93,9 @@ class Jacobian(Assembled):
         return "\n".join(parts)
 
     def __call__(self, *args, **kwargs):
+        if any(tree.items(argument(self.fn, args, kwargs, i)) is not None
+               for i in self.indices):
+            raise _arrays_only(self.fn)
         if self.mode == "fwd":
             return self._forward(args, kwargs)
         value = self.fn(*args, **kwargs)

@@ -568,8 +568,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
             return self.builtin_sum(node, args, kwargs)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
                 and registry.callable_binding(callee.value) is None):
-            if isinstance(getattr(callee.value, "graph", None), Graph) and getattr(
-                    callee.value, "original", None) is not None:  # a derivative of ours
+            if getattr(callee.value, "original", None) is not None and (isinstance(
+                    getattr(callee.value, "graph", None), Graph) or getattr(
+                    callee.value, "by_structure", None) is not None):  # a derivative of ours
                 return self.call_derivative(node, callee.value, args, kwargs)
             if not is_library_code(callee.value, self.source.filename):
                 return self.call_function(node, callee.value, args, kwargs)

@@ -14,9 +14,16 @@ import dataclasses
 import inspect
 import types
 
-from autodiff.errors import AutodiffError
+from autodiff.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff.frontend.source import read_function
-from autodiff.graph.ir import Const, Operand, Value, walk
+from autodiff.frontend.structures import (
+    Record,
+    is_structure_operand,
+    record_of,
+    spec_of_operand,
+)
+from autodiff.graph.ir import Const, Graph, Operand, Region, Value, operand_values, walk
+from autodiff.ops.structures import part_read
 
 
 class LocalFunction:
@@ -93,18 +100,77 @@ class CallsMixin:
         except TypeError as error:
             raise self.error(node, f"bad call to '{fn.__name__}': {error}") from None
         bound.apply_defaults()
-        bindings = {}
-        for param in fn.graph.params:
-            value = bound.arguments[param.hint]
-            bindings[param] = value if _is_operand(value) else self.default_operand(
-                node, fn, param.hint, value)
-        graph, _ = fn.graph.copy(bindings, phase="forward")
+        arguments = {name: value if _is_operand(value) else self.default_operand(
+            node, fn, name, value) for name, value in bound.arguments.items()}
+        structured = {name: value for name, value in arguments.items()
+                      if is_structure_operand(value)}
+        by_structure = getattr(fn, "by_structure", None)
+        source = fn.graph if isinstance(getattr(fn, "graph", None), Graph) else None
+        if by_structure is not None and (structured or source is None):
+            # the derivative compiled for these structures, their parts read here
+            fn = by_structure.for_specs({name: spec_of_operand(value)
+                                         for name, value in structured.items()})
+            source = self.parts_bound(node, fn.graph, structured)
+        elif structured and any(isinstance(v, Record) for v in structured.values()):
+            raise self.error(node, f"'{fn.__name__}' takes arrays, and this call passes a "
+                             "dict or an object", kind=UnsupportedSyntaxError)
+        bindings = {param: arguments[param.hint] for param in source.params
+                    if param.hint in arguments}
+        graph, _ = source.copy(bindings, phase="forward")
         for inner in walk(graph.nodes):
             if inner.loc is not None:  # comments name the derivative the line comes from
                 inner.loc = dataclasses.replace(inner.loc, function=fn.__name__)
         self.builder.nodes.extend(graph.nodes)
+        outputs = [self.taken_apart(output) for output in graph.outputs]
         # several outputs are what the derivative returns as a tuple
-        return graph.outputs[0] if len(graph.outputs) == 1 else tuple(graph.outputs)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def parts_bound(self, node: ast.Call, graph: Graph, structured: dict) -> Graph:
+        """``graph`` (a derivative compiled for structures) with the reads of its
+        structured params' parts bound to the parts of the structures passed here."""
+        parts = {param: structured[param.hint] for param in graph.params
+                 if param.hint in structured}
+        kept, bindings = [], {}
+        for inner in graph.nodes:
+            found = None if isinstance(inner, Region) else part_read(inner, True)
+            if found is not None and found[0] in parts:
+                whole = parts[found[0]]
+                part = (whole.items[found[1]] if isinstance(whole, Record)
+                        else whole[found[1]] if isinstance(whole, tuple)
+                        else Const(whole.value[found[1]]))
+                if is_structure_operand(part):
+                    parts[inner.out] = part
+                bindings[inner.out] = part
+                continue
+            kept.append(inner)
+        leftover = [v for inner in walk(kept) if isinstance(inner, Region) or not hasattr(
+                        inner.op, "spec") for v in operand_values(inner.args)
+                    if v in parts and not isinstance(parts[v], Const)]
+        if leftover:
+            raise self.error(node, f"this derivative uses '{leftover[0].hint}' as a whole, "
+                             "which is a structure here", kind=UnsupportedSyntaxError,
+                             hint="pass its arrays one by one")
+        trimmed = Graph(graph.name, graph.params, kept, graph.outputs, graph.filename,
+                        graph.signature)
+        copy, _ = trimmed.copy(bindings)
+        return copy
+
+    def taken_apart(self, output: Operand) -> Operand:
+        """A structure a derivative builds (a gradient's dict) as the frontend holds one."""
+        if isinstance(output, tuple):
+            return tuple(self.taken_apart(o) for o in output)
+        maker = output.node if isinstance(output, Value) else None
+        spec = getattr(getattr(maker, "op", None), "spec", None)
+        if spec is None:
+            return output
+        named = maker.named_args
+        like = named.get("like")
+        leaves = [named[p] for p in maker.op.params if p != "like"]
+        return record_of(spec, self.structure_of(like), leaves)
+
+    def structure_of(self, value: Operand) -> Operand:
+        """What the frontend holds for a value: a structure it read the parts of."""
+        return value
 
     def module_function(self, node: ast.Call, fn: types.FunctionType, args: tuple,
                         kwargs: dict):
@@ -176,7 +242,6 @@ def closure_cells(fn: types.FunctionType) -> dict[str, types.CellType]:
 
 
 def _is_operand(value: object) -> bool:
-    from autodiff.frontend.structures import Record
     from autodiff.graph.ir import SliceSpec
 
     if isinstance(value, tuple):

@@ -305,7 +305,36 @@ def spec_of_operand(operand) -> tuple:
                 spec_of_operand(v) for v in operand.items.values()))
     if isinstance(operand, tuple):
         return ("tuple", tuple(spec_of_operand(o) for o in operand))
+    if isinstance(operand, Const):
+        return ("static", operand.value)
     return ARRAY
+
+
+def is_structure_operand(operand) -> bool:
+    """Whether an operand is a structure known while compiling (or a setting: a
+    constant), which a derivative compiled per structure takes apart."""
+    return isinstance(operand, (Record, tuple, Const))
+
+
+def record_of(spec: tuple, like: Operand, leaves_: list) -> Operand:
+    """The structure of spec ``spec`` whose leaves are ``leaves_`` (in order), as the
+    frontend holds one: a derivative's gradient, built by a structure op, taken apart
+    again where the code calling the derivative reads it."""
+    items = iter(leaves_)
+
+    def build(spec: tuple, like: Operand) -> Operand:
+        kind = spec[0]
+        if kind in ("array", "opaque", "static"):
+            return next(items)
+        keys, specs = children(spec), child_specs(spec)
+        parts = {key: build(child, _part(like, key) if isinstance(like, (Record, tuple))
+                            else None) for key, child in zip(keys, specs)}
+        if kind in ("list", "tuple"):
+            return tuple(parts.values())
+        kind_of = like.type if isinstance(like, Record) else spec[1]
+        return Record(kind, kind_of, parts)
+
+    return build(spec, like)
 
 
 def operand_leaves(operand) -> list:

@@ -390,12 +390,12 @@ STRUCTURES = (list, tuple, dict)
 def not_differentiable(x) -> ArgumentKindError:
     """The error for differentiating with respect to ``x``, which has no gradient."""
     kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
-    if isinstance(x, STRUCTURES):
+    if isinstance(x, STRUCTURES):  # (a transform that takes arrays alone: jacobian)
         return ArgumentKindError(
-            f"cannot differentiate with respect to an argument, a {kind}: gradients with "
-            "respect to lists, tuples and dicts are not supported yet",
-            hint="pass each array as an argument of its own and name them in wrt, or "
-            "np.asarray the list before the call")
+            f"cannot differentiate with respect to an argument, a {kind}, here: this "
+            "transform takes arrays and numbers",
+            hint="ad.grad, ad.vjp, ad.jvp and ad.hvp take dicts, lists and tuples; or "
+            "pass each array as an argument of its own")
     return ArgumentKindError(
         f"cannot differentiate with respect to an argument, a {kind}: only floats, "
         "ints and arrays of them have gradients",

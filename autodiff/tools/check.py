@@ -41,9 +41,11 @@ import numpy as np
 
 from autodiff import tree
 from autodiff.api import grad, jvp, vjp
+from autodiff.derivatives.bound import shifted_wrt, unbound
 from autodiff.derivatives.wrt import Wrt
 from autodiff.derivatives.wrt import resolve_wrt as parameters_named
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
+from autodiff.frontend.structures import ARRAY, argument_spec
 from autodiff.graph.ir import Location
 from autodiff.tree import StructureError
 
@@ -80,9 +82,9 @@ def numeric_grad(f: Callable, *args, wrt: Wrt = 0, method: str = "central",
     An argument that is a structure (a dict, list, tuple, namedtuple or
     dataclass, see ``ad.tree``) is perturbed leaf by leaf; its gradient has the
     argument's structure, as ``ad.grad`` gives it: each leaf of float or complex
-    type (an array, a float, a NumPy scalar) or an integer array has a gradient
-    of its type and shape, and the others (an int or a bool setting, a string,
-    ``None``, any other object) have ``None``.
+    type (an array, a float, a NumPy scalar) has a gradient of its type and
+    shape, and the others (an int or a bool setting, an int or bool array, a
+    string, ``None``, any other object) have ``None``.
 
     >>> import numpy as np, autodiff as ad
     >>> float(ad.numeric_grad(lambda x: x ** 3, 2.0))  # doctest: +ELLIPSIS
@@ -95,6 +97,7 @@ def numeric_grad(f: Callable, *args, wrt: Wrt = 0, method: str = "central",
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    f, args, wrt = _unbound(f, args, wrt)
     positions, single = resolve_wrt(f, wrt, len(args))
     names = argument_names(f, len(args))
     args = list(args)
@@ -124,13 +127,22 @@ def _is_structure(value) -> bool:
     return value is not None and tree.items(value) is not None
 
 
+def _unbound(f: Callable, args: tuple, wrt: Wrt) -> tuple[Callable, tuple, Wrt]:
+    """A bound method or a partial as its function with the given arguments first
+    (``wrt="self"`` naming the object), as the transforms take them."""
+    bound = unbound(f)
+    if bound is None or bound[2]:  # (a partial with keywords: as it is)
+        return f, args, wrt
+    function, leading, _, self_name = bound
+    return function, (*leading, *args), shifted_wrt(wrt, len(leading), self_name)
+
+
 def _has_gradient(leaf) -> bool:
-    """Whether a leaf of a structure has a gradient, by the rule of ``ad.grad``: arrays
-    of numbers (not of bools), floats, complex numbers and NumPy scalars of numbers do;
-    Python ints and bools (settings), strings and other objects do not."""
-    if isinstance(leaf, (np.ndarray, np.generic)):
-        return leaf.dtype.kind in "fciu"
-    return isinstance(leaf, (float, complex))
+    """Whether a leaf of a structure has a gradient, by the rule of ``ad.grad`` (its
+    spec in a structure is an array's): float and complex arrays and numbers do;
+    ints, bools, int or bool arrays (settings, labels, masks), strings and other
+    objects do not."""
+    return argument_spec(leaf, top=False) == ARRAY
 
 
 def _numeric_gradient(f: Callable, args: list, position: int, name: str, method: str,
@@ -380,6 +392,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
     >>> print(ad.check_grad(lambda x: np.sum(x ** 2), np.ones(3)))  # doctest: +SKIP
     """
 
+    f, args, wrt = _unbound(f, args, wrt)
     positions, single = resolve_wrt(f, wrt, len(args))
     names = argument_names(f, len(args))
     low_precision = any(_low_precision(args[p]) for p in positions)

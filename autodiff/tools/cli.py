@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autodiff import api, errors
+from autodiff import api, errors, tree
 from autodiff.tools import check, compare
 from autodiff.tools.highlight import highlight, supports_color
 from autodiff.version import __version__
@@ -139,14 +139,17 @@ def parse_wrt(text: str | None, function: Callable) -> int | str | tuple:
 
 
 def parse_shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    """``x=3,4`` -> ``("x", (3, 4))``; ``x=`` or ``x=()`` is a scalar.
+    """``x=3,4`` -> ``("x", (3, 4))``; ``x=`` or ``x=()`` is a scalar; ``params.W1=3,4``
+    is the item ``"W1"`` of the dict ``params``.
 
     >>> parse_shape("W=4,4")
     ('W', (4, 4))
+    >>> parse_shape("params.b1=4")
+    ('params.b1', (4,))
     """
-    usage = "write NAME=DIMS, e.g. x=3,4"
+    usage = "write NAME=DIMS, e.g. x=3,4, or NAME.KEY=DIMS for an item of a dict"
     name, sep, dims = (part.strip() for part in spec.partition("="))
-    if not sep or not name.isidentifier():
+    if not sep or not all(part.isidentifier() for part in name.split(".", 1)):
         raise UsageError(f"bad --shape {spec!r}: {usage}")
     # "3," is (3,), as in Python: empty items are skipped.
     dims = [dim.strip() for dim in dims.removeprefix("(").removesuffix(")").split(",")]
@@ -158,14 +161,19 @@ def parse_shape(spec: str) -> tuple[str, tuple[int, ...]]:
 
 def random_arguments(function: Callable, specs: list[str], seed: int, wrt) -> list:
     """Arguments for ``function``: standard normal float64 arrays of the ``--shape``
-    sizes, a Python float for the others (defaults kept for trailing ones)."""
+    sizes (a dict of them for ``NAME.KEY`` shapes), a Python float for the others
+    (defaults kept for trailing ones)."""
     parameters = _parameters(function)
     names = [p.name for p in parameters]
     shapes: dict[str, tuple[int, ...]] = {}
+    items: dict[str, dict[str, tuple[int, ...]]] = {}
     for spec in specs:
         name, shape = parse_shape(spec)
+        name, _, key = name.partition(".")
         if name not in names:
             raise UsageError(f"--shape {spec}: {_signature(function)} has no argument {name!r}")
+        if key:
+            items.setdefault(name, {})[key] = shape
         shapes[name] = shape
     wanted = set(wrt if isinstance(wrt, tuple) else (wrt,))
     needed = [i for i, p in enumerate(parameters) if p.default is p.empty or p.name in shapes
@@ -173,7 +181,10 @@ def random_arguments(function: Callable, specs: list[str], seed: int, wrt) -> li
     rng = np.random.default_rng(seed)
     arguments = []
     for index, parameter in enumerate(parameters[:max(needed, default=-1) + 1]):
-        if shapes.get(parameter.name):
+        if parameter.name in items:
+            arguments.append({key: rng.standard_normal(shape)
+                              for key, shape in items[parameter.name].items()})
+        elif shapes.get(parameter.name):
             arguments.append(rng.standard_normal(shapes[parameter.name]))
         elif index in needed:
             arguments.append(float(rng.standard_normal()))
@@ -191,7 +202,24 @@ def run_grad(args: argparse.Namespace) -> int:
     wrt = parse_wrt(args.wrt, function)
     transform = api.grad if args.mode == "rev" else api.jvp
     colors = args.color == "always" or (args.color == "auto" and supports_color(sys.stdout))
-    print(highlight(transform(function, wrt=wrt).source.rstrip("\n"), colors=colors))
+    derivative = transform(function, wrt=wrt)
+    source = derivative.source
+    if args.shape:  # the code compiled for arguments of these shapes and structures
+        arguments = random_arguments(function, args.shape, args.seed, wrt)
+        if args.mode == "fwd":
+            several = isinstance(wrt, tuple)
+            names = [p.name for p in _parameters(function)]
+            picked = [arguments[w if isinstance(w, int) else names.index(w)]
+                      for w in (wrt if several else (wrt,))]
+            tangents = [tree.map(np.zeros_like, a) for a in picked]
+            arguments.append(tuple(tangents) if several else tangents[0])
+        source = derivative.source_for(*arguments)
+    elif getattr(derivative, "reason", None) is not None:
+        raise UsageError(f"{_signature(function)} reads an argument as a structure "
+                         f"({derivative.reason.source_line.strip()}): its code is compiled "
+                         "for the structure a call passes; give its items' shapes, e.g. "
+                         "--shape params.W=3,4 --shape params.b=4")
+    print(highlight(source.rstrip("\n"), colors=colors))
     return 0
 
 
@@ -330,7 +358,8 @@ def _command(commands, name: str, summary: str, example: str, run: Callable, wrt
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
                         help="shape of an argument's random input, e.g. x=3,4 (x= for a "
-                             "scalar); repeat for each argument; others get a float")
+                             "scalar), or of an item of a dict argument, params.W=3,4; "
+                             "repeat for each; others get a float")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
 
@@ -345,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     grad = _command(commands, "grad", "Print the derivative autodiff generates for a function.",
                     "autodiff grad model.py:loss --wrt W,b", run_grad)
+    _add_inputs(grad)
     grad.add_argument("--mode", choices=["rev", "fwd"], default="rev",
                       help="reverse mode (grad, the default) or forward mode (jvp)")
     grad.add_argument("--color", choices=["auto", "always", "never"], default="auto",

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autodiff import tree
 from autodiff.derivatives.jacobian import build_gradient
-from autodiff.errors import AutodiffError
+from autodiff.errors import ArgumentKindError, AutodiffError
 from autodiff.tools.check import (
     Wrt,
     argument_names,
@@ -101,6 +102,13 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
     unless ``verbose=False``; returns it either way.
     """
     positions, _ = resolve_wrt(f, wrt, len(args))
+    for position in positions:
+        if tree.items(args[position]) is not None:  # a dict, a list, an object
+            raise ArgumentKindError(
+                f"compare takes arrays and numbers, and argument {position} of "
+                f"{function_name(f)} is a {type(args[position]).__name__}",
+                hint="compare one array at a time (a function of it alone); "
+                "ad.check_grad takes structures, leaf by leaf")
     sizes = [int(np.size(args[p])) for p in positions]
     rows = []
     if symbolic:

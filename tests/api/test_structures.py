@@ -378,3 +378,97 @@ def test_changing_the_object_the_caller_passed_is_refused():
                        "'self' the caller passed") as info:
         ad.grad(Step.update)(Step(), np.ones(2))
     assert "self.W += x" in str(info.value)
+
+
+# ----- every transform -----
+
+
+def layer_out(params, x):
+    return np.tanh(x @ params["W"] + params["b"])
+
+
+def two_outputs(params, x):
+    h = layer_out(params, x)
+    return {"sum": np.sum(h), "h": h}
+
+
+
+def gradient_norm(params, x):
+    g = ad.grad(dict_mlp)(params, x, x[:, :2])
+    return np.sum(g["W1"] ** 2) + np.sum(g["b2"] ** 2) + g["b1"] @ g["b1"]
+
+
+def _params():
+    return {"W": _normal(3, 2), "b": _normal(2)}
+
+
+def _along(fn, args, direction, eps=1e-6):
+    """Central difference of fn along a direction with the first argument's structure."""
+    plus = ad.tree.map(lambda p, d: p + eps * d, args[0], direction)
+    minus = ad.tree.map(lambda p, d: p - eps * d, args[0], direction)
+    high, low = fn(plus, *args[1:]), fn(minus, *args[1:])
+    return ad.tree.map(lambda a, b: (a - b) / (2 * eps), high, low)
+
+
+def test_vjp_pulls_back_into_the_arguments_structure():
+    params, x = _params(), _normal(4, 3)
+    seed = _normal(4, 2)
+    for jit in (False, True):
+        pulled = ad.vjp(layer_out, jit=jit)(params, x, seed)
+        expected = ad.numeric_grad(lambda p, x: np.sum(seed * layer_out(p, x)), params, x)
+        for key in params:
+            np.testing.assert_allclose(pulled[key], expected[key], rtol=1e-6, atol=1e-9)
+
+
+def test_jvp_takes_a_tangent_in_the_arguments_structure():
+    params, x = _params(), _normal(4, 3)
+    direction = _params()
+    for jit in (False, True):
+        value, tangent = ad.jvp(layer_out, jit=jit)(params, x, direction)
+        np.testing.assert_allclose(value, layer_out(params, x))
+        np.testing.assert_allclose(tangent, _along(layer_out, (params, x), direction),
+                                   rtol=1e-6, atol=1e-9)
+    value, tangent = ad.jvp(two_outputs)(params, x, direction)  # a dict out: a dict of tangents
+    expected = _along(two_outputs, (params, x), direction)
+    assert set(tangent) == {"sum", "h"}
+    for key in expected:
+        np.testing.assert_allclose(tangent[key], expected[key], rtol=1e-6, atol=1e-9)
+    both = ad.jvp(layer_out, wrt=(0, 1))(params, x, (direction, _normal(4, 3)))
+    assert both[1].shape == (4, 2)
+
+
+def test_hvp_and_a_gradient_of_a_gradient_over_a_dict():
+    params = {"W1": _normal(3, 4), "b1": _normal(4), "W2": _normal(4, 2), "b2": _normal(2)}
+    x, t = _normal(5, 3), _normal(5, 2)
+    v = ad.tree.map(lambda p: rng.normal(size=np.shape(p)), params)
+    product = ad.hvp(dict_mlp)(params, x, t, v)
+    expected = _along(lambda p, x, t: ad.grad(dict_mlp)(p, x, t), (params, x, t), v)
+    for key in params:
+        np.testing.assert_allclose(product[key], expected[key], rtol=1e-5, atol=1e-8)
+    _check(gradient_norm, (params, _normal(5, 3)))
+
+
+def test_transforms_that_take_arrays_say_so():
+    params, x = _params(), _normal(4, 3)
+    with pytest.raises(ad.ArgumentKindError, match="ad.jacobian and ad.hessian take arrays"
+                       ) as info:
+        ad.jacobian(layer_out)
+    assert info.value.lineno is not None and "ad.hvp take structures" in info.value.hint
+    with pytest.raises(ad.ArgumentKindError, match="ad.jacobian and ad.hessian take arrays"):
+        ad.hessian(lambda xs: np.sum(xs[0] * xs[1]))((np.ones(2), np.ones(2)))
+    with pytest.raises(ad.ArgumentKindError, match="compare takes arrays and numbers"):
+        ad.compare(layer_out, params, x)
+    with pytest.raises(ad.ArgumentKindError, match="jit='numba' compiles"):
+        ad.grad(dict_mlp, jit="numba")({"W1": _normal(3, 2), "b1": _normal(2),
+                                        "W2": _normal(2, 2), "b2": 0.5}, x, _normal(4, 2))
+
+
+def test_check_grad_of_a_bound_method_with_respect_to_its_object():
+    model = Model((3, 2))
+    x, t = _normal(4, 3), _normal(4, 2)
+    report = str(ad.check_grad(model.loss, x, t, wrt="self"))
+    assert "self.layers[0].W" in report and "passed" in report
+    labels = {"W": np.arange(4), "mask": np.array([True, False]), "b": _normal(2)}
+    grad = ad.grad(lambda p: np.sum(p["b"] * p["mask"]) + np.sum(p["W"]))(labels)
+    assert grad["W"] is None and grad["mask"] is None  # data without a gradient
+    np.testing.assert_allclose(grad["b"], [1.0, 0.0])

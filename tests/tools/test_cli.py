@@ -32,6 +32,15 @@ def helper(x):
     return x
 """
 
+# Parameters in a dict: compiled for the structure the --shape items give.
+STRUCTURED = """
+import numpy as np
+
+
+def dict_loss(params, x):
+    return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+"""
+
 # A custom rule that is deliberately wrong: the check must catch it.
 WRONG = """
 import numpy as np
@@ -57,6 +66,7 @@ def loss(x):
 def workdir(tmp_path):
     (tmp_path / "model.py").write_text(textwrap.dedent(MODEL))
     (tmp_path / "wrong.py").write_text(textwrap.dedent(WRONG))
+    (tmp_path / "structured.py").write_text(textwrap.dedent(STRUCTURED))
     (tmp_path / "broken.py").write_text("def f(x)\n    return x\n")
     return tmp_path
 
@@ -87,6 +97,21 @@ def test_grad_prints_the_reverse_and_forward_derivatives(workdir):
     assert forward.returncode == 0, forward.stderr
     assert "def loss_jvp(x, W" in forward.stdout
     assert "# tangent of line 7" in forward.stdout
+
+
+def test_grad_and_check_of_a_dict_of_parameters(workdir):
+    shapes = ["--shape", "params.W=3,2", "--shape", "params.b=2", "--shape", "x=4,3"]
+    refused = run(workdir, "grad", "structured.py:dict_loss", "--wrt", "params")
+    assert refused.returncode == 2 and "--shape params.W=3,4" in refused.stderr
+    reverse = run(workdir, "grad", "structured.py:dict_loss", "--wrt", "params", *shapes)
+    assert reverse.returncode == 0, reverse.stderr
+    assert "params_W = params['W']" in reverse.stdout
+    assert "dparams = {'W': dparams_W, 'b': dparams_b}" in reverse.stdout
+    forward = run(workdir, "grad", "structured.py:dict_loss", "--mode", "fwd", *shapes)
+    assert "params_W_dot = tangent['W']" in forward.stdout, forward.stderr
+    checked = run(workdir, "check", "structured.py:dict_loss", *shapes)
+    assert checked.returncode == 0, checked.stderr
+    assert "params['W']" in checked.stdout and "params['b']" in checked.stdout
 
 
 def test_grad_colors_only_on_request(workdir):
