@@ -44,6 +44,11 @@ EXPECTED = {
                            "quantized weights after training: [ 0.5  -1.25  0.75]",
                            "def softplus_loss_grad("],
     "hessian.py": ["worked out by hand", "def rosenbrock_grad_hvp(", "Newton step 8: x = [1. 1.]"],
+    "model_class.py": ["def loss_value_and_grad(self, x, t):", "self_layers_0_W = self_layers_0.W",
+                       "(in MLP.predict)", "(in MLP.penalty)", "dself = with_fields(self, ",
+                       "gradient: MLP object, name = None", "self.layers[2].b", "step 300: loss",
+                       "trained: MLP object named 'sine fit'",
+                       "largest difference from MLP.loss's gradient: 0.0"],
 }
 
 
