@@ -84,7 +84,8 @@ def test_the_page_lists_the_errors_the_issue_names():
     titles = " ".join(e.title for e in ENTRIES)
     for construct in ["`try`", "`with`", "`yield`", "`async def`", "`global`", "`nonlocal`",
                       "`del`", "`class`", "`*args` in a call", "(`:=`)", "Set comprehensions",
-                      "Dict comprehensions", "Attribute assignment", "without a gradient rule",
+                      "A dict comprehension", "Attribute assignment", "A dict key",
+                      "Changing a dict the caller passed", "without a gradient rule",
                       "Recursion", "without Python source", "missing argument", "a string",
                       "returning an array", "Shapes that do not fit", "`check_finite=True`"]:
         assert construct in titles, construct

@@ -453,6 +453,50 @@ class StructuresMixin:
             items[key.value] = value
         return Record("dict", dict, items)
 
+    def expr_DictComp(self, node: ast.DictComp) -> Record:
+        """``{name: value * 2 for name, value in params.items()}``: unrolled while
+        compiling, over lists, tuples and dicts known then."""
+        items: dict = {}
+        saved = self.env
+        self.env = dict(saved)
+
+        def run(generators: list) -> None:
+            if not generators:
+                key = self.expr(node.key)
+                if not isinstance(key, Const) or key.path is not None:
+                    raise self.error(node.key, "the keys of a dict comprehension must be "
+                                     "known while compiling", hint="use constant keys, or "
+                                     "keys of a dict: {k: ... for k in params}")
+                items[key.value] = self.expr(node.value)
+                return
+            generator = generators[0]
+            iteration = self.iteration(generator.iter)
+            bounds = iteration[1:4] if iteration[0] == "range" else ()
+            if bounds and all(isinstance(b, Const) and type(b.value) is int for b in bounds):
+                numbers = range(*(b.value for b in bounds))
+                element = iteration[5]
+                iteration = ("unroll", [element(Const(i)) for i in (
+                    reversed(numbers) if iteration[4] else numbers)])
+            if iteration[0] != "unroll":
+                raise self.error(generator.iter, "a dict comprehension loops over lists, "
+                                 "tuples and dicts known while compiling, and "
+                                 f"'{ast.unparse(generator.iter)}' is known only when the "
+                                 "code runs", hint="loop over the items of a dict or a list")
+            for item in iteration[1]:
+                self.assign(generator.target, item)
+                tests = [self.expr(test) for test in generator.ifs]
+                if not all(isinstance(t, Const) for t in tests):
+                    raise self.error(node, "the conditions of a dict comprehension must be "
+                                     "known while compiling")
+                if all(t.value for t in tests):
+                    run(generators[1:])
+
+        try:
+            run(list(node.generators))
+        finally:
+            self.env = saved
+        return Record("dict", dict, items)
+
     def dict_call(self, node: ast.Call, args: tuple, kwargs: dict) -> Record:
         """``dict(a=1, **d)``, ``dict(other)``, ``dict(zip(keys, values))``."""
         items: dict = {}

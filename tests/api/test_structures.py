@@ -472,3 +472,15 @@ def test_check_grad_of_a_bound_method_with_respect_to_its_object():
     grad = ad.grad(lambda p: np.sum(p["b"] * p["mask"]) + np.sum(p["W"]))(labels)
     assert grad["W"] is None and grad["mask"] is None  # data without a gradient
     np.testing.assert_allclose(grad["b"], [1.0, 0.0])
+
+
+def comprehended(params, x):
+    scaled = {name: value * 2.0 for name, value in params.items() if name != "skip"}
+    powers = {k: x ** k for k in range(1, 3)}
+    return np.sum(scaled["W"] * powers[2]) + np.sum(np.sin(scaled["b"]))
+
+
+def test_dict_comprehensions_are_unrolled():
+    params = {"W": _normal(3), "b": _normal(3), "skip": _normal(3)}
+    grad = _check(comprehended, (params, _normal(3)))
+    assert not np.any(grad["skip"])
