@@ -7,6 +7,8 @@ uses: our gradient against central differences in float64 at the same point.
 from __future__ import annotations
 
 import atexit
+import collections
+import dataclasses
 import functools
 import importlib.util
 import itertools
@@ -22,6 +24,17 @@ import autodiff as ad
 from autodiff.ops import registry
 
 _module_ids = itertools.count()
+
+# Structures the tests of structured arguments pass: a namedtuple of a weight and a
+# bias, and a dataclass layer with a setting (a string: no gradient).
+Pair = collections.namedtuple("Pair", "W b")
+
+
+@dataclasses.dataclass
+class Layer:
+    W: np.ndarray
+    b: np.ndarray
+    activation: str = "tanh"
 
 
 class UserModules:

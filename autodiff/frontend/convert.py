@@ -83,6 +83,9 @@ PURE_BUILTINS = frozenset({
     builtins.sorted, builtins.str, builtins.sum, builtins.tuple,
 })
 
+# Builtins that take a structure known while compiling apart (see structural_builtin).
+STRUCTURAL_BUILTINS = (dict, len, list, tuple, sorted, isinstance)
+
 # Methods of a dict (or a namedtuple) that code reading an argument as one calls.
 DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
 
@@ -552,7 +555,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         text = ast.unparse(func)
         if record is not None:
             return self.record_method(node, record, func.attr, args, kwargs)
-        if isinstance(callee, Const) and any(callee.value is f for f in (dict, len, list, tuple)):
+        if isinstance(callee, Const) and any(callee.value is f for f in STRUCTURAL_BUILTINS):
             structural = self.structural_builtin(node, callee.value, args, kwargs)
             if structural is not None:
                 return structural
@@ -597,17 +600,26 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         return self.emit(node, op, canonical)
 
     def structural_builtin(self, node: ast.Call, fn, args: tuple, kwargs: dict):
-        """``dict(...)``, and ``len``, ``list`` and ``tuple`` of structures known while
-        compiling; None for any other call."""
+        """``dict(...)``, and ``len``, ``list``, ``tuple``, ``sorted`` and ``isinstance``
+        of structures known while compiling; None for any other call."""
         if fn is dict:
             return self.dict_call(node, args, kwargs)
-        if fn not in (len, list, tuple) or kwargs or len(args) != 1:
+        if fn is isinstance and len(args) == 2 and isinstance(args[0], Record) and (
+                isinstance(args[1], Const)):
+            try:
+                return Const(issubclass(args[0].type, args[1].value))
+            except TypeError as error:
+                raise self.error(node, f"'{ast.unparse(node)}' failed: {error}") from None
+        if kwargs or len(args) != 1 or not isinstance(args[0], (tuple, Record)):
             return None
-        items = args[0]
-        if not (isinstance(items, (tuple, Record))):
-            return None
-        items = self.static_items(node, items)
-        return Const(len(items)) if fn is len else items
+        items = self.static_items(node, args[0])
+        if fn is len:
+            return Const(len(items))
+        if fn is sorted:  # of a dict's keys
+            if not all(isinstance(item, Const) for item in items):
+                return None
+            return Const(tuple(sorted(item.value for item in items)))
+        return items if fn is not isinstance else None
 
     def builtin_sum(self, node: ast.Call, args: tuple, kwargs: dict) -> Operand:
         """Python's ``sum``: over a list of operands, a list built at run time, or an

@@ -3,8 +3,6 @@ argument's structure, leaf by leaf, checked against central differences in float
 
 from __future__ import annotations
 
-import collections
-import dataclasses
 import functools
 import itertools
 
@@ -12,15 +10,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-
-Pair = collections.namedtuple("Pair", "W b")
-
-
-@dataclasses.dataclass
-class Layer:
-    W: np.ndarray
-    b: np.ndarray
-    activation: str = "tanh"
+from tests.helpers import Layer, Pair
 
 
 class Model:
@@ -392,7 +382,6 @@ def two_outputs(params, x):
     return {"sum": np.sum(h), "h": h}
 
 
-
 def gradient_norm(params, x):
     g = ad.grad(dict_mlp)(params, x, x[:, :2])
     return np.sum(g["W1"] ** 2) + np.sum(g["b2"] ** 2) + g["b1"] @ g["b1"]
@@ -484,3 +473,14 @@ def test_dict_comprehensions_are_unrolled():
     params = {"W": _normal(3), "b": _normal(3), "skip": _normal(3)}
     grad = _check(comprehended, (params, _normal(3)))
     assert not np.any(grad["skip"])
+
+
+def sorted_keys(params, x):
+    total = 0.0
+    for position, name in enumerate(sorted(params)):
+        total = total + (position + 1) * np.sum(np.cos(params[name] * x))
+    return total * 2.0 if isinstance(params, dict) else total
+
+
+def test_sorted_keys_and_isinstance_of_a_structure():
+    _check(sorted_keys, ({"b": _normal(2), "a": _normal(2)}, _normal(2)))

@@ -3,25 +3,14 @@ namedtuples and dataclasses, compared leaf by leaf and reported by each leaf's p
 
 from __future__ import annotations
 
-import collections
-import dataclasses
-
 import numpy as np
 import pytest
 
 import autodiff as ad
 from autodiff.tools import check
+from tests.helpers import Layer, Pair
 
 RNG = np.random.default_rng(11)
-
-Pair = collections.namedtuple("Pair", "W b")
-
-
-@dataclasses.dataclass
-class Layer:
-    W: np.ndarray
-    b: np.ndarray
-    activation: str = "tanh"
 
 
 # ----- the functions checked -----
