@@ -30,12 +30,13 @@ import ast
 import dataclasses
 import enum
 import inspect
+import threading
 import types
 from collections.abc import Iterator
 
 import numpy as np
 
-from autodiff.errors import UnsupportedSyntaxError
+from autodiff.errors import ArgumentKindError, UnsupportedSyntaxError
 from autodiff.graph.ir import Const, Node, Operand, Value
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
@@ -91,15 +92,31 @@ def _other_spec(value, kind: type, top: bool) -> tuple:
         names = tuple(f.name for f in dataclasses.fields(kind))
         return ("fields", kind, names,
                 tuple(argument_spec(getattr(value, n), False) for n in names))
-    if is_user_class(kind) and hasattr(kind, "__dict__") and "__dict__" in dir(kind):
+    if is_user_class(kind) and getattr(kind, "__dictoffset__", 0):
         # an object of the user's class: a structure of its own attributes
-        attributes = object.__getattribute__(value, "__dict__")
-        names = tuple(attributes)
-        return ("fields", kind, names,
-                tuple(argument_spec(attributes[n], False) for n in names))
+        described = _describing.__dict__.setdefault("ids", set())
+        if id(value) in described:
+            raise ArgumentKindError(
+                f"a {kind.__name__} object refers back to itself through its attributes, "
+                "so it is no structure of arrays autodiff can take apart",
+                hint="pass the arrays it holds (a dict of them), or keep the reference "
+                "back out of the object")
+        described.add(id(value))
+        try:
+            attributes = object.__getattribute__(value, "__dict__")
+            names = tuple(attributes)
+            return ("fields", kind, names,
+                    tuple(argument_spec(attributes[n], False) for n in names))
+        finally:
+            described.discard(id(value))
     if callable(value):
         return ("static", value)
     return OPAQUE
+
+
+# The objects being described in this thread (an object referring back to itself
+# has no spec).
+_describing = threading.local()
 
 
 def is_structured(spec: tuple) -> bool:

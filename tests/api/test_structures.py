@@ -484,3 +484,10 @@ def sorted_keys(params, x):
 
 def test_sorted_keys_and_isinstance_of_a_structure():
     _check(sorted_keys, ({"b": _normal(2), "a": _normal(2)}, _normal(2)))
+
+
+def test_an_object_referring_back_to_itself_is_refused():
+    model = Model((3, 2))
+    model.owner = model
+    with pytest.raises(ad.ArgumentKindError, match="refers back to itself"):
+        ad.grad(Model.loss)(model, _normal(4, 3), _normal(4, 2))
