@@ -158,6 +158,17 @@ def {name}({parameters}):
     return by_structure({call})
 '''
 
+# The same, looking up the common structures (dicts and lists of float arrays) by
+# their quick key first, for a function without keyword-only parameters.
+_HANDING_OVER_QUICKLY = '''\
+def {name}({parameters}):
+    """{doc}"""
+    derivative = compiled_for(quick_key(({arguments})))
+    if derivative is None:
+        return by_structure({call})
+    return derivative({call})
+'''
+
 
 def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
                        reason: Exception, extra: tuple = ()) -> Callable:
@@ -175,9 +186,14 @@ def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
                      for p, q in signature.parameters.items())
     doc = (f"The derivative of {fn.__name__}, compiled for the structure of each call's "
            "arguments: .source_for(*args) shows the code.")
-    text = _HANDING_OVER.format(name=function_name(name), parameters=str(bare)[1:-1],
-                                call=call, doc=doc)
-    namespace = {"by_structure": by_structure}
+    keyword_only = any(p.kind is p.KEYWORD_ONLY for p in signature.parameters.values())
+    template = _HANDING_OVER if keyword_only or not signature.parameters else (
+        _HANDING_OVER_QUICKLY)
+    arguments = call + ("," if len(signature.parameters) == 1 else "")
+    text = template.format(name=function_name(name), parameters=str(bare)[1:-1],
+                           call=call, arguments=arguments, doc=doc)
+    namespace = {"by_structure": by_structure, "quick_key": _quick_key,
+                 "compiled_for": by_structure.quick.get}
     filename = remember_source(text, f"structures of {fn.__name__}")
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
     derivative = namespace[function_name(name)]
