@@ -24,6 +24,7 @@ import numpy as np
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.functions import CallsMixin, LocalFunction
+from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource
 from autodiff.frontend.statements import (
@@ -37,7 +38,6 @@ from autodiff.frontend.statements import (
 from autodiff.frontend.structures import (
     NeedsStructure,
     Record,
-    StructuresMixin,
     contains_record,
 )
 from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array

@@ -1,0 +1,293 @@
+"""Structures in the code being converted: ``params["W1"]``, ``layer.W``, a dict's
+``.items()``, ``self.predict(x)``, ``{"loss": loss}``, dict comprehensions, and
+the structure a function returns, all resolved while compiling (what a
+structure is, and how an argument's leaves are bound, is :mod:`.structures`).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import types
+
+from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.structures import (
+    Record,
+    needs_like,
+    operand_leaves,
+    spec_of_operand,
+    structure_template,
+)
+from autodiff.graph.ir import Const, Operand
+from autodiff.ops import structures as structure_ops
+from autodiff.tree import StructureError
+
+
+class StructuresMixin:
+    """Reading, building and returning structures, for
+    :class:`autodiff.frontend.convert.Converter`: every key is known while compiling."""
+
+    def item_of(self, node: ast.AST, base: Record, key: Operand) -> Operand:
+        """``params["W1"]``, ``point[0]`` of a namedtuple."""
+        if not isinstance(key, Const) or key.path is not None:
+            raise self.error(node, f"the key of '{ast.unparse(node)}' is known only when the "
+                             f"code runs, but the keys of a {base.describe()} are fixed while "
+                             "compiling", hint="index it with a constant key (params['W1']), or "
+                             "loop over it: for name, value in params.items()")
+        items = base.items
+        if base.kind == "namedtuple" and isinstance(key.value, int):
+            values = tuple(items.values())
+            if -len(values) <= key.value < len(values):
+                return values[key.value]
+        elif base.kind == "dict":
+            try:
+                if key.value in items:
+                    return items[key.value]
+            except TypeError:
+                pass
+        known = ", ".join(repr(k) for k in items)
+        raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no key "
+                         f"{key.value!r} (its keys: {known})", kind=StructureError)
+
+    def field_of(self, node: ast.Attribute, base: Record) -> Operand:
+        """``layer.W`` of a namedtuple, a dataclass or an object; ``self.scale`` of a
+        ``@property`` (its getter, compiled) or of a class attribute."""
+        if base.kind != "dict" and node.attr in base.items:
+            return base.items[node.attr]
+        if base.kind != "dict":
+            found = _class_attribute(base.type, node.attr)
+            if isinstance(found, property) and found.fget is not None:
+                return self.call_function(node, found.fget, (base,), {})
+            if found is not None and not callable(found) and not isinstance(
+                    found, (property, staticmethod, classmethod)):
+                literal = Const(found)
+                if _writable(found):
+                    return literal
+        raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no "
+                         f"field '{node.attr}' that autodiff can read", kind=StructureError,
+                         hint=f"its fields: {', '.join(map(str, base.items))}" if (
+                             base.kind != "dict") else "read a dict's items with d['key']")
+
+    def record_method(self, node: ast.Call, base: Record, name: str, args: tuple,
+                      kwargs: dict) -> Operand:
+        """``d.items()``, ``d.keys()``, ``d.values()``, ``d.get(k, default)``,
+        ``p._replace(W=...)``: results known while compiling."""
+        items = base.items
+        if base.kind == "dict" and not kwargs:
+            if name == "items" and not args:
+                return tuple((Const(k), v) for k, v in items.items())
+            if name == "keys" and not args:
+                return Const(tuple(items))
+            if name == "values" and not args:
+                return tuple(items.values())
+            if name == "get" and 1 <= len(args) <= 2:
+                key = args[0]
+                if isinstance(key, Const) and key.path is None:
+                    default = args[1] if len(args) == 2 else Const(None)
+                    return items.get(key.value, default)
+                return self.item_of(node, base, key)  # (words the error)
+            if name == "copy" and not args:
+                return Record(base.kind, base.type, dict(items))
+        if base.kind == "fields":  # a method of a dataclass or an object: compiled
+            found = _class_attribute(base.type, name)
+            if isinstance(found, staticmethod):
+                return self.call_function(node, found.__func__, args, kwargs)
+            if isinstance(found, types.FunctionType):
+                return self.call_function(node, found, (base, *args), kwargs)
+        if base.kind == "namedtuple" and name == "_replace" and not args:
+            unknown = set(kwargs) - set(items)
+            if unknown:
+                raise self.error(node, f"{base.type.__name__} has no field "
+                                 f"{min(unknown)!r}", kind=StructureError)
+            return Record(base.kind, base.type, {**items, **kwargs})
+        raise self.error(node, f"'{ast.unparse(node.func)}()' on a {base.describe()} is not "
+                         "supported in differentiated code", kind=UnsupportedSyntaxError,
+                         hint="read items with d['key'], d.get('key', default), d.items(), "
+                         "d.keys() or d.values()")
+
+    def expr_Dict(self, node: ast.Dict) -> Record:
+        """``{"loss": loss, **metrics}``: a dict known while compiling."""
+        items: dict = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            value = self.expr(value_node)
+            if key_node is None:  # {**other}
+                if not isinstance(value, Record) or value.kind != "dict":
+                    raise self.error(value_node, f"'**{ast.unparse(value_node)}' unpacks "
+                                     "something other than a dict known while compiling")
+                items.update(value.items)
+                continue
+            key = self.expr(key_node)
+            if not isinstance(key, Const) or key.path is not None:
+                raise self.error(key_node, f"the key '{ast.unparse(key_node)}' is known only "
+                                 "when the code runs, but a dict's keys are fixed while compiling",
+                                 hint="use constant keys (strings, numbers, tuples of them)")
+            try:
+                hash(key.value)
+            except TypeError:
+                raise self.error(key_node, f"the key {key.value!r} cannot be a dict key") from None
+            items[key.value] = value
+        return Record("dict", dict, items)
+
+    def expr_DictComp(self, node: ast.DictComp) -> Record:
+        """``{name: value * 2 for name, value in params.items()}``: unrolled while
+        compiling, over lists, tuples and dicts known then."""
+        items: dict = {}
+        saved = self.env
+        self.env = dict(saved)
+
+        def run(generators: list) -> None:
+            if not generators:
+                key = self.expr(node.key)
+                if not isinstance(key, Const) or key.path is not None:
+                    raise self.error(node.key, "the keys of a dict comprehension must be "
+                                     "known while compiling", hint="use constant keys, or "
+                                     "keys of a dict: {k: ... for k in params}")
+                items[key.value] = self.expr(node.value)
+                return
+            generator = generators[0]
+            iteration = self.iteration(generator.iter)
+            bounds = iteration[1:4] if iteration[0] == "range" else ()
+            if bounds and all(isinstance(b, Const) and type(b.value) is int for b in bounds):
+                numbers = range(*(b.value for b in bounds))
+                element = iteration[5]
+                iteration = ("unroll", [element(Const(i)) for i in (
+                    reversed(numbers) if iteration[4] else numbers)])
+            if iteration[0] != "unroll":
+                raise self.error(generator.iter, "a dict comprehension loops over lists, "
+                                 "tuples and dicts known while compiling, and "
+                                 f"'{ast.unparse(generator.iter)}' is known only when the "
+                                 "code runs", hint="loop over the items of a dict or a list")
+            for item in iteration[1]:
+                self.assign(generator.target, item)
+                tests = [self.expr(test) for test in generator.ifs]
+                if not all(isinstance(t, Const) for t in tests):
+                    raise self.error(node, "the conditions of a dict comprehension must be "
+                                     "known while compiling")
+                if all(t.value for t in tests):
+                    run(generators[1:])
+
+        try:
+            run(list(node.generators))
+        finally:
+            self.env = saved
+        return Record("dict", dict, items)
+
+    def dict_call(self, node: ast.Call, args: tuple, kwargs: dict) -> Record:
+        """``dict(a=1, **d)``, ``dict(other)``, ``dict(zip(keys, values))``."""
+        items: dict = {}
+        if len(args) > 1:
+            raise self.error(node, "dict() takes at most one positional argument")
+        if args:
+            source = args[0]
+            if isinstance(source, Record) and source.kind == "dict":
+                items.update(source.items)
+            else:
+                self.read_as_structure(node, source, "a dict")
+                for pair in self.static_items(node, source):
+                    pair = self.static_items(node, pair)
+                    if len(pair) != 2 or not isinstance(pair[0], Const):
+                        raise self.error(node, "dict() of pairs needs (constant key, value) pairs")
+                    items[pair[0].value] = pair[1]
+        items.update(kwargs)
+        return Record("dict", dict, items)
+
+    def static_items(self, node: ast.AST, operand: Operand) -> tuple:
+        """The items of a sequence known while compiling."""
+        if isinstance(operand, Const) and isinstance(operand.value, (tuple, list)):
+            return tuple(Const(v) for v in operand.value)
+        if isinstance(operand, tuple):
+            return operand
+        if isinstance(operand, Record):
+            return self.record_items(operand)
+        raise self.error(node, f"'{ast.unparse(node)}' needs a list, tuple or dict known "
+                         "while compiling")
+
+    @staticmethod
+    def record_items(record: Record) -> tuple:
+        """What iterating a record gives: a dict's keys, a namedtuple's values."""
+        if record.kind == "dict":
+            return tuple(Const(k) for k in record.items)
+        if record.kind == "namedtuple":
+            return tuple(record.items.values())
+        raise TypeError(f"a {record.describe()} cannot be iterated")
+
+    def set_item(self, target: ast.Subscript, value: Operand) -> bool:
+        """``d["k"] = v`` on a dict the function built: the name now holds a new dict.
+        Returns False when the target is not such a dict."""
+        if not isinstance(target.value, ast.Name):
+            return False
+        name = target.value.id
+        current = self.env.get(name)
+        if not isinstance(current, Record):
+            return False
+        if current.caller:
+            raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
+                             f"{current.describe()} '{name}' the caller passed",
+                             hint=f"build a new one: {name} = {{**{name}, 'key': value}} or "
+                             f"{name} = dict({name}); then update that")
+        if current.kind != "dict":
+            raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
+        key = self.index(target.slice)
+        if not isinstance(key, Const) or key.path is not None:
+            raise self.error(target, f"the key of '{ast.unparse(target)}' is known only when "
+                             "the code runs, but a dict's keys are fixed while compiling",
+                             hint="use a constant key")
+        others = [n for n, v in self.env.items() if v is current and n != name]
+        if others:
+            raise self.error(target, f"'{ast.unparse(target)} = ...' changes a dict also named "
+                             f"'{others[0]}', which differentiated code does not follow",
+                             hint=f"copy it first: {name} = dict({name})")
+        self.env[name] = Record("dict", current.type, {**current.items, key.value: value})
+        return True
+
+    def refuse_setting_a_field(self, target: ast.Attribute) -> None:
+        """``self.W = ...`` or ``self.W += ...`` on an object or a dataclass the caller
+        passed: the derivative never changes its arguments."""
+        base = self.expr(target.value)
+        self.read_as_structure(target, base, "an object")
+        if isinstance(base, Record):
+            whole = ast.unparse(target.value)
+            raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
+                             f"{base.describe()} '{whole}' the caller passed",
+                             hint=f"compute the new value in a name of its own "
+                             f"({target.attr} = ...) and return it, or update "
+                             f"'{whole}' outside the differentiated function")
+
+    def built_structure(self, node: ast.AST, operand: Operand) -> Operand:
+        """A structure the function returns, as one value built by generated code."""
+        if isinstance(operand, tuple):
+            return tuple(self.built_structure(node, item) for item in operand)
+        if not isinstance(operand, Record):
+            return operand
+        if operand.kind == "fields" or operand.caller and operand.kind != "dict":
+            raise self.error(node, f"returning the {operand.describe()} the caller passed "
+                             "is not supported", hint="return the arrays it holds, or a dict")
+        parts = {k: self.built_structure(node, v) for k, v in operand.items.items()}
+        spec = spec_of_operand(Record(operand.kind, operand.type, parts))
+        leaves_ = operand_leaves(Record(operand.kind, operand.type, parts))
+        names = iter(f"a{i}" for i in range(len(leaves_)))
+        template = structure_template(spec, "", names, with_like=False)
+        if needs_like(spec):
+            raise self.error(node, f"returning a {operand.describe()} built in the function "
+                             "is not supported", hint="return a dict, a list or a tuple")
+        return self.builder.emit(structure_ops.structure(template, len(leaves_), False, spec),
+                                 tuple(leaves_), "")
+
+
+def _class_attribute(kind: type, name: str):
+    """What ``name`` is on the class ``kind`` (a function, a property, a constant), read
+    without running any code of the class; None when it has none."""
+    try:
+        return inspect.getattr_static(kind, name)
+    except AttributeError:
+        return None
+
+
+def _writable(value) -> bool:
+    """Whether a class attribute is a constant generated code can write (``eps = 1e-8``)."""
+    if isinstance(value, tuple):
+        return all(_writable(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str))
+
+
+__all__ = ["StructuresMixin"]
