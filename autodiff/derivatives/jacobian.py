@@ -4,6 +4,7 @@ derivative whose reverse sweep reads a loop's tape, by forward mode over it."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import numpy as np
@@ -12,9 +13,10 @@ from autodiff import tree
 from autodiff.derivatives.build import build_grad, parameters, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
-from autodiff.derivatives.wrt import Wrt, wrt_key
+from autodiff.derivatives.wrt import Wrt, resolve_wrt, wrt_key
 from autodiff.errors import ArgumentKindError, NonScalarOutputError
-from autodiff.frontend.structures import NeedsStructure
+from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec
+from autodiff.graph.ir import Location
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -53,10 +55,10 @@ def _arrays_only(fn: Callable, reason: NeedsStructure | None = None) -> Argument
     where = {"filename": reason.filename, "lineno": reason.lineno,
              "source_line": reason.source_line} if reason is not None else {}
     return ArgumentKindError(
-        f"ad.jacobian and ad.hessian take arrays and numbers, and {fn.__name__} reads or "
-        "is given a structure (a dict, a list, a tuple or an object)", **where,
-        hint="ad.grad, ad.vjp, ad.jvp and ad.hvp take structures; or make a function "
-        "of the arrays one by one")
+        f"ad.jacobian(..., mode='rev') takes arrays and numbers, and {fn.__name__} reads, "
+        "is given or returns a structure (a dict, a list, a tuple or an object)", **where,
+        hint="mode='fwd' (the default for structures) takes them: one product per "
+        "element of the arguments")
 
 
 class Jacobian(Assembled):
@@ -66,9 +68,15 @@ class Jacobian(Assembled):
         self.fn, self.wrt, self.mode, self.optimize = fn, wrt, mode, optimize
         try:
             graph, where = primal(fn)
-        except NeedsStructure as reason:
-            raise _arrays_only(fn, reason) from None
-        self.indices, self.several = parameters(graph, wrt, where)
+            self.indices, self.several = parameters(graph, wrt, where)
+            self.names = [p.hint for p in graph.params]
+        except NeedsStructure as reason:  # compiled per structure: its own parameters
+            if mode == "rev":
+                raise _arrays_only(fn, reason) from None
+            self.names = list(inspect.signature(fn).parameters)
+            self.indices, self.several = resolve_wrt(wrt, self.names, fn.__name__,
+                                                     Location(reason.filename, reason.lineno,
+                                                              reason.source_line or ""))
         self.__name__ = fn.__name__ + "_jacobian"
         self.__doc__ = f"The Jacobian of {fn.__name__}."
 
@@ -93,16 +101,19 @@ class Jacobian(Assembled):
         return "\n".join(parts)
 
     def __call__(self, *args, **kwargs):
-        if any(tree.items(argument(self.fn, args, kwargs, i)) is not None
-               for i in self.indices):
-            raise _arrays_only(self.fn)
-        if self.mode == "fwd":
+        structured = any(tree.items(self.argument(args, kwargs, i)) is not None
+                         for i in self.indices)
+        if self.mode == "fwd" or structured and self.mode is None:
             return self._forward(args, kwargs)
+        if structured:
+            raise _arrays_only(self.fn)
         value = self.fn(*args, **kwargs)
-        if self.mode == "rev":
+        if self.mode == "rev" or _is_structure(value):
+            if _is_structure(value):
+                raise _arrays_only(self.fn)
             return self._reverse(args, kwargs, value)
         outputs = value if isinstance(value, tuple) else (value,)
-        inputs = sum(np.size(argument(self.fn, args, kwargs, i)) for i in self.indices)
+        inputs = sum(np.size(self.argument(args, kwargs, i)) for i in self.indices)
         if sum(np.size(o) for o in outputs) < inputs:
             return self._reverse(args, kwargs, value)
         return self._forward(args, kwargs)
@@ -110,7 +121,7 @@ class Jacobian(Assembled):
     def _reverse(self, args: tuple, kwargs: dict, value):
         pull = self.vjp
         outputs = value if isinstance(value, tuple) else (value,)
-        inputs = [argument(self.fn, args, kwargs, i) for i in self.indices]
+        inputs = [self.argument(args, kwargs, i) for i in self.indices]
         blocks = []
         for k, out in enumerate(outputs):
             rows = []
@@ -127,25 +138,46 @@ class Jacobian(Assembled):
         return self._shape(blocks, isinstance(value, tuple))
 
     def _forward(self, args: tuple, kwargs: dict):
+        """One Jacobian-vector product per element of the differentiated arguments (of
+        each leaf with a gradient, for a structure): a block per output leaf and input
+        leaf, in the output's structure of the inputs' structures."""
         push = self.jvp
-        inputs = [argument(self.fn, args, kwargs, i) for i in self.indices]
-        columns: list[list] = [[] for _ in inputs]
+        inputs = [self.argument(args, kwargs, i) for i in self.indices]
+        flat = [tree.flatten(x) for x in inputs]
+        zeros = [[np.zeros(np.shape(leaf)) if _has_gradient(leaf, structure) else None
+                  for leaf in leaves] for leaves, structure in flat]
+        columns: dict[tuple[int, int], list] = {}
         value = None
-        for w, x in enumerate(inputs):
-            for element in np.ndindex(np.shape(x)):
-                tangents = [np.zeros(np.shape(v)) for v in inputs]
-                tangents[w][element] = 1.0
-                tangent = tuple(tangents) if self.several else tangents[0]
-                value, out = push(*args, **kwargs, **{push.tangent_name: tangent})
-                columns[w].append(out if isinstance(value, tuple) else (out,))
+        for w, (leaves, structure) in enumerate(flat):
+            for j, leaf in enumerate(leaves):
+                if zeros[w][j] is None:
+                    continue
+                for element in np.ndindex(np.shape(leaf)):
+                    tangents = [list(z) for z in zeros]
+                    tangents[w][j] = np.zeros(np.shape(leaf))
+                    tangents[w][j][element] = 1.0
+                    trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
+                    tangent = tuple(trees) if self.several else trees[0]
+                    value, out = push(*args, **kwargs, **{push.tangent_name: tangent})
+                    columns.setdefault((w, j), []).append(tree.leaves(out))
         if value is None:  # every argument is empty: one call for the output's shape
             value = self.fn(*args, **kwargs)
-        outputs = value if isinstance(value, tuple) else (value,)
-        blocks = [tuple(assemble([np.asarray(c[k], dtype=float) for c in columns[w]],
-                                  np.shape(out), x, first="input")
-                        for w, x in enumerate(inputs))
-                  for k, out in enumerate(outputs)]
-        return self._shape(blocks, isinstance(value, tuple))
+        outputs, out_structure = tree.flatten(value)
+        per_output = []
+        for k, out in enumerate(outputs):
+            per_input = []
+            for w, (leaves, structure) in enumerate(flat):
+                blocks = [assemble([np.asarray(c[k], dtype=float)
+                                    for c in columns.get((w, j), [])], np.shape(out), leaf,
+                                   first="input") if zeros[w][j] is not None else None
+                          for j, leaf in enumerate(leaves)]
+                per_input.append(tree.unflatten(structure, blocks))
+            per_output.append(tuple(per_input) if self.several else per_input[0])
+        return tree.unflatten(out_structure, per_output)
+
+    def argument(self, args: tuple, kwargs: dict, index: int):
+        """The differentiated argument ``index`` of a call, given by position or name."""
+        return args[index] if index < len(args) else kwargs[self.names[index]]
 
     def _shape(self, blocks: list[tuple], tuple_output: bool):
         per_output = [b if self.several else b[0] for b in blocks]
@@ -178,11 +210,14 @@ class ForwardGradient(Assembled):
         return (value, gradient) if self.with_value else gradient
 
 
-def argument(fn: Callable, args: tuple, kwargs: dict, index: int):
-    if index < len(args):
-        return args[index]
-    graph, _ = primal(fn)
-    return kwargs[graph.params[index].hint]
+def _is_structure(value) -> bool:
+    return not isinstance(value, tuple) and tree.items(value) is not None
+
+
+def _has_gradient(leaf, structure) -> bool:
+    """Whether a leaf of a differentiated argument has a gradient: an argument's own
+    array or number does; in a structure, as ``ad.grad`` decides."""
+    return structure == tree.LEAF or argument_spec(leaf, top=False) == ARRAY
 
 
 def assemble(parts: list, out_shape: tuple, x, first: str):

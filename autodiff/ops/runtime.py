@@ -390,12 +390,12 @@ STRUCTURES = (list, tuple, dict)
 def not_differentiable(x) -> ArgumentKindError:
     """The error for differentiating with respect to ``x``, which has no gradient."""
     kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
-    if isinstance(x, STRUCTURES):  # (a transform that takes arrays alone: jacobian)
+    if isinstance(x, STRUCTURES):  # (a derivative made for arrays alone: a rule's)
         return ArgumentKindError(
             f"cannot differentiate with respect to an argument, a {kind}, here: this "
-            "transform takes arrays and numbers",
-            hint="ad.grad, ad.vjp, ad.jvp and ad.hvp take dicts, lists and tuples; or "
-            "pass each array as an argument of its own")
+            "derivative takes arrays and numbers",
+            hint="ad.grad, ad.vjp, ad.jvp, ad.hvp and ad.jacobian take dicts, lists and "
+            "tuples; or pass each array as an argument of its own")
     return ArgumentKindError(
         f"cannot differentiate with respect to an argument, a {kind}: only floats, "
         "ints and arrays of them have gradients",

@@ -437,14 +437,44 @@ def test_hvp_and_a_gradient_of_a_gradient_over_a_dict():
     _check(gradient_norm, (params, _normal(5, 3)))
 
 
+def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
+    params, x = {"W": _normal(3, 2), "b": _normal(2), "c": 0.7}, _normal(4, 3)
+
+    def loss(p, x):
+        return np.sum(layer_out(p, x) ** 2) + p["c"] * np.sum(p["W"] ** 3)
+
+    jacobian = ad.jacobian(layer_out)(params, x)  # output (4, 2) by each leaf
+    for key in ("W", "b"):
+        assert jacobian[key].shape == (4, 2, *np.shape(params[key]))
+        for index in np.ndindex(np.shape(params[key])):
+            direction = {k: np.zeros(np.shape(v)) for k, v in params.items()}
+            direction[key][index] = 1.0
+            np.testing.assert_allclose(jacobian[key][(..., *index)],
+                                       _along(layer_out, (params, x), direction),
+                                       rtol=1e-6, atol=1e-8)
+    assert np.all(jacobian["c"] == 0.0)
+    hessian = ad.hessian(loss)(params, x)  # hessian[k1][k2]: d grad[k1] / d params[k2]
+    for k2, leaf in params.items():
+        for index in np.ndindex(np.shape(leaf)):
+            direction = {k: np.zeros(np.shape(v)) if k != "c" else 0.0
+                         for k, v in params.items()}
+            if k2 == "c":
+                direction["c"] = 1.0
+            else:
+                direction[k2][index] = 1.0
+            column = _along(lambda p, x: ad.grad(loss)(p, x), (params, x), direction)
+            for k1 in params:
+                np.testing.assert_allclose(np.asarray(hessian[k1][k2])[(..., *index)],
+                                           column[k1], rtol=1e-5, atol=1e-7)
+
+
 def test_transforms_that_take_arrays_say_so():
     params, x = _params(), _normal(4, 3)
-    with pytest.raises(ad.ArgumentKindError, match="ad.jacobian and ad.hessian take arrays"
-                       ) as info:
-        ad.jacobian(layer_out)
-    assert info.value.lineno is not None and "ad.hvp take structures" in info.value.hint
-    with pytest.raises(ad.ArgumentKindError, match="ad.jacobian and ad.hessian take arrays"):
-        ad.hessian(lambda xs: np.sum(xs[0] * xs[1]))((np.ones(2), np.ones(2)))
+    with pytest.raises(ad.ArgumentKindError, match="mode='rev'. takes arrays") as info:
+        ad.jacobian(layer_out, mode="rev")
+    assert info.value.lineno is not None and "mode='fwd'" in info.value.hint
+    with pytest.raises(ad.ArgumentKindError, match="mode='rev'. takes arrays"):
+        ad.jacobian(lambda xs: xs[0] * xs[1], mode="rev")((np.ones(2), np.ones(2)))
     with pytest.raises(ad.ArgumentKindError, match="compare takes arrays and numbers"):
         ad.compare(layer_out, params, x)
     with pytest.raises(ad.ArgumentKindError, match="jit='numba' compiles"):
