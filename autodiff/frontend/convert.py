@@ -301,6 +301,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
             if starred:  # first, *rest = items: of items known while compiling
+                self.read_as_structure(target, value, "a list or a tuple")
                 if not isinstance(value, (tuple, Record)) and not (
                         isinstance(value, Const) and isinstance(value.value, tuple)):
                     raise self.error(target, "starred assignment targets are supported for "

@@ -106,6 +106,9 @@ class CallsMixin:
                       if is_structure_operand(value)}
         by_structure = getattr(fn, "by_structure", None)
         source = fn.graph if isinstance(getattr(fn, "graph", None), Graph) else None
+        if source is None and not structured:  # compiled per structure alone
+            for value in arguments.values():
+                self.read_as_structure(node, value, "a structure")
         if by_structure is not None and (structured or source is None):
             # the derivative compiled for these structures, their parts read here
             fn = by_structure.for_specs({name: spec_of_operand(value)

@@ -310,8 +310,11 @@ def spec_of_operand(operand) -> tuple:
 
 def is_structure_operand(operand) -> bool:
     """Whether an operand is a structure known while compiling (or a setting: a
-    constant), which a derivative compiled per structure takes apart."""
-    return isinstance(operand, (Record, tuple, Const))
+    constant other than a number), which a derivative compiled per structure takes
+    apart."""
+    if isinstance(operand, Const):
+        return not isinstance(operand.value, (int, float, complex, np.ndarray, np.generic))
+    return isinstance(operand, (Record, tuple))
 
 
 def record_of(spec: tuple, like: Operand, leaves_: list) -> Operand:

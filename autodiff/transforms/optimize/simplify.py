@@ -53,14 +53,25 @@ def simplify(graph: Graph) -> Graph:
     return rewrite_nodes(graph, Substitution(), rewrite,
                          scope=_first_of_shape({}, graph.params),
                          on_block=lambda block, earliest: _first_of_shape(earliest, block.params),
-                         on_region=lambda region, earliest: _first_of_shape(earliest,
-                                                                            region.outs))
+                         on_region=lambda region, earliest: _first_of_shape(
+                             earliest, _never_none(region)))
 
 
 def _first_of_shape(earliest: dict[int, Value], values: list[Value]) -> dict[int, Value]:
     for value in values:
         earliest.setdefault(id(value.shape), value)
     return earliest
+
+
+def _never_none(region) -> list[Value]:
+    """The outs of ``region`` that hold an array on every path: an adjoint a branch
+    does not reach is None there (``dt = None``), and a shape read from it is wrong."""
+    sources = [block.results for block in region.blocks
+               if region.kind != "while" or block is region.body]
+    if region.kind != "if":
+        sources.append(list(region.init))
+    return [out for j, out in enumerate(region.outs)
+            if all(j < len(results) and isinstance(results[j], Value) for results in sources)]
 
 
 def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:
