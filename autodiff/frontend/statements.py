@@ -446,6 +446,16 @@ class StatementsMixin:
                 parts = [self.iteration(a) for a in node.args]
                 if all(p[0] == "unroll" for p in parts):
                     return "unroll", list(zip(*(p[1] for p in parts)))
+                if any(p[0] == "unroll" for p in parts):  # a list with an array's rows:
+                    count = min(len(p[1]) for p in parts if p[0] == "unroll")  # unrolled
+                    parts = [p if p[0] == "unroll" else ("unroll", [
+                        p[5](self.emit(node, "add", (p[1], Const(i * p[3].value))))
+                        if isinstance(p[3], Const) else None for i in range(count)])
+                        for p in parts]
+                    if not any(item is None for p in parts for item in p[1]):
+                        return "unroll", list(zip(*(p[1] for p in parts)))
+                    raise self.error(node, "zip() of a list and a range with a step known "
+                                     "only at run time is not supported")
                 counted = [self.counted(a, p) for a, p in zip(node.args, parts)]
                 count = counted[0][0]
                 for other, _ in counted[1:]:

@@ -521,3 +521,16 @@ def test_an_object_referring_back_to_itself_is_refused():
     model.owner = model
     with pytest.raises(ad.ArgumentKindError, match="refers back to itself"):
         ad.grad(Model.loss)(model, _normal(4, 3), _normal(4, 2))
+
+
+def zipped_with_rows(xs, x):
+    total = 0.0
+    for v, row in zip(xs, x):
+        total = total + np.sum(np.sin(v * row))
+    return total
+
+
+def test_zip_of_a_list_argument_and_an_arrays_rows():
+    xs, x = [_normal(2), _normal(2)], _normal(3, 2)  # zip stops at the list's end
+    _check(zipped_with_rows, (xs, x), wrt=0)
+    _check(zipped_with_rows, (xs, x), wrt=1)
