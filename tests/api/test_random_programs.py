@@ -10,6 +10,18 @@ elementwise helper whose VJP and JVP it registers (``ad.register_gradient``).
 The float arguments of ``f`` have shapes that broadcast together, such as
 ``(3,)``, ``(2, 3)``, ``(1, 3)``, ``(2, 1, 3)``, ``(3, 3)`` and ``(2, 1)``, or are
 0-d arrays or Python floats; the int arguments ``n`` and ``k`` hold 0 to 3.
+Some arguments come in structures (``tests/fuzz/structures.py``): in a dict
+``params`` (read as ``params["W"]``, ``params.get("W", 0.0)`` or ``W =
+params["W"]``, with settings that have no gradient: a string tested by
+``params["act"] == "tanh"``, a ``None`` tested by ``params["bias"] is None``,
+the int ``params["n"]``, and a key it lacks, ``params.get("gain", 0.5)``), a
+tuple or a list (``pair[0]``, ``W, b = pair``), a namedtuple or a dataclass
+(``layer.W``); and a group of equal arrays or floats: a list ``vs``, a tuple
+``ts``, a dict ``ws`` or a list of pairs ``layers`` (also inside ``params``),
+looped over (``for v in vs``, ``enumerate``, ``zip(vs, vs[1:])``, ``zip(vs,
+X)``, ``vs[1:]``, ``range(len(vs))``, ``ws.items()``, ``for Wl, bl in
+layers``), read by constant indices and keys, stacked, or summed over in
+comprehensions.
 ``f`` and the helpers are written from:
 
 - elementwise functions (``math`` twins and ``abs`` for scalars) and
@@ -45,7 +57,9 @@ value they see, and a program that runs close to a kink is rejected (see
 ``tests/fuzz/programs.py``).
 
 Each example checks (``tests/fuzz/checks.py``), in float64: every float
-argument's gradient against central differences, the forward mode against
+argument's gradient against central differences (leaf by leaf for a
+structure, whose gradient must have its structure, with None for every leaf
+that has no gradient), the forward mode against
 it (``ad.jvp``, also with read-only tangents), the value and gradients of
 ``value_and_grad``, ``optimize=False`` against ``optimize=True``, ``jit=True``
 against the plain derivative (values, types, shapes, dtypes), gradients that
@@ -65,14 +79,19 @@ CI runs 20 examples (about 15 s) in a fixed sequence. For a long run, set ``AUTO
     AUTODIFF_FUZZ_EXAMPLES=2000 AUTODIFF_FUZZ_SEED=1 \
         python -m pytest -q tests/api/test_random_programs.py
 
-``--hypothesis-show-statistics`` counts the programs that ran, and
+``--hypothesis-show-statistics`` counts the programs that ran (and the structured
+arguments they took), and
 ``AUTODIFF_FUZZ_SHRINK=0`` reports a failing program without shrinking it.
 
-Bugs it found are kept as plain tests in ``tests/api/test_fuzz_regressions.py``.
+Bugs it found are kept as plain tests in ``tests/api/test_fuzz_regressions.py``;
+those not fixed yet, as strict xfails at the end of this file, each naming the
+flag (``tests/fuzz/programs.py``, ``tests/fuzz/statements.py``) that keeps the
+generator away from it where it does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -83,6 +102,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 
+import autodiff as ad
 from autodiff.ops import registry
 from tests.fuzz.checks import check_program
 from tests.fuzz.programs import COMPOSITIONS, programs
@@ -109,7 +129,8 @@ def _loop_nesting(source: str) -> int:
     return deepest
 
 
-# What the generator must write in a sample of 100 programs; each pattern is one construct.
+# What the generator must write in a sample of 100 programs (and 60 with structured arguments);
+# each pattern is one construct.
 CONSTRUCTS = [
     r"for \w+ in range\(0\)", r"for \w+ in range\([nk]\)", r"range\(1, \d\)", r"reversed\(range",
     r"for \w+ in range\(\d, -1, -1\)", r"for x_t in \w+:", r"in enumerate\(", r"in zip\(",
@@ -149,6 +170,20 @@ CONSTRUCTS = [
     # derivatives inside the differentiated function
     r"\nd\w+ = ad\.grad\([\w.]+\)\n", r"np\.tanh\(d(cell|mix)\(", r"ad\.grad\([\w.]+\)\(",
     r"f_value_and_grad = ad\.value_and_grad\(f, wrt=\d\)",
+    # structured arguments: read in place, unpacked at the top, settings, missing keys
+    r"def f\(.*\bparams\b", r'(?<!= )params\["\w+"\](?! =)', r'\n    \w+ = params\["\w+"\]\n',
+    r'params\.get\("\w+", 0\.0\)', r'params\.get\("gain", 0\.5\)', r'params\["act"\] [!=]= "\w+"',
+    r'params\["bias"\] is (not )?None', r'params\["n"\]', r"\b(pair|parts)\[-?\d\]",
+    r"\n    \w+, \w+(, \w+)* = (pair|parts|layer)\n", r"\blayer\.\w+", r"\bblock\.\w+",
+    r"\n    \w+ = (layer|block)\.\w+\n",
+    # groups: loops, reads by constant indices and keys, stacks, comprehensions
+    r"for \w+ in (vs|ts):", r"for \w+, \w+ in enumerate\((vs|ts)\):",
+    r"for \w+(, \w+)? in (zip\((vs|ts), )?(vs|ts)\[1:\]\)?:", r"for \w+, \w+ in zip\((vs|ts), (?!(vs|ts)\[1:\])",
+    r"for \w+ in range\(len\((vs|ts)\)\):",
+    r"for (key, |\w+, )?\w+ in (enumerate\()?ws\.(values|items)\(\)\)?:", r"for Wl, bl in layers:",
+    r"for \w+, \(Wl, bl\) in enumerate\(layers\):", r'params\["(vs|ts|ws|layers)"\]',
+    r"\b(vs|ts)\[-?\d\]", r'ws\["\w"\]', r"layers\[-?\d\]\[\d\]", r"np\.(stack|array)\((vs|ts)\)",
+    r"for r in (vs|ts|ws\.values\(\))[\])]", r"(sum\(np\.mean\(v\) for v in |np\.mean\(np\.stack\()",
 ]
 
 
@@ -162,14 +197,38 @@ def test_generator_reaches_every_construct():
     def collect(program):
         found.append(program)
 
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+    @given(programs(structured=True))
+    def collect_structured(program):
+        found.append(program)
+
     collect()
+    collect_structured()  # and programs that all take structures, for their rarer forms
     text = "\n".join(p.library + p.source for p in found)
     missing = [pattern for pattern in CONSTRUCTS if not re.search(pattern, text)]
     assert not missing, missing
     assert {p.composition for p in found} == {None, *COMPOSITIONS}
     assert max(_loop_nesting(p.source) for p in found) >= 2
-    kinds = {_kind(a) for p in found for a in p.args if type(a) is not int}
+    kinds = {_kind(a) for p in found for arg in p.args for a in ad.tree.leaves(arg)
+             if type(a) not in (int, str)}
     assert kinds == {"float", "0-d", "vector", "row", "matrix", "batch", "square", "column"}, kinds
+    structures = {_structure(a) for p in found for a in p.args}
+    assert structures == {None, "dict", "list", "tuple", "namedtuple", "dataclass",
+                          "list of pairs", "dict of a group"}, structures
+
+
+def _structure(arg) -> str | None:
+    """What kind of structure ``arg`` is, None if it is an array or a number."""
+    if isinstance(arg, dict):
+        return "dict of a group" if any(ad.tree.items(v) for v in arg.values()) else "dict"
+    if hasattr(type(arg), "_fields"):
+        return "namedtuple"
+    if dataclasses.is_dataclass(arg):
+        return "dataclass"
+    if isinstance(arg, list) and arg and isinstance(arg[0], tuple):
+        return "list of pairs"
+    return type(arg).__name__ if isinstance(arg, (list, tuple)) else None
 
 
 def _kind(arg) -> str:
@@ -230,3 +289,118 @@ def forget_library(library) -> None:
                 and registry.callable_binding(value) is not None:
             registry.unalias(value)
     sys.modules.pop(library.__name__, None)
+
+
+# ----- bugs the generator found, not fixed yet -----
+# Each is the smallest program we made that shows it. Where the generator steers clear of
+# it, the flag that says so (tests/fuzz/programs.py, tests/fuzz/statements.py) is named:
+# once the test passes, turn the flag on and make the test a plain one.
+
+LOOPING_CELL = """
+import numpy as np
+
+import autodiff as ad
+
+
+def cell(h):
+    return np.array([np.mean(np.sin(r)) for r in h])[0]
+"""
+X = np.array([[0.3, -0.5, 0.2], [0.7, 0.1, -0.4]])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a function calling the derivative of a helper that loops is differentiated by forward "
+    "mode over it (ForwardGradient), which gives a float32 0-d array a float64 gradient "
+    "(jacobian.assemble takes float64 for any 0-d ndarray); DERIVATIVES_OF_LOOPS_KEEP_FLOAT32"))
+def test_a_derivative_of_a_looping_helper_keeps_float32(user_module):
+    module = user_module(LOOPING_CELL + """
+
+def f(y, c):
+    return np.sum(np.sin(ad.grad(cell)(y))) + 2.0 * c
+""")
+    _, dc = ad.grad(module.f, wrt=(0, 1))(X.astype(np.float32), np.array(0.5, np.float32))
+    assert dc.dtype == np.float32
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
+    "vjp of jvp with respect to a list of pairs: KeyError Value(layers_0#...) in the code "
+    "generator; VJP_OF_JVP_OVER_NESTING"))
+def test_vjp_of_jvp_over_a_list_of_pairs(user_module):
+    module = user_module("""
+import numpy as np
+
+
+def f(layers, x):
+    return np.sum(np.tanh(layers[0][0] * x))
+""")
+    layers, x = [(np.array([0.3, -0.5]), np.array([0.1, 0.2]))], np.array([0.7, 1.1])
+    push = ad.jvp(module.f)
+    tangent = [(np.array([1.0, 0.5]), np.array([0.2, -0.3]))]
+    got = ad.vjp(push)(layers, x, tangent, (0.7, -1.3))
+
+    def weighted(*args):
+        value, along = push(*args)
+        return 0.7 * value - 1.3 * along
+
+    expected = ad.numeric_grad(weighted, layers, x, tangent)
+    np.testing.assert_allclose(got[0][0], expected[0][0], atol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, raises=ad.AutodiffError, reason=(
+    "zip of a list of three arrays with an array of two rows: 'index 2 is out of bounds for "
+    "axis 0 with size 2' (the unrolled loop takes the list's length, not the shorter); "
+    "ZIP_WITH_FEWER_ROWS"))
+def test_zip_of_a_list_with_an_array_of_fewer_rows(user_module):
+    module = user_module("""
+import numpy as np
+
+
+def f(xs, x):
+    total = 0.0
+    for v, row in zip(xs, x):
+        total = total + np.sum(v * row)
+    return total
+""")
+    xs = [np.array([0.3, -0.5]), np.array([0.7, 0.2]), np.array([-0.4, 0.9])]
+    np.testing.assert_allclose(ad.grad(module.f, wrt=1)(xs, X[:, :2]), np.stack(xs[:2]))
+
+
+@pytest.mark.xfail(strict=True, raises=ad.AutodiffError, reason=(
+    "grad of a function calling value_and_grad(f), f stacking a comprehension over an "
+    "array's rows: 'pop from empty list' in the second-order sweep (the smallest case of "
+    "test_fuzz_regressions' test_gradient_of_value_and_grad_with_a_while_loop_appending?)"))
+def test_grad_of_value_and_grad_of_a_comprehension(user_module):
+    module = user_module("""
+import numpy as np
+
+import autodiff as ad
+
+
+def f(x):
+    return np.sum(np.stack([r * 2.0 for r in x]))
+
+
+f_value_and_grad = ad.value_and_grad(f)
+
+
+def f2(x):
+    value, gradient = f_value_and_grad(x)
+    return value + np.sum(np.sin(gradient))
+""")
+    np.testing.assert_allclose(ad.grad(module.f2)(X), ad.numeric_grad(module.f2, X), atol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, raises=SyntaxError, reason=(
+    "jit=True, a 0-d array whose gradient is a module constant (SCALE * x): the generated "
+    "code reads 'if .__class__ is not float' (an empty name); BARE_0D_IN_RESULT"))
+def test_jit_gradient_that_is_a_module_constant(user_module):
+    module = user_module("""
+import numpy as np
+
+SCALE = 1.3
+
+
+def f(x):
+    return SCALE * x
+""")
+    assert ad.grad(module.f, jit=True)(np.array(-0.24)) == 1.3

@@ -21,7 +21,8 @@ MAX_INDEX = 5  # largest int any int variable (argument, index, counter) can hol
 # Weights of the families of expressions (repeated entries are drawn more often).
 FAMILIES = {"atom": 5, "unary": 2, "binary": 3, "reduce": 2, "index": 2, "view": 2, "fancy": 1,
             "difference": 1, "copy": 1, "reshape": 1, "broadcast": 1, "matmul": 2, "stack": 1,
-            "call": 3, "comprehension": 1, "scale": 1, "nested": 1, "derivative": 4}
+            "call": 3, "comprehension": 1, "scale": 1, "nested": 1, "derivative": 4,
+            "element": 3}
 
 
 @dataclass(eq=False)
@@ -29,8 +30,10 @@ class Variable:
     """A name in the function being written, with what the generator knows of its value."""
 
     name: str
-    kind: str  # "array" (a float of any shape, () included), "int", "list"
-    shape: tuple = ()  # an array's shape, a list's elements' shape
+    kind: str  # "array" (a float of any shape, () included), "int", "list", "group" (an
+    # argument holding equal arrays: a list, a tuple, a dict, or a list of pairs) or "setting"
+    # (a string or None in a dict argument)
+    shape: tuple = ()  # an array's shape, a list's or a group's elements' shape
     bound: float = 0.0
     python: bool = False  # may hold a Python float: no methods
     owner: int = 0  # the innermost loop around its assignment; other loops only carry it
@@ -41,7 +44,22 @@ class Variable:
     pinned: bool = False  # updated in place in an open loop: nothing may share its memory
     axis: int = 0  # a buffer: 0 if the loop writes its rows, -1 its columns
     adds: bool = False  # a buffer: the loop may add to its entries (out[i] += ...)
-    frozen: bool = False  # read by a nested function: never rebound
+    frozen: bool = False  # read by a nested function, or a read of a structure: never rebound
+    container: str = ""  # a group: "list", "tuple", "dict" or "layers" (a list of pairs)
+    length: int = 0  # a group: how many elements
+    parts: tuple = ()  # a group of "layers": the shapes of each pair's two arrays
+    keys: tuple = ()  # a group that is a dict: its keys
+    setting: str = ""  # a setting: "act" (a string) or "bias" (None)
+
+    @property
+    def rows(self) -> tuple[int, tuple, str] | None:
+        """What a loop over it runs over: (trips, the shape of an element, what to write
+        after 'in'); None if the generator does not loop over it this way."""
+        if self.kind == "array" and self.shape:
+            return self.shape[0], self.shape[1:], self.name
+        if self.kind == "group" and self.container != "layers":
+            return self.length, self.shape, self.name + ".values()" * (self.container == "dict")
+        return None
 
 
 class Term(NamedTuple):
@@ -64,10 +82,18 @@ class Helper:
     call: str = ""  # what calls write (``lib.cell``), if not the name
     derivative: str = ""  # the name of its gradient made at module level (``dcell``), if any
     nested: bool = False  # defined in ``f``
+    # it loops, in a program taking a 0-d array: no derivative of it is taken (where a
+    # derivative's reverse sweep reads a loop's tape, autodiff differentiates by forward mode,
+    # which gives a float32 0-d array a float64 gradient: see test_random_programs.py)
+    taped: bool = False
 
     @property
     def called(self) -> str:
         return self.call or self.name
+
+    @property
+    def loops(self) -> bool:
+        return any(re.search(r"\b(for|while)\b", line) for line in self.lines)
 
 
 @functools.cache
@@ -98,6 +124,9 @@ class Expressions:
         """Int variables, those whose values stay under ``below`` if given."""
         return [v for v in self.scope if v.kind == "int" and v.bound <= MAX_INDEX
                 and (below is None or v.bound < below)]
+
+    def groups(self) -> list[Variable]:
+        return [v for v in self.scope if v.kind == "group"]
 
     def shapes(self) -> frozenset:
         return frozenset(v.shape for v in self.arrays())
@@ -147,6 +176,11 @@ class Expressions:
         if family == "atom":
             variable = self.pick(forms)
             return Term(variable.name, variable.bound, variable.python, (variable,), False)
+        if family == "element":
+            group, text = self.choose(forms)
+            group.used = True
+            return Term(text, group.bound, group.python and not text.startswith("np."), (),
+                        False)
         if family == "unary":
             return self.unary(shape, depth)
         if family == "scale":
@@ -169,6 +203,10 @@ class Expressions:
         atoms = self.arrays(shape)
         if atoms:
             families["atom"] = atoms
+        elements = [(group, text) for group in self.groups()
+                    for text in self.elements(group, shape)]
+        if elements:
+            families["element"] = elements
         if depth <= 0:
             return families
         scope = self.shapes()
@@ -187,6 +225,7 @@ class Expressions:
         # (not of a function nested in f: the compiler refuses to build a derivative of what
         # exists only at run time)
         differentiable = [h for h in self.helpers if h.returns == () and not h.nested
+                          and not h.taped
                           and h.params[0][1] == shape
                           and all(s in below for _, s in h.params if isinstance(s, tuple))]
         if differentiable:
@@ -194,11 +233,27 @@ class Expressions:
         if len(shape) == 2 and 2 <= shape[0] <= 3 and 2 <= shape[1] <= 3 and () in below \
                 and self.chance(2):
             families["nested"] = [None]
-        rows = [v for v in self.arrays() if v.shape and v.shape[0] <= 4
-                and shape in (v.shape, v.shape[1:], v.shape[:1])]
+        rows = [v for v in self.arrays() + self.groups() if v.rows and v.rows[0] <= 4
+                and shape in ((v.rows[0], *v.rows[1]), v.rows[1], (v.rows[0],))]
         if rows and self.comprehensions < 2:
             families["comprehension"] = rows
         return families
+
+    @staticmethod
+    def elements(group: Variable, shape: tuple) -> list[str]:
+        """Reads of ``shape`` from a group: an element by a constant index or key
+        (``xs[0]``, ``xs[-1]``, ``ws["a"]``, ``layers[1][0]``), or all of them stacked."""
+        if group.container == "layers":
+            return [f"{group.name}[{i}][{p}]" for p, part in enumerate(group.parts)
+                    if part == shape for i in (*range(group.length), -1)]
+        if group.container == "dict":
+            return [f'{group.name}["{key}"]' for key in group.keys] if group.shape == shape \
+                else []
+        texts = [f"{group.name}[{i}]" for i in (*range(group.length), -1)] \
+            if group.shape == shape else []
+        if shape == (group.length, *group.shape):
+            texts += [f"np.stack({group.name})", f"np.array({group.name})"]
+        return texts
 
     def unary(self, shape: tuple, depth: int) -> Term:
         term = self.expression(shape, depth - 1)
@@ -348,11 +403,13 @@ class Expressions:
     def comprehension(self, shape: tuple, rows: Variable, depth: int) -> Term:
         """``np.stack([... for r in rows])``, ``np.array([...])`` or ``sum(... for r in rows)``."""
         rows.used = True
+        count, element, over = rows.rows
         name = ["r", "row", "item", "r3", "r4", "r5", "r6"][self.comprehensions]
-        row = Variable(name, "array", rows.shape[1:], rows.bound)
-        kinds = [k for k, s in [("stack", rows.shape), ("sum", rows.shape[1:]),
-                                ("np.sum", rows.shape[1:]), ("np.sum", ()),
-                                ("array", rows.shape[:1])] if s == shape]
+        row = Variable(name, "array", element, rows.bound, python=rows.kind == "group"
+                       and rows.python)
+        kinds = [k for k, s in [("stack", (count, *element)), ("sum", element),
+                                ("np.sum", element), ("np.sum", ()),
+                                ("array", (count,))] if s == shape]
         kind = self.choose(kinds)
         self.scope.append(row)
         self.comprehensions += 1
@@ -367,14 +424,14 @@ class Expressions:
         finally:
             self.scope.remove(row)
             self.comprehensions -= 1
-        loop = f"for {row.name} in {rows.name}"
+        loop = f"for {row.name} in {over}"
         if kind == "stack":
             return Term(f"np.stack([{body} {loop}])", bound)
         if kind == "array":
             return Term(f"np.array([np.mean({body}) {loop}])", bound)
-        total = bound * rows.shape[0]
+        total = bound * count
         text = f"sum({body} {loop})"
         if kind == "np.sum":  # over the whole list, or item by item (axis=0)
             text = f"np.sum([{body} {loop}]{', axis=0' if shape else ''})"
-            total = bound * rows.shape[0] * (1 if shape else max(1, math.prod(row.shape)))
+            total = bound * count * (1 if shape else max(1, math.prod(row.shape)))
         return Term(text, total) if total <= BOUND else Term(f"np.tanh({text})", 1.0)

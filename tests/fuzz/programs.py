@@ -25,8 +25,10 @@ import numpy as np
 from hypothesis import event, reject
 from hypothesis import strategies as st
 
+import autodiff as ad
 from tests.fuzz.expressions import HELPER_ARGUMENT_BOUND, Helper, Variable
 from tests.fuzz.statements import MAX_INDEX, Condition, Writer
+from tests.fuzz.structures import class_text, draw_group, draw_packing
 from tests.fuzz.tables import BOUND
 from tests.fuzz.text import fill
 
@@ -56,6 +58,14 @@ CUSTOM = [
 ]
 # Transforms of transforms checked on some programs (``tests/fuzz/checks.py``).
 COMPOSITIONS = ["jvp of jvp", "vjp of jvp", "grad of value_and_grad"]
+# What autodiff does not handle yet (each has a strict xfail test in
+# tests/api/test_random_programs.py), and the generator so leaves out; set to True once it
+# does: vjp of jvp with respect to a structure holding structures (a list of pairs),
+VJP_OF_JVP_OVER_NESTING = False
+# and the derivative of a helper that loops, called in f, where f takes a 0-d array: autodiff
+# differentiates f by forward mode over it, which gives a float32 0-d array a float64
+# gradient (such programs take no derivative of a looping helper).
+DERIVATIVES_OF_LOOPS_KEEP_FLOAT32 = False
 
 
 @dataclass
@@ -71,18 +81,57 @@ class Program:
     composition: str | None = None  # one of COMPOSITIONS (``f2`` for grad of value_and_grad)
 
     def arguments(self, dtype=np.float64) -> list:
-        return [a.astype(dtype) if isinstance(a, np.ndarray) else a for a in self.args]
+        """Fresh copies of the arguments (structures too), their arrays of ``dtype``."""
+        return [ad.tree.map(lambda a: a.astype(dtype) if isinstance(a, np.ndarray) else a, arg)
+                for arg in self.args]
 
     def __repr__(self) -> str:  # hypothesis prints this for a failing example
-        values = [f"{p} = {a!r}" if not isinstance(a, np.ndarray)
-                  else f"{p} = np.array({a.tolist()!r})" for p, a in zip(self.params, self.args)]
+        values = [f"{p} = {_literal(a)}" for p, a in zip(self.params, self.args)]
+        classes = sorted({class_text("namedtuple" if hasattr(type(v), "_fields")
+                                     else "dataclass", _fields(v))
+                          for a in self.args for v in _nodes(a) if _fields(v)})
         library = [f"# {self.library_name}.py:", self.library, f"# {'-' * 40}"] \
             if self.library else []
-        return "\n".join(["", *library, self.source, "# at", *values, f"# wrt={self.wrt}",
+        return "\n".join(["", *library, self.source, "# at", *(f"# {c}" for c in classes),
+                          *values, f"# wrt={self.wrt}",
                           f"# also: {self.composition}" if self.composition else "", ""])
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(repr(self))
+
+
+def _fields(value) -> tuple:
+    """The fields of a namedtuple or a dataclass, () for anything else."""
+    if hasattr(type(value), "_fields"):
+        return tuple(type(value)._fields)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return tuple(f.name for f in dataclasses.fields(value))
+    return ()
+
+
+def _nodes(value):
+    """``value`` and every structure and leaf inside it."""
+    yield value
+    for _, child in ad.tree.items(value) or ():
+        yield from _nodes(child)
+
+
+def _literal(value) -> str:
+    """An argument as code that makes it: arrays as ``np.array([...])``, structures spelled
+    out (``Layer(W=..., b=...)`` for a namedtuple or dataclass)."""
+    if isinstance(value, np.ndarray):
+        return f"np.array({value.tolist()!r})"
+    fields = _fields(value)
+    if fields:
+        return f"{type(value).__name__}(" + ", ".join(
+            f"{f}={_literal(getattr(value, f))}" for f in fields) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_literal(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else \
+            f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)
 
 
 class NearKink(Exception):
@@ -388,13 +437,26 @@ def _module(lines: list[str], helpers: list[Helper], body: list[str]) -> str:
 
 
 @st.composite
-def programs(draw) -> Program:
+def programs(draw, structured: bool = False) -> Program:
+    """A program; with ``structured``, one that packs arguments into a structure and takes a
+    group (where the group's elements fit)."""
     floats = _argument_shapes(draw)
     ints = [("n", None)] + [("k", None)] * draw(st.booleans())
     order = draw(st.permutations(floats + ints))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
-    values = dict(zip([p for p, _ in floats], _inputs(rng, [s for _, s in floats])))
+    # Some arguments in a structure (a dict, a tuple, a namedtuple...), and maybe a group
+    # of equal arrays (a list, a dict, a list of pairs) too.
+    packing = draw_packing(draw, floats, ints, structured)
+    used = sum(1 if s is None else math.prod(s) for _, s in floats)
+    group = draw_group(draw, floats, MAX_ELEMENTS - used, packing, structured)
+    group_shapes = group.leaf_shapes() if group else []
+    drawn = _inputs(rng, [s for _, s in floats] + group_shapes)
+    values = dict(zip([p for p, _ in floats], drawn))
     values.update({p: draw(st.integers(0, MAX_INT)) for p, _ in ints})
+    group_value = group.value(drawn[len(floats):]) if group else None
+    event("structured arguments", " and ".join(
+        ([packing.kind] if packing else []) + ([f"a group ({group.container})"] if group
+                                               else [])) or "none")
     array_shapes = [() if s is None else s for _, s in floats]
     conditions: list[Condition] = []
     # Helpers: in the library (a second module, read as 'lib.cell' or imported by name) or
@@ -407,6 +469,11 @@ def programs(draw) -> Program:
     own: list[Helper] = []  # f's module's
     helpers: list[Helper] = []  # as f's module sees them
 
+    def taped(helper: Helper) -> Helper:
+        helper.taped = helper.loops and () in (s for _, s in floats) \
+            and not DERIVATIVES_OF_LOOPS_KEEP_FLOAT32
+        return helper
+
     def imported(helper: Helper) -> Helper:
         in_library.append(helper)
         return dataclasses.replace(helper, call=f"lib.{helper.name}") if qualified else helper
@@ -415,20 +482,39 @@ def programs(draw) -> Program:
         helpers.append(imported(_custom(draw, array_shapes)))
     for name in HELPER_NAMES[:draw(st.sampled_from([2, 1, 0]))]:  # helpers first
         if library and draw(st.booleans()):
-            helpers.append(imported(_helper(draw, name, array_shapes, in_library, conditions,
-                                            scale=library_scale)))
+            helpers.append(imported(taped(_helper(draw, name, array_shapes, in_library,
+                                                  conditions, scale=library_scale))))
         else:
-            own.append(_helper(draw, name, array_shapes, helpers, conditions))
+            own.append(taped(_helper(draw, name, array_shapes, helpers, conditions)))
             helpers.append(own[-1])
     library = library and bool(in_library)
     derivatives = []
     for index, helper in enumerate(helpers):  # dcell = ad.grad(cell), for f to call
-        if helper.returns == () and draw(st.integers(0, 2)) > 0:
+        if helper.returns == () and not helper.taped and draw(st.integers(0, 2)) > 0:
             helpers[index] = dataclasses.replace(helper, derivative=f"d{helper.name}")
             derivatives.append(f"d{helper.name} = ad.grad({helper.called})")
-    scope = [Variable(p, "int", (), MAX_INT, argument=True) if s is None and (p, s) in ints
-             else Variable(p, "array", () if s is None else s, ARGUMENT_BOUND,
-                           python=s is None, argument=True) for p, s in order]
+    # f's parameters: the plain ones, the packing in the place of its first member, the group
+    packed = set(packing.members) | {packing.int_name} if packing else set()
+    signature, args, scope, top = [], [], [], []
+    for p, s in order:
+        if p not in packed:
+            signature.append(p)
+            args.append(values[p])
+            scope.append(Variable(p, "int", (), MAX_INT, argument=True) if (p, s) in ints
+                          else Variable(p, "array", () if s is None else s, ARGUMENT_BOUND,
+                                        python=s is None, argument=True))
+        elif packing.name not in signature:
+            signature.append(packing.name)
+            args.append(packing.value(values, group, group_value))
+            variables, top = packing.scope(dict(floats), ARGUMENT_BOUND, MAX_INT)
+            scope += variables
+    if group is not None:
+        text = f'{packing.name}["{group.name}"]' if group.inside else group.name
+        if not group.inside:
+            at = draw(st.integers(0, len(signature)))
+            signature.insert(at, group.name)
+            args.insert(at, group_value)
+        scope.append(group.variable(text, ARGUMENT_BOUND))
     nested = None
     if draw(st.integers(0, 3)) == 0:  # a function defined in f, reading f's arguments
         closure = [v for v in scope if v.kind == "array"]
@@ -438,8 +524,13 @@ def programs(draw) -> Program:
             _helper(draw, "inner", array_shapes, helpers, conditions, closure), nested=True)
         helpers.append(nested)
     writer = Writer(draw, scope, helpers, conditions)
+    writer.taken |= set(signature)
+    for line in top:  # W = params["W"], W, b = pair
+        writer.emit(line)
     if nested is not None:
         writer.lines += ["    " + line for line in nested.lines]
+    for _ in range(0 if group is None else 2 if structured else draw(st.integers(0, 1))):
+        writer.group_loop(writer.groups())  # loops over the group first
     for _ in range(draw(st.integers(2, 6))):
         writer.statement()
     if not any(line.startswith(("    for ", "    while ")) for line in writer.lines) and draw(
@@ -450,7 +541,7 @@ def programs(draw) -> Program:
         result = f"SCALE * {result}" if " + " not in result else f"SCALE * ({result})"
     writer.emit(f"return {result}")
     weights = np.round(rng.uniform(0.5, 1.5, weights_shape), 2)
-    body = [f"def f({', '.join(p for p, _ in order)}):", *writer.lines, ""]
+    body = [f"def f({', '.join(signature)}):", *writer.lines, ""]
     lines = ["import math", "", "import numpy as np", ""]
     written = [*body, *(line for h in own for line in h.lines),
                *(c.expression for c in conditions)]  # conditions are placeholders yet
@@ -469,10 +560,10 @@ def programs(draw) -> Program:
     library_template = _module(["import math", "", "import numpy as np", "",
                                 "import autodiff as ad", "", f"SCALE = {library_scale}", "", ""],
                                in_library, []).rstrip("\n") + "\n" if library else ""
-    args = [values[p] for p, _ in order]
-    _record(template, conditions, [a.copy() if isinstance(a, np.ndarray) else a for a in args],
-            library_template)
-    differentiable = tuple(i for i, (p, s) in enumerate(order) if (p, s) not in ints)
+    _record(template, conditions, [ad.tree.map(
+        lambda a: a.copy() if isinstance(a, np.ndarray) else a, arg) for arg in args],
+        library_template)
+    differentiable = tuple(i for i, p in enumerate(signature) if p not in {q for q, _ in ints})
     wrt = differentiable
     if len(differentiable) > 1 and draw(st.integers(0, 3)) == 0:
         wrt = tuple(sorted(draw(st.sets(st.sampled_from(differentiable), min_size=1))))
@@ -483,13 +574,25 @@ def programs(draw) -> Program:
         name = "random_library_" + hashlib.sha1(library_source.encode()).hexdigest()[:12]
         source = source.replace(LIBRARY, name)
     composition = draw(st.sampled_from([None, None, *COMPOSITIONS]))
+    if composition == "vjp of jvp" and not VJP_OF_JVP_OVER_NESTING and any(
+            ad.tree.items(child) is not None for _, child in ad.tree.items(args[wrt[0]]) or ()):
+        composition = "jvp of jvp"
+    looping = "|".join(h.name for h in helpers if h.loops and not h.nested)
+    if composition == "vjp of jvp" and looping and re.search(
+            rf"ad\.grad\((lib\.)?({looping})\)|\bd({looping})\(", source + library_source):
+        # reverse mode over the derivative of a helper that loops: refused, by design
+        composition = "jvp of jvp"
     if composition == "grad of value_and_grad":
-        params = ", ".join(p for p, _ in order)
+        params = ", ".join(signature)
+        # the gradient of a structure: each of its float leaves, read by its path
+        reads = [f"np.sum(np.sin({path}))" for path, leaf in ad.tree.paths(args[wrt[0]],
+                                                                            "gradient")
+                 if isinstance(leaf, (float, np.ndarray))]
         if "import autodiff as ad" not in source:
             source = source.replace("import numpy as np\n", "import numpy as np\n\n"
                                     "import autodiff as ad\n", 1)
         source += "\n".join([
             "", "", f"f_value_and_grad = ad.value_and_grad(f, wrt={wrt[0]})", "", "",
             f"def f2({params}):", f"    value, gradient = f_value_and_grad({params})",
-            "    return value + np.sum(np.sin(gradient))", ""])
-    return Program(source, [p for p, _ in order], args, wrt, library_source, name, composition)
+            f"    return value + {' + '.join(reads)}", ""])
+    return Program(source, signature, args, wrt, library_source, name, composition)

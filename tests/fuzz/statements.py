@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
@@ -25,6 +26,15 @@ INDEX_NAMES, COUNTER_NAMES = ["i", "j", "step"], ["count", "it", "tries"]
 POSITION_NAMES = ["pos", "idx"]  # what enumerate counts with
 TABLE_NAMES = [("rows", "row"), ("grid", "line")]  # lists of lists
 ROW_NAMES, TOTAL_NAMES = ["x_t", "col", "xi", "yi"], ["total", "level", "energy"]
+PAIR_NAMES = [("Wl", "bl"), ("Wm", "bm")]  # what a loop over a list of pairs unpacks to
+# zip(vs, X) of a list with an array of fewer rows runs past the array's end in autodiff (see
+# tests/api/test_random_programs.py): a list is zipped with arrays of as many rows or more;
+# set to True once autodiff stops at the shorter.
+ZIP_WITH_FEWER_ROWS = False
+# A 0-d array whose gradient is a module constant (SCALE * (... + c)) breaks the code jit=True
+# writes (see tests/api/test_random_programs.py): the returned sum reads an otherwise unused
+# 0-d array by np.mean; set to True once jit=True handles it.
+BARE_0D_IN_RESULT = False
 AUGMENTED = {"+=": lambda a, b: a + b, "-=": lambda a, b: a + b, "*=": lambda a, b: a * b}
 
 
@@ -60,6 +70,7 @@ class Writer(Expressions):
         self.pinned: list[Variable] = []
         self.returned = 0.0  # the largest bound of a value an early return gives
         self.iterated: list[Variable] = []  # arrays enclosing loops run over: kept as they are
+        self.static = 0  # open loops over groups (unrolled by the compiler: no 'return' inside)
 
     # ----- bookkeeping -----
 
@@ -192,8 +203,24 @@ class Writer(Expressions):
         self.conditions.append(Condition(term.text, self.choose([">", "<"]), offset))
         return f"@@{len(self.conditions) - 1}@@"
 
+    def setting_condition(self) -> str:
+        """A condition on a setting in a dict argument, known while compiling:
+        ``params["act"] == "tanh"``, ``params["bias"] is None``."""
+        setting = self.choose(self.settings())
+        if setting.setting == "bias":
+            return f"{setting.name} {self.choose(['is', 'is not'])} None"
+        return f'{setting.name} {self.choose(["==", "!="])} "{self.choose(["tanh", "sin"])}"'
+
+    def settings(self) -> list[Variable]:
+        return [v for v in self.scope if v.kind == "setting"]
+
     def condition(self) -> str:
-        """A condition on ints, on data, or both joined by ``and``/``or``."""
+        """A condition on ints, on data, or both joined by ``and``/``or``; or on a setting."""
+        if self.settings() and self.draw(st.integers(0, 2)) == 0:
+            setting = self.setting_condition()
+            if self.ints() and self.draw(st.integers(0, 2)) == 0:
+                return f"{setting} and {self.int_condition()}"
+            return setting
         if not self.ints() or self.draw(st.integers(0, 2)) == 0:
             return self.data_condition()
         form = self.choose(["int", "int", "int", "and", "or", "not"])
@@ -238,7 +265,8 @@ class Writer(Expressions):
         condition = self.condition() if self.draw(st.integers(0, 2)) == 0 or not self.ints() \
             else self.int_condition()
         with self.block(f"if {condition}:"):
-            word = self.choose(["break", "continue", "return"])
+            # no 'return' from a loop inside a loop over a group (a compiler limitation)
+            word = self.choose(["break", "continue"] + ["return"] * (not self.static))
             self.emit(f"return {self.result()}" if word == "return" else word)
 
     def early_return(self) -> None:
@@ -257,7 +285,11 @@ class Writer(Expressions):
         forms = ["constant", "start", "reversed", "reversed"] + ["enumerate_range"] * 2 \
             + ["int", "int"] * bool(ints)
         forms += ["rows", "rows", "enumerate", "zip"] + ["zip_range"] * 2 if tables else []
+        groups = [v for v in self.groups() if v.length <= budget]
+        forms += ["group"] * 6 if groups else []
         form = self.choose(forms)
+        if form == "group":
+            return self.group_loop(groups)
         if form in ("rows", "enumerate", "zip"):
             return self.rows_loop(form, tables)
         if form == "zip_range":
@@ -307,6 +339,70 @@ class Writer(Expressions):
         self.iterated += tables
         self.loop_statement(header, trips, trips, bound=bound, fill_at=fill_at)
         del self.iterated[-len(tables):]
+
+    def group_loop(self, groups: list[Variable]) -> None:
+        """A loop over an argument that is a list, a tuple or a dict of equal arrays, or a
+        list of pairs: ``for v in xs``, ``for i, v in enumerate(xs)``, ``for v in xs[1:]``,
+        ``for a, b in zip(xs, xs[1:])``, ``for i in range(len(xs))``, ``for v in
+        ws.values()``, ``for key, v in ws.items()``, ``for Wl, bl in layers``..."""
+        group = self.pick(groups)
+        iterated = []  # an array zipped with the group: kept as it is meanwhile
+        used = {v.name for v in self.scope} | self.taken
+        free = [n for n in ROW_NAMES if n not in used]
+        index = next(n for n in INDEX_NAMES if n not in {v.name for v in self.scope})
+        trips, python = group.length, group.python
+        if group.container == "layers":
+            pair = next(p for p in PAIR_NAMES if not set(p) & used)
+            bound = [Variable(n, "array", s, group.bound, owner=-1)
+                     for n, s in zip(pair, group.parts)]
+            form = self.choose(["plain", "enumerate"])
+            header = f"for {pair[0]}, {pair[1]} in {group.name}:" if form == "plain" else \
+                f"for {index}, ({pair[0]}, {pair[1]}) in enumerate({group.name}):"
+        elif group.container == "dict":
+            bound = [Variable(free[0], "array", group.shape, group.bound, python, owner=-1)]
+            form = self.choose(["values", "items", "enumerate"])
+            header = {"values": f"for {free[0]} in {group.name}.values():",
+                      "items": f"for key, {free[0]} in {group.name}.items():",
+                      "enumerate": f"for {index}, {free[0]} in "
+                                   f"enumerate({group.name}.values()):"}[form]
+        else:
+            bound = [Variable(free[0], "array", group.shape, group.bound, python, owner=-1)]
+            others = [g for g in self.groups() if g.container in ("list", "tuple")]
+            forms = ["plain", "enumerate", "length", "zip"] + ["slice", "pairs"] * (trips >= 2)
+            form = self.choose(forms)
+            if form == "slice":
+                header, trips = f"for {free[0]} in {group.name}[1:]:", trips - 1
+            elif form == "pairs":  # each element with the next
+                bound.append(dataclasses.replace(bound[0], name=free[1]))
+                header = f"for {free[0]}, {free[1]} in zip({group.name}, {group.name}[1:]):"
+                trips -= 1
+            elif form == "zip":
+                others += [v for v in self.arrays() if v.shape and not v.carried
+                           and not v.pinned and (v.shape[0] >= trips or ZIP_WITH_FEWER_ROWS)]
+                other = self.pick(others)
+                count, element, _ = other.rows
+                bound.append(Variable(free[1], "array", element, other.bound,
+                                      other.kind == "group" and other.python, owner=-1))
+                trips = min(trips, count)
+                iterated += [other] if other.kind == "array" else []
+                header = f"for {free[0]}, {free[1]} in zip({group.name}, {other.name}):"
+            elif form == "length":  # a range loop: the elements are read by constant indices
+                header, bound = f"for {index} in range(len({group.name})):", []
+            else:
+                header = f"for {free[0]} in {group.name}:" if form == "plain" else \
+                    f"for {index}, {free[0]} in enumerate({group.name}):"
+        if form in ("enumerate", "length"):
+            bound.append(Variable(index, "int", (), trips - 1, owner=-1))
+        fill_at = (index, trips) if form in ("enumerate", "length") else None
+        if form == "length":  # an ordinary range loop
+            return self.loop_statement(header, trips, trips, bound=bound, fill_at=fill_at)
+        self.static += 1
+        self.iterated += iterated
+        try:
+            self.loop_statement(header, trips, trips, bound=bound, fill_at=fill_at, jumps=False)
+        finally:
+            self.static -= 1
+            del self.iterated[len(self.iterated) - len(iterated):]
 
     def free_index(self, names: list[str] = INDEX_NAMES) -> str | None:
         used = {v.name for v in self.scope} | self.taken
@@ -593,7 +689,7 @@ class Writer(Expressions):
             self.emit(f"{buffer.name} = np.zeros({buffer.shape!r})")
             buffer.axis = -1 if column else 0
         writes = self.trips * max(trips, 1)
-        buffer.adds = bound + 0.5 * writes <= BOUND
+        buffer.adds = max(bound, 1.0) + 0.5 * writes <= BOUND  # the bound bind() gives it
         self.bind(buffer, Term("", max(bound, 1.0) + (0.5 * writes if buffer.adds else 0)))
         buffer.carried += 1
         buffer.pinned = True
@@ -624,7 +720,26 @@ class Writer(Expressions):
         terms = [f"np.sum(WEIGHTS * {last.name})"] if last else []
         for v in self.arrays():
             if not v.used and v is not last:
-                terms.append(f"np.mean({v.name})" if v.shape else v.name)
+                terms.append(f"np.mean({v.name})" if v.shape or not (v.python
+                                                                     or BARE_0D_IN_RESULT)
+                             else v.name)
+        for group in self.groups():
+            if not group.used:
+                terms.append(self.read_all(group, self.choose([0, 1])))
         if not terms:
             terms.append(self.expression((), 1).text)
         return " + ".join(terms), last.shape if last else ()
+
+    @staticmethod
+    def read_all(group: Variable, form: int) -> str:
+        """A group no statement read: the sum of its elements' means, or (``form`` 1) the
+        mean of them stacked."""
+        if group.container == "layers":
+            a, b = PAIR_NAMES[0]
+            return f"sum(np.mean({a}) + np.mean({b}) for {a}, {b} in {group.name})"
+        _, _, over = group.rows
+        if form and group.container != "dict":
+            return f"np.mean(np.stack({group.name}))"
+        if group.python:
+            return f"sum({over})"
+        return f"sum(np.mean(v) for v in {over})"
