@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from tests.helpers import Layer, Pair
+from tests.helpers import Layer, Pair, list_mlp
 
 
 class Model:
@@ -45,13 +45,6 @@ class Model:
 def dict_mlp(params, x, t):
     h = np.tanh(x @ params["W1"] + params["b1"])
     return np.mean((h @ params["W2"] + params["b2"] - t) ** 2)
-
-
-def list_mlp(layers, x):
-    for W, b in layers[:-1]:
-        x = np.tanh(x @ W + b)
-    W, b = layers[-1]
-    return np.sum((x @ W + b) ** 2)
 
 
 def nested(tree, x):

@@ -8,7 +8,7 @@ import pytest
 
 import autodiff as ad
 from autodiff.tools import check
-from tests.helpers import Layer, Pair
+from tests.helpers import Layer, Pair, list_mlp
 
 RNG = np.random.default_rng(11)
 
@@ -19,13 +19,6 @@ RNG = np.random.default_rng(11)
 def dict_mlp(params, x):
     h = np.tanh(x @ params["W1"] + params["b1"])
     return np.sum((h @ params["W2"] + params["b2"]) ** 2) * params["scale"]
-
-
-def list_mlp(layers, x):
-    for W, b in layers[:-1]:
-        x = np.tanh(x @ W + b)
-    W, b = layers[-1]
-    return np.sum((x @ W + b) ** 2)
 
 
 def pair_loss(pair, x):
