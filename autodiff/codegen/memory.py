@@ -84,6 +84,7 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
     """
     owned: set[Value] = set()
     regions = []
+    views: dict[Value, list[Value]] = {}
     for node in walk(graph.nodes):
         if isinstance(node, Region):
             regions.append(node)
@@ -92,7 +93,19 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
                 owned.update(block.params[1:] if node.kind == "for" else block.params)
         elif node.op.fresh and not node.op.inline:
             owned.add(node.out)
+        elif not node.op.inline and not node.op.holds:
+            for value in node.inputs():
+                views.setdefault(value, []).append(node.out)
     owned -= pushed
+
+    def aliases(value: Value) -> set[Value]:
+        found, todo = set(), list(views.get(value, ()))
+        while todo:
+            item = todo.pop()
+            if item not in found:
+                found.add(item)
+                todo.extend(views.get(item, ()))
+        return found
 
     # A value flowing into a region without dying there is read under two names
     # (``h_1 = h``): an update through one would change the other.
@@ -127,6 +140,12 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
                     start = region.init[j]
                     sources.append((start, position))
                     if sum(1 for s in region.init if s is start) > 1:
+                        sources.append((None, position))
+                    # a view of it still alive, or carried in beside it (ans = score[::-1]):
+                    # an update of the variable would change the view
+                    if isinstance(start, Value) and any(
+                            view in region.init or not layout.dead_after(view, position)
+                            for view in aliases(start)):
                         sources.append((None, position))
                 for block in region.blocks[1:] if region.kind == "while" else region.blocks:
                     sources.append((block.results[j], layout.block_end[id(block)]))

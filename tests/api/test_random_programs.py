@@ -390,6 +390,27 @@ def f2(x):
     np.testing.assert_allclose(ad.grad(module.f2)(X), ad.numeric_grad(module.f2, X), atol=1e-6)
 
 
+def test_jit_gradient_of_nested_loops_from_a_view(user_module):
+    # jit=True updated 'score' in place in its loop, while 'ans', carried into the inner
+    # loop beside it, was still a view of it (score[::-1]): a wrong gradient
+    module = user_module("""
+import numpy as np
+
+
+def f(c, x):
+    score = np.sin(x)
+    ans = score[::-1]
+    for i in range(1):
+        score = np.tanh(score)
+        for x_t in c:
+            ans = np.tanh(ans + x_t)
+    return np.sum(c) * np.sum(score) + np.mean(ans)
+""")
+    c, x = np.array([-0.64, 1.11, 0.76]), np.array([-0.38, 0.66, 1.21])
+    np.testing.assert_allclose(ad.grad(module.f, jit=True)(c, x), ad.grad(module.f)(c, x),
+                               rtol=1e-9)
+
+
 @pytest.mark.xfail(strict=True, raises=SyntaxError, reason=(
     "jit=True, a 0-d array whose gradient is a module constant (SCALE * x): the generated "
     "code reads 'if .__class__ is not float' (an empty name); BARE_0D_IN_RESULT"))
