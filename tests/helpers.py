@@ -45,6 +45,14 @@ def list_mlp(layers, x):
     return np.sum((x @ W + b) ** 2)
 
 
+def optional_bias(params, x):
+    """A dict with an optional bias (None: no gradient) and an int setting."""
+    z = x @ params["W"]
+    if params["b"] is not None:
+        z = z + params["b"]
+    return np.sum(np.exp(z)) * params["n"]
+
+
 class UserModules:
     """Writes source text to a ``.py`` file and imports it, as a user's module would be."""
 

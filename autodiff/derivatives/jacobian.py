@@ -15,7 +15,7 @@ from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, resolve_wrt, wrt_key
 from autodiff.errors import ArgumentKindError, NonScalarOutputError
-from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec
+from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
 from autodiff.transforms.reverse import TapedDerivativeError
 
@@ -144,7 +144,7 @@ class Jacobian(Assembled):
         push = self.jvp
         inputs = [self.argument(args, kwargs, i) for i in self.indices]
         flat = [tree.flatten(x) for x in inputs]
-        zeros = [[np.zeros(np.shape(leaf)) if _has_gradient(leaf, structure) else None
+        zeros = [[np.zeros(np.shape(leaf)) if structure == tree.LEAF or has_gradient(leaf) else None
                   for leaf in leaves] for leaves, structure in flat]
         columns: dict[tuple[int, int], list] = {}
         value = None
@@ -212,12 +212,6 @@ class ForwardGradient(Assembled):
 
 def _is_structure(value) -> bool:
     return not isinstance(value, tuple) and tree.items(value) is not None
-
-
-def _has_gradient(leaf, structure) -> bool:
-    """Whether a leaf of a differentiated argument has a gradient: an argument's own
-    array or number does; in a structure, as ``ad.grad`` decides."""
-    return structure == tree.LEAF or argument_spec(leaf, top=False) == ARRAY
 
 
 def assemble(parts: list, out_shape: tuple, x, first: str):

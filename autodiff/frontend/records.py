@@ -58,11 +58,8 @@ class StructuresMixin:
             found = _class_attribute(base.type, node.attr)
             if isinstance(found, property) and found.fget is not None:
                 return self.call_function(node, found.fget, (base,), {})
-            if found is not None and not callable(found) and not isinstance(
-                    found, (property, staticmethod, classmethod)):
-                literal = Const(found)
-                if _writable(found):
-                    return literal
+            if found is not _ABSENT and _writable(found):  # a class constant: eps = 1e-8
+                return Const(found)
         raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no "
                          f"field '{node.attr}' that autodiff can read", kind=StructureError,
                          hint=f"its fields: {', '.join(map(str, base.items))}" if (
@@ -276,11 +273,11 @@ class StructuresMixin:
 
 def _class_attribute(kind: type, name: str):
     """What ``name`` is on the class ``kind`` (a function, a property, a constant), read
-    without running any code of the class; None when it has none."""
-    try:
-        return inspect.getattr_static(kind, name)
-    except AttributeError:
-        return None
+    without running any code of the class; ``_ABSENT`` when it has none."""
+    return inspect.getattr_static(kind, name, _ABSENT)
+
+
+_ABSENT = object()
 
 
 def _writable(value) -> bool:

@@ -121,6 +121,12 @@ def is_structured(spec: tuple) -> bool:
     return spec is not ARRAY and spec != ARRAY
 
 
+def has_gradient(leaf) -> bool:
+    """Whether a leaf of a structure has a gradient: a float or complex array or number
+    (in a structure, ints, flags, strings and other objects have none)."""
+    return argument_spec(leaf, top=False) == ARRAY
+
+
 def is_container(spec: tuple) -> bool:
     """Whether the spec is of a dict, list, tuple, namedtuple or dataclass."""
     return spec[0] in ("dict", "list", "tuple", "namedtuple", "fields")
@@ -347,5 +353,5 @@ def operand_leaves(operand) -> list:
 
 
 __all__ = ["ARRAY", "ARRAY_KINDS", "OPAQUE", "Binder", "NeedsStructure", "Record",
-           "argument_spec", "children", "contains_record", "is_container", "is_structured", "leaves",
+           "argument_spec", "children", "contains_record", "has_gradient", "is_container", "is_structured", "leaves",
            "needs_like", "operand_leaves", "spec_of_operand", "structure_template"]

@@ -45,7 +45,7 @@ from autodiff.derivatives.bound import shifted_wrt, unbound
 from autodiff.derivatives.wrt import Wrt
 from autodiff.derivatives.wrt import resolve_wrt as parameters_named
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
-from autodiff.frontend.structures import ARRAY, argument_spec
+from autodiff.frontend.structures import has_gradient
 from autodiff.graph.ir import Location
 from autodiff.tree import StructureError
 
@@ -137,14 +137,6 @@ def _unbound(f: Callable, args: tuple, wrt: Wrt) -> tuple[Callable, tuple, Wrt]:
     return function, (*leading, *args), shifted_wrt(wrt, len(leading), self_name)
 
 
-def _has_gradient(leaf) -> bool:
-    """Whether a leaf of a structure has a gradient, by the rule of ``ad.grad`` (its
-    spec in a structure is an array's): float and complex arrays and numbers do;
-    ints, bools, int or bool arrays (settings, labels, masks), strings and other
-    objects do not."""
-    return argument_spec(leaf, top=False) == ARRAY
-
-
 def _numeric_gradient(f: Callable, args: list, position: int, name: str, method: str,
                       step: float | None):
     original = args[position]
@@ -176,7 +168,7 @@ def _numeric_structure(f: Callable, args: list, position: int, name: str, method
     gradients = []
     try:
         for i, leaf in enumerate(leaves):
-            if not _has_gradient(leaf):
+            if not has_gradient(leaf):
                 gradients.append(None)
                 continue
             if method == "complex" and np.iscomplexobj(leaf):
@@ -430,7 +422,7 @@ def _low_precision(value) -> bool:
     if not _is_structure(value):
         return np.asarray(value).dtype in (np.float32, np.float16)
     return any(np.result_type(leaf) in (np.float32, np.float16, np.complex64)
-               for leaf in tree.leaves(value) if _has_gradient(leaf))
+               for leaf in tree.leaves(value) if has_gradient(leaf))
 
 
 def _dtype_name(value) -> str:
@@ -438,7 +430,7 @@ def _dtype_name(value) -> str:
     if not _is_structure(value):
         return str(np.asarray(value).dtype)
     dtypes = dict.fromkeys(str(np.result_type(leaf)) for leaf in tree.leaves(value)
-                           if _has_gradient(leaf))
+                           if has_gradient(leaf))
     return ", ".join(dtypes) or "no leaf with a gradient"
 
 

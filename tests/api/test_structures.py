@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from tests.helpers import Layer, Pair, list_mlp
+from tests.helpers import Layer, Pair, list_mlp, optional_bias
 
 
 class Model:
@@ -61,13 +61,6 @@ def dataclass_layers(layers, x):
         z = x @ layer.W + layer.b
         x = np.tanh(z) if layer.activation == "tanh" else np.maximum(z, 0.0)
     return np.sum(x ** 2)
-
-
-def optional_bias(params, x):
-    z = x @ params["W"]
-    if params["b"] is not None:
-        z = z + params["b"]
-    return np.sum(np.exp(z)) * params["n"]
 
 
 def _helper(p, x):
@@ -527,3 +520,21 @@ def test_zip_of_a_list_argument_and_an_arrays_rows():
     xs, x = [_normal(2), _normal(2)], _normal(3, 2)  # zip stops at the list's end
     _check(zipped_with_rows, (xs, x), wrt=0)
     _check(zipped_with_rows, (xs, x), wrt=1)
+
+
+def test_a_field_an_object_lacks_is_named_not_read_as_none():
+    class Partial:
+        bias = None  # a class constant: None is a value here
+
+        def __init__(self):
+            self.W = np.ones(2)
+
+        def scaled(self, x):
+            return np.sum(self.W * x) * (1.0 if self.bias is None else 2.0)
+
+        def missing(self, x):
+            return np.sum(self.V * x)
+
+    np.testing.assert_allclose(ad.grad(Partial.scaled)(Partial(), np.full(2, 3.0)).W, 3.0)
+    with pytest.raises(ad.tree.StructureError, match="has no field 'V'"):
+        ad.grad(Partial.missing)(Partial(), np.ones(2))

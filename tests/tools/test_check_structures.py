@@ -8,7 +8,7 @@ import pytest
 
 import autodiff as ad
 from autodiff.tools import check
-from tests.helpers import Layer, Pair, list_mlp
+from tests.helpers import Layer, Pair, list_mlp, optional_bias
 
 RNG = np.random.default_rng(11)
 
@@ -30,13 +30,6 @@ def dataclass_layers(layers, x):
         z = x @ layer.W + layer.b
         x = np.tanh(z) if layer.activation == "tanh" else np.sin(z)
     return np.sum(x ** 2)
-
-
-def optional_bias(params, x):
-    z = x @ params["W"]
-    if params["b"] is not None:
-        z = z + params["b"]
-    return np.sum(np.exp(z)) * params["n"]
 
 
 def mixed_leaves(p):
