@@ -121,8 +121,10 @@ def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
     the gradients of ``sum(seed * fn(*args))`` (like ``out.backward(seed)``).
 
     The seed has the output's shape; for a function returning a tuple it is a
-    tuple with one seed per output. Omitted, it is 1.0 and the output must be
-    a scalar: then ``vjp`` is ``grad``.
+    tuple with one seed per output, and for one returning a dict, a list or
+    another structure, a structure with the same keys and nesting (leaves with
+    no gradient, such as a string or a count, may hold anything). Omitted, it
+    is 1.0 and the output must be a scalar: then ``vjp`` is ``grad``.
 
     >>> import numpy as np, autodiff as ad
     >>> pull = ad.vjp(lambda x: x * x)
@@ -172,7 +174,11 @@ def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: b
     ``mode="fwd"`` one Jacobian-vector product per argument element; by default
     the cheaper one, reverse when the output has fewer elements than the
     arguments. Several ``wrt`` give a tuple (one block per argument), a tuple
-    output a tuple of those. ``.source`` shows the generated product(s) it calls.
+    output a tuple of those. Structures (a dict of parameters, a dict returned)
+    give a block per output leaf and argument leaf, in the output's structure of
+    the arguments' structures, as JAX gives them; a leaf without a gradient
+    (a string, a count) has ``None``. ``.source`` shows the generated
+    product(s) it calls.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))  # doctest: +SKIP

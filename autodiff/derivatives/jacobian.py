@@ -14,7 +14,7 @@ from autodiff.derivatives.build import build_grad, parameters, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, resolve_wrt, wrt_key
-from autodiff.errors import ArgumentKindError, NonScalarOutputError
+from autodiff.errors import NonScalarOutputError
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
 from autodiff.transforms.reverse import TapedDerivativeError
@@ -51,16 +51,6 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
                   jit, optimize, check_finite)
 
 
-def _arrays_only(fn: Callable, reason: NeedsStructure | None = None) -> ArgumentKindError:
-    where = {"filename": reason.filename, "lineno": reason.lineno,
-             "source_line": reason.source_line} if reason is not None else {}
-    return ArgumentKindError(
-        f"ad.jacobian(..., mode='rev') takes arrays and numbers, and {fn.__name__} reads, "
-        "is given or returns a structure (a dict, a list, a tuple or an object)", **where,
-        hint="mode='fwd' (the default for structures) takes them: one product per "
-        "element of the arguments")
-
-
 class Jacobian(Assembled):
     """The Jacobian of a function, row by row (reverse) or column by column (forward)."""
 
@@ -71,8 +61,6 @@ class Jacobian(Assembled):
             self.indices, self.several = parameters(graph, wrt, where)
             self.names = [p.hint for p in graph.params]
         except NeedsStructure as reason:  # compiled per structure: its own parameters
-            if mode == "rev":
-                raise _arrays_only(fn, reason) from None
             self.names = list(inspect.signature(fn).parameters)
             self.indices, self.several = resolve_wrt(wrt, self.names, fn.__name__,
                                                      Location(reason.filename, reason.lineno,
@@ -101,41 +89,47 @@ class Jacobian(Assembled):
         return "\n".join(parts)
 
     def __call__(self, *args, **kwargs):
-        structured = any(tree.items(self.argument(args, kwargs, i)) is not None
-                         for i in self.indices)
-        if self.mode == "fwd" or structured and self.mode is None:
+        if self.mode == "fwd":
             return self._forward(args, kwargs)
-        if structured:
-            raise _arrays_only(self.fn)
         value = self.fn(*args, **kwargs)
-        if self.mode == "rev" or _is_structure(value):
-            if _is_structure(value):
-                raise _arrays_only(self.fn)
+        if self.mode == "rev":
             return self._reverse(args, kwargs, value)
-        outputs = value if isinstance(value, tuple) else (value,)
-        inputs = sum(np.size(self.argument(args, kwargs, i)) for i in self.indices)
-        if sum(np.size(o) for o in outputs) < inputs:
+        outputs = sum(np.size(leaf) for leaf in tree.leaves(value))
+        inputs = sum(np.size(leaf) for i in self.indices
+                     for leaf in tree.leaves(self.argument(args, kwargs, i)))
+        if outputs < inputs:
             return self._reverse(args, kwargs, value)
         return self._forward(args, kwargs)
 
     def _reverse(self, args: tuple, kwargs: dict, value):
+        """One vector-Jacobian product per element of the output (of each of its array
+        leaves, for a structure): a block per output leaf and input leaf, in the
+        output's structure of the inputs' structures."""
         pull = self.vjp
-        outputs = value if isinstance(value, tuple) else (value,)
         inputs = [self.argument(args, kwargs, i) for i in self.indices]
-        blocks = []
+        flat = [tree.flatten(x) for x in inputs]
+        differentiated = [[structure == tree.LEAF or has_gradient(leaf) for leaf in leaves]
+                          for leaves, structure in flat]
+        outputs, out_structure = tree.flatten(value)
+        per_output = []
         for k, out in enumerate(outputs):
-            rows = []
-            for element in np.ndindex(np.shape(out)):
-                seeds = [np.zeros(np.shape(o)) for o in outputs]
-                seeds[k][element] = 1.0
-                seed = tuple(seeds) if isinstance(value, tuple) else seeds[0]
-                grads = pull(*args, **kwargs, **{pull.seed_name: seed})
-                rows.append(grads if self.several else (grads,))
-            blocks.append(tuple(
-                assemble([np.asarray(r[w], dtype=float) for r in rows], np.shape(out), x,
-                          first="output")
-                for w, x in enumerate(inputs)))
-        return self._shape(blocks, isinstance(value, tuple))
+            rows = []  # per output element, per input, the gradient of each input leaf
+            for element in np.ndindex(np.shape(out)) if _is_numeric(out) else ():
+                seed = [np.zeros(np.shape(o)) if _is_numeric(o) else 0.0 for o in outputs]
+                seed[k][element] = 1.0
+                grads = pull(*args, **kwargs,
+                             **{pull.seed_name: tree.unflatten(out_structure, seed)})
+                rows.append([_leaf_gradients(g, mask) for g, mask in
+                             zip(grads if self.several else (grads,), differentiated)])
+            per_input = []
+            for w, (leaves, structure) in enumerate(flat):
+                blocks = [assemble([np.asarray(r[w][j], dtype=float) for r in rows],
+                                   np.shape(out), leaf, first="output")
+                          if differentiated[w][j] and _is_numeric(out) else None
+                          for j, leaf in enumerate(leaves)]
+                per_input.append(tree.unflatten(structure, blocks))
+            per_output.append(tuple(per_input) if self.several else per_input[0])
+        return tree.unflatten(out_structure, per_output)
 
     def _forward(self, args: tuple, kwargs: dict):
         """One Jacobian-vector product per element of the differentiated arguments (of
@@ -169,7 +163,8 @@ class Jacobian(Assembled):
             for w, (leaves, structure) in enumerate(flat):
                 blocks = [assemble([np.asarray(c[k], dtype=float)
                                     for c in columns.get((w, j), [])], np.shape(out), leaf,
-                                   first="input") if zeros[w][j] is not None else None
+                                   first="input")
+                          if zeros[w][j] is not None and _is_numeric(out) else None
                           for j, leaf in enumerate(leaves)]
                 per_input.append(tree.unflatten(structure, blocks))
             per_output.append(tuple(per_input) if self.several else per_input[0])
@@ -178,10 +173,6 @@ class Jacobian(Assembled):
     def argument(self, args: tuple, kwargs: dict, index: int):
         """The differentiated argument ``index`` of a call, given by position or name."""
         return args[index] if index < len(args) else kwargs[self.names[index]]
-
-    def _shape(self, blocks: list[tuple], tuple_output: bool):
-        per_output = [b if self.several else b[0] for b in blocks]
-        return tuple(per_output) if tuple_output else per_output[0]
 
     def __repr__(self) -> str:
         return f"<jacobian of {self.fn.__name__}, mode={self.mode or 'auto'}>"
@@ -210,8 +201,16 @@ class ForwardGradient(Assembled):
         return (value, gradient) if self.with_value else gradient
 
 
-def _is_structure(value) -> bool:
-    return not isinstance(value, tuple) and tree.items(value) is not None
+def _is_numeric(leaf) -> bool:
+    """Whether an output leaf has rows in a Jacobian (an array or a number, not a string)."""
+    return isinstance(leaf, (np.ndarray, np.generic, float, int, complex))
+
+
+def _leaf_gradients(gradient, differentiated: list[bool]) -> list:
+    """The gradient of each leaf of an argument, ``None`` where ``differentiated`` says
+    a leaf has none (a structure's gradient holds ``None`` there, which is no leaf)."""
+    given = iter(tree.leaves(gradient))
+    return [next(given) if has else None for has in differentiated]
 
 
 def assemble(parts: list, out_shape: tuple, x, first: str):

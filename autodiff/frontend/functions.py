@@ -18,8 +18,10 @@ from autodiff.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff.frontend.source import read_function
 from autodiff.frontend.structures import (
     Record,
+    describe,
     is_structure_operand,
     record_of,
+    same_nesting,
     spec_of_operand,
 )
 from autodiff.graph.ir import Const, Graph, Operand, Region, Value, operand_values, walk
@@ -136,6 +138,12 @@ class CallsMixin:
         kept, bindings = [], {}
         for inner in graph.nodes:
             found = None if isinstance(inner, Region) else part_read(inner, True)
+            checked = getattr(getattr(inner, "op", None), "checks_structure", None)
+            if checked is not None and inner.args[0] in parts:
+                # a vjp's seed passed as a structure: its nesting is known, checked here
+                self.check_nesting(node, parts[inner.args[0]], inner.args[checked])
+                parts[inner.out] = parts[inner.args[0]]
+                continue
             if found is not None and found[0] in parts:
                 whole = parts[found[0]]
                 part = (whole.items[found[1]] if isinstance(whole, Record)
@@ -157,6 +165,16 @@ class CallsMixin:
                         graph.signature)
         copy, _ = trimmed.copy(bindings)
         return copy
+
+    def check_nesting(self, node: ast.Call, given: Operand, like: Value) -> None:
+        """``given``, a structure passed where one like the structure ``like`` is built
+        (a vjp's seed and its output), has its keys and nesting."""
+        expected = like.node.op.spec
+        if not same_nesting(spec_of_operand(given), expected):
+            raise self.error(
+                node, f"the seed has the structure {describe(spec_of_operand(given))}, and the "
+                f"output it weighs {describe(expected)}",
+                hint="pass a seed with the output's keys and nesting")
 
     def taken_apart(self, output: Operand) -> Operand:
         """A structure a derivative builds (a gradient's dict) as the frontend holds one."""

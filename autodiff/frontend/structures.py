@@ -314,6 +314,38 @@ def spec_of_operand(operand) -> tuple:
     return ARRAY
 
 
+def same_nesting(given: tuple, expected: tuple) -> bool:
+    """Whether a structure of spec ``given`` has the kinds, keys and nesting of one of
+    spec ``expected``, whatever its leaves hold (a vjp's seed and the output it weighs).
+    A list and a tuple are alike: code building a list builds a tuple here."""
+    if not (is_container(given) or is_container(expected)):
+        return (given == ("static", None)) == (expected == ("static", None))
+    sequences = ("list", "tuple")
+    if given[0] in sequences and expected[0] in sequences:
+        pass
+    elif given[0] != expected[0] or given[1] is not expected[1]:
+        return False
+    return children(given) == children(expected) and all(
+        same_nesting(a, b) for a, b in zip(child_specs(given), child_specs(expected)))
+
+
+def describe(spec: tuple) -> str:
+    """A spec written as :mod:`autodiff.tree` writes a structure: ``{'W': *, 'b': *}``."""
+    if not is_container(spec):
+        return "None" if spec == ("static", None) else "*"
+    inner = [describe(child) for child in child_specs(spec)]
+    kind = spec[0]
+    if kind == "dict":
+        text = "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(children(spec), inner)) + "}"
+        return text if spec[1] is dict else f"{spec[1].__name__}({text})"
+    if kind == "list":
+        return "[" + ", ".join(inner) + "]"
+    if kind == "tuple":
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+    fields = ", ".join(f"{k}={v}" for k, v in zip(children(spec), inner))
+    return f"{spec[1].__name__}({fields})"
+
+
 def is_structure_operand(operand) -> bool:
     """Whether an operand is a structure known while compiling (or a setting: a
     constant other than a number), which a derivative compiled per structure takes
@@ -353,5 +385,6 @@ def operand_leaves(operand) -> list:
 
 
 __all__ = ["ARRAY", "ARRAY_KINDS", "OPAQUE", "Binder", "NeedsStructure", "Record",
-           "argument_spec", "children", "contains_record", "has_gradient", "is_container", "is_structured", "leaves",
-           "needs_like", "operand_leaves", "spec_of_operand", "structure_template"]
+           "argument_spec", "children", "contains_record", "describe", "has_gradient", "is_container",
+           "is_structured", "leaves", "needs_like", "operand_leaves", "same_nesting",
+           "spec_of_operand", "structure_template"]

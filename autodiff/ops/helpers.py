@@ -473,6 +473,14 @@ _call("vjp_seed", "seed, out, where", diff=("seed",), shape=shape_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
 OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
 OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/api/test_higher_order.py)"
+vjp_structured_seed = _call("vjp_structured_seed", "seed, out, where", diff=("seed",), floating=None,
+                            no_gradient="the seed of a structured output, read leaf by leaf")
+vjp_structured_seed.effect = True  # it checks the seed's structure
+# A seed whose structure is known while compiling (passed by differentiated code) is
+# checked then, against the structure built by its operand ``out`` (index 1).
+vjp_structured_seed.checks_structure = 1
+vjp_structured_seed.fresh = False
+vjp_structured_seed.outside_tables = "ad.vjp writes it for a function returning a structure"
 
 
 @OPS["vjp_seed"].defvjp

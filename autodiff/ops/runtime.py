@@ -17,6 +17,7 @@ import collections
 
 import numpy as np
 
+from autodiff import tree
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
 
 
@@ -337,6 +338,22 @@ def vjp_seed(seed, out, where):
             f"{np.shape(out)}", filename=filename or None,
             lineno=int(lineno) if lineno.isdigit() else None,
             hint="pass a seed of the output's shape (a tuple of them for a tuple output)")
+    return seed
+
+
+def vjp_structured_seed(seed, out, where):
+    """The seed of a vector-Jacobian product of a function returning a structure (a
+    dict, a list of arrays, ...): a structure of the same keys and nesting, each leaf
+    of its output's shape (each leaf is then checked as :func:`vjp_seed` checks it)."""
+    expected = tree.structure(out)
+    if seed is None or tree.structure(seed) != expected:
+        filename, _, lineno = where.rpartition(":")
+        given = "no seed" if seed is None else f"a seed of structure {tree.structure(seed)}"
+        raise AutodiffError(
+            f"the function returns a structure, {expected}, and was given {given}",
+            filename=filename or None, lineno=int(lineno) if lineno.isdigit() else None,
+            hint="pass a seed with the output's keys and nesting, an array of each "
+                 "output leaf's shape in it (ad.tree.map(np.ones_like, out) weighs all)")
     return seed
 
 

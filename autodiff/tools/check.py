@@ -463,18 +463,27 @@ def _tolerances(rtol: float | None, atol: float | None, low_precision: bool):
 
 
 def _random_like(output, rng: np.random.Generator):
-    """A random seed shaped like a non-scalar output (a tuple for a tuple); None for a scalar."""
-    if isinstance(output, tuple):
-        return tuple(rng.standard_normal(np.shape(part)) for part in output)
-    if np.ndim(output) == 0:
+    """A random seed in the structure of a non-scalar output (a tuple for a tuple, a dict
+    for a dict): normal where a leaf has a gradient, zeros for an int leaf, and a string
+    or other leaf kept as it is; None for a scalar output."""
+    if tree.items(output) is None and not isinstance(output, tuple) and np.ndim(output) == 0:
         return None
-    return rng.standard_normal(np.shape(output))
+
+    def seed(leaf):
+        if not isinstance(leaf, (np.ndarray, np.generic, float, int, complex)):
+            return leaf
+        if has_gradient(leaf) or tree.items(output) is None and not isinstance(output, tuple):
+            return rng.standard_normal(np.shape(leaf))
+        return np.zeros(np.shape(leaf))
+
+    return tree.map(seed, output)
 
 
-def _inner(a, b) -> float:
-    if isinstance(a, tuple):
-        return sum(_inner(x, y) for x, y in zip(a, b))
-    return np.sum(np.asarray(a) * np.asarray(b))
+def _inner(seeds, output) -> float:
+    """``sum(seeds * output)`` over the leaves a seed weighs (arrays and numbers)."""
+    return sum(np.sum(np.asarray(v) * np.asarray(o))
+               for v, o in zip(tree.leaves(seeds), tree.leaves(output))
+               if isinstance(v, (np.ndarray, float)))
 
 
 def _compare(name: str, ours, numeric, rtol: float, atol: float,

@@ -16,6 +16,8 @@ popped in step with it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from autodiff.errors import NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
@@ -207,8 +209,11 @@ class _Tangents:
         if node.out not in self.varied:
             return
         like = node.op.params[0] == "like"
-        tangents = tuple(arg if (like and i == 0) or isinstance(arg, Const)
-                         else self.tangent(arg) for i, arg in enumerate(node.args))
+        # a number written in the code has a zero tangent; a string or None is kept, so
+        # the tangent has the structure of the value
+        tangents = tuple(arg if (like and i == 0) or isinstance(arg, Const) and not isinstance(
+            arg.value, (np.ndarray, np.generic, int, float, complex)) else self.tangent(arg)
+            for i, arg in enumerate(node.args))
         self.name(node.out, self.builder.emit(node.op, tangents))
 
     # ----- regions -----

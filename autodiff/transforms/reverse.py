@@ -20,7 +20,7 @@ import math
 import os
 
 from autodiff.errors import AutodiffError, NonDifferentiableError
-from autodiff.frontend import inline_rule
+from autodiff.frontend import inline_rule, structures
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import (
     Const,
@@ -226,9 +226,27 @@ def _seed_outputs(builder: GraphBuilder, adjoints: _Adjoints, seed: Operand, out
             if any(v in active for v in operand_values(item)):
                 part = builder.emit(OPS["getitem"], (seed, Const(index)))
                 _seed_outputs(builder, adjoints, part, item, active, where)
+    elif isinstance(output, Value) and output.node is not None and (
+            output.node.op.name == "structure"):
+        _seed_structure(builder, adjoints, seed, output, active, where)
     elif isinstance(output, Value) and output in active:
         part = builder.emit(OPS["vjp_seed"], (seed, output, Const(where)))
         adjoints.add(output, part, {part})
+
+
+def _seed_structure(builder: GraphBuilder, adjoints: _Adjoints, seed: Operand, output: Value,
+                    active: set[Value], where: str) -> None:
+    """Seed each active leaf of a structure the function returns (``{"a": a, "b": b}``)
+    with the seed's leaf at the same place: ``seed_a = seed['a']``."""
+    node = output.node
+    leaves = [arg for name, arg in node.named_args.items() if name != "like"]
+    if not any(v in active for leaf in leaves for v in operand_values(leaf)):
+        return
+    checked = builder.emit(OPS["vjp_structured_seed"], (seed, output, Const(where)), "seed")
+    bound = structures.Binder(builder.emit).bind(node.op.spec, checked, "seed")
+    for (kind, part), leaf in zip(structures.leaves(node.op.spec, bound), leaves):
+        if kind == structures.ARRAY:
+            _seed_outputs(builder, adjoints, part, leaf, active, where)
 
 
 def _where(loc: Location | None) -> str:
