@@ -10,7 +10,14 @@ from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.convert import Converter
 from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
-from autodiff.frontend.structures import ARRAY, Binder, Record, is_structured, leaves
+from autodiff.frontend.structures import (
+    ARRAY,
+    Binder,
+    Record,
+    is_structured,
+    leaves,
+    taken_apart,
+)
 from autodiff.graph.ir import Graph, Location, Operand, Signature, Value
 
 
@@ -97,7 +104,9 @@ def inline_rule(rule, builder: GraphBuilder, bindings: dict[str, Operand],
     ``leading`` operands bind its first parameters, whatever their names."""
     source = _rule_source(rule)
     names = [a.arg for a in source.tree.args.args]
-    bindings = {**dict(zip(names, leading)), **bindings}
+    # a dict built for a function with a rule of its own: the rule reads its parts
+    bindings = {name: taken_apart(operand)
+                for name, operand in {**dict(zip(names, leading)), **bindings}.items()}
     converter = Converter(builder, source, rule.__globals__, closure_cells(rule),
                           location=location, rule=True)
     converter.env.update(bindings)

@@ -187,6 +187,15 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
                                  "needs an array or a number",
                                  hint="pass the arrays it holds: params['W'], not params")
 
+    def passed_whole(self, node: ast.AST, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The arguments of a call that takes a structure as it is (a function with a
+        rule of its own, or one called as it is): each dict built as generated code."""
+        use = f"passing to '{ast.unparse(node.func)}'"
+        return (tuple(self.built_structure(node, a, use) if contains_record(a) else a
+                      for a in args),
+                {k: self.built_structure(node, v, use) if contains_record(v) else v
+                 for k, v in kwargs.items()})
+
     def read_as_structure(self, node: ast.AST, value: Operand, what: str) -> None:
         """In a derivative built once for arrays, ``value`` (an argument, or part of one)
         is read as a structure: compile per structure instead."""
@@ -593,7 +602,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
             if binding is None:
                 return self.call_as_it_is(node, callee, args, kwargs)
         op, adapter = binding
-        self.refuse_records(node, (*args, *kwargs.values()))
+        if op.takes_structures:  # a function with a rule of its own: it gets the dict
+            args, kwargs = self.passed_whole(node, args, kwargs)
+        else:
+            self.refuse_records(node, (*args, *kwargs.values()))
         try:
             op, canonical = registry.bind_call(op, adapter, args, kwargs)
         except TypeError as error:
@@ -676,7 +688,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
                              "name generated code can refer to", kind=UnknownFunctionError,
                              hint="call it through a global name")
         op = call_op(len(args), tuple(kwargs))
-        self.refuse_records(node, (*args, *kwargs.values()))
+        args, kwargs = self.passed_whole(node, args, kwargs)
         return self.emit(node, op, (callee, *args, *kwargs.values()))
 
     # ----- names -----

@@ -20,9 +20,9 @@ from autodiff.frontend.structures import (
     Record,
     describe,
     is_structure_operand,
-    record_of,
     same_nesting,
     spec_of_operand,
+    taken_apart,
 )
 from autodiff.graph.ir import Const, Graph, Operand, Region, Value, operand_values, walk
 from autodiff.ops.structures import part_read
@@ -138,7 +138,7 @@ class CallsMixin:
         kept, bindings = [], {}
         for inner in graph.nodes:
             found = None if isinstance(inner, Region) else part_read(inner, True)
-            checked = getattr(getattr(inner, "op", None), "checks_structure", None)
+            checked = None if isinstance(inner, Region) else inner.op.checks_structure
             if checked is not None and inner.args[0] in parts:
                 # a vjp's seed passed as a structure: its nesting is known, checked here
                 self.check_nesting(node, parts[inner.args[0]], inner.args[checked])
@@ -178,16 +178,7 @@ class CallsMixin:
 
     def taken_apart(self, output: Operand) -> Operand:
         """A structure a derivative builds (a gradient's dict) as the frontend holds one."""
-        if isinstance(output, tuple):
-            return tuple(self.taken_apart(o) for o in output)
-        maker = output.node if isinstance(output, Value) else None
-        spec = getattr(getattr(maker, "op", None), "spec", None)
-        if spec is None:
-            return output
-        named = maker.named_args
-        like = named.get("like")
-        leaves = [named[p] for p in maker.op.params if p != "like"]
-        return record_of(spec, self.structure_of(like), leaves)
+        return taken_apart(output, self.structure_of)
 
     def structure_of(self, value: Operand) -> Operand:
         """What the frontend holds for a value: a structure it read the parts of."""

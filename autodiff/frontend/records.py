@@ -250,23 +250,25 @@ class StructuresMixin:
                              f"({target.attr} = ...) and return it, or update "
                              f"'{whole}' outside the differentiated function")
 
-    def built_structure(self, node: ast.AST, operand: Operand) -> Operand:
-        """A structure the function returns, as one value built by generated code."""
+    def built_structure(self, node: ast.AST, operand: Operand,
+                        use: str = "returning") -> Operand:
+        """A structure the function returns (or, with ``use``, passes whole to a function
+        with a rule of its own), as one value built by generated code."""
         if isinstance(operand, tuple):
-            return tuple(self.built_structure(node, item) for item in operand)
+            return tuple(self.built_structure(node, item, use) for item in operand)
         if not isinstance(operand, Record):
             return operand
         if operand.kind == "fields" or operand.caller and operand.kind != "dict":
-            raise self.error(node, f"returning the {operand.describe()} the caller passed "
-                             "is not supported", hint="return the arrays it holds, or a dict")
-        parts = {k: self.built_structure(node, v) for k, v in operand.items.items()}
+            raise self.error(node, f"{use} the {operand.describe()} the caller passed "
+                             "is not supported", hint="pass the arrays it holds, or a dict")
+        parts = {k: self.built_structure(node, v, use) for k, v in operand.items.items()}
         spec = spec_of_operand(Record(operand.kind, operand.type, parts))
         leaves_ = operand_leaves(Record(operand.kind, operand.type, parts))
         names = iter(f"a{i}" for i in range(len(leaves_)))
         template = structure_template(spec, "", names, with_like=False)
         if needs_like(spec):
-            raise self.error(node, f"returning a {operand.describe()} built in the function "
-                             "is not supported", hint="return a dict, a list or a tuple")
+            raise self.error(node, f"{use} a {operand.describe()} built in the function "
+                             "is not supported", hint="use a dict, a list or a tuple")
         return self.builder.emit(structure_ops.structure(template, len(leaves_), False, spec),
                                  tuple(leaves_), "")
 

@@ -316,10 +316,11 @@ def spec_of_operand(operand) -> tuple:
 
 def same_nesting(given: tuple, expected: tuple) -> bool:
     """Whether a structure of spec ``given`` has the kinds, keys and nesting of one of
-    spec ``expected``, whatever its leaves hold (a vjp's seed and the output it weighs).
+    spec ``expected``, whatever its leaves hold (a vjp's seed and the output it weighs;
+    a rule's gradient, ``None`` for a leaf without one, and the structure it is of).
     A list and a tuple are alike: code building a list builds a tuple here."""
     if not (is_container(given) or is_container(expected)):
-        return (given == ("static", None)) == (expected == ("static", None))
+        return True
     sequences = ("list", "tuple")
     if given[0] in sequences and expected[0] in sequences:
         pass
@@ -376,6 +377,24 @@ def record_of(spec: tuple, like: Operand, leaves_: list) -> Operand:
     return build(spec, like)
 
 
+def taken_apart(operand: Operand, structure_of=None) -> Operand:
+    """A structure generated code builds (the result of a ``structure`` op: a gradient's
+    dict, a dict passed to a function with a rule of its own), as the frontend holds
+    one: a :class:`Record` or tuple of its operands, each taken apart in turn; any other
+    operand as it is. ``structure_of`` gives what the frontend holds for the argument
+    a namedtuple or an object copies its kind from."""
+    if isinstance(operand, tuple):
+        return tuple(taken_apart(o, structure_of) for o in operand)
+    maker = operand.node if isinstance(operand, Value) else None
+    spec = getattr(getattr(maker, "op", None), "spec", None)
+    if spec is None:
+        return operand
+    named = maker.named_args
+    like = named.get("like")
+    parts = [taken_apart(named[p], structure_of) for p in maker.op.params if p != "like"]
+    return record_of(spec, structure_of(like) if structure_of else like, parts)
+
+
 def operand_leaves(operand) -> list:
     if isinstance(operand, Record):
         return [leaf for v in operand.items.values() for leaf in operand_leaves(v)]
@@ -387,4 +406,4 @@ def operand_leaves(operand) -> list:
 __all__ = ["ARRAY", "ARRAY_KINDS", "OPAQUE", "Binder", "NeedsStructure", "Record",
            "argument_spec", "children", "contains_record", "describe", "has_gradient", "is_container",
            "is_structured", "leaves", "needs_like", "operand_leaves", "same_nesting",
-           "spec_of_operand", "structure_template"]
+           "spec_of_operand", "structure_template", "taken_apart"]

@@ -15,6 +15,11 @@ gradient per parameter (``None`` for a parameter without one), and
 ``t``. They are plain NumPy code that the compiler inlines into the derivative,
 so they appear in the generated source and can be differentiated again.
 
+A parameter may be a dict, a list or a tuple of arrays (nested too): the function
+gets the structure as it is (built once by the generated code, ``{'W': params_W,
+...}``), the VJP rule returns that parameter's gradient in the same structure
+(``None`` for a leaf without one) and a JVP rule gets its tangent in it.
+
 >>> import numpy as np, autodiff as ad
 >>> @ad.custom_grad
 ... def clip_grad(x):
@@ -113,8 +118,10 @@ def _opaque_op(fn: Callable, params: list[str], name: str) -> Op:
         k += 1
         runtime_name = f"{base}_{k}"
     _runtime_names.add(runtime_name)
-    return helper_op(fn, name=runtime_name, params=params, register=False,
-                     diff=tuple(params), fresh=False)
+    op = helper_op(fn, name=runtime_name, params=params, register=False,
+                   diff=tuple(params), fresh=False)
+    op.takes_structures = True  # a dict passed to it is built and passed whole
+    return op
 
 
 class CustomGradient:

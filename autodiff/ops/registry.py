@@ -193,6 +193,12 @@ class Op:
         # Why no op-table case (tests/ops) can go through the op, when none can: it is
         # built by an API or around a user's rule, never written in code.
         self.outside_tables: str | None = None
+        # A dict, list or tuple of arrays passed to it is built and passed as it is (a
+        # user's function with a rule of its own, whose rule reads the dict's parts).
+        self.takes_structures = False
+        # The operand (by position) whose structure a structure passed as its first
+        # operand must have, checked while compiling where it is known then.
+        self.checks_structure: int | None = None
         # fn(named_args, where) -> the error for a gradient reaching it with no rule.
         self.missing_rule: Callable[[dict, dict], Exception] | None = None
         # The names code uses for it: ``x.sum()``, ``x.shape`` (set by defop).

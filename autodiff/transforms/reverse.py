@@ -311,7 +311,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
         if isinstance(contribution, Const) and contribution.value is None:
             continue  # a custom rule's "no gradient for this one"
         _distribute(operand, contribution, builder, adjoints, active, created, received,
-                    op.list_adjoints)
+                    op.list_adjoints, lambda: _rule_description(op))
     for value in dict.fromkeys(received):
         adjoints.settle(value)
 
@@ -442,13 +442,22 @@ def _item(builder: GraphBuilder, sequence: Operand, index: int) -> Operand:
 
 def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
                 adjoints: _Adjoints, active: set[Value], created: set[Value],
-                received: list[Value], lists_native: bool) -> None:
+                received: list[Value], lists_native: bool, rule=None) -> None:
     """Give ``operand`` the adjoint ``contribution``; a sequence (``np.stack([a, b])``,
-    ``np.array([[a, b], [c, d]])``) gives each item its part, at any depth.
+    ``np.array([[a, b], [c, d]])``) gives each item its part, at any depth, and so does
+    a dict built to be passed whole (to a function with a rule of its own, whose rule
+    returns a dict of gradients; ``rule()`` names that rule).
 
     A list the function built gets its adjoint as a list of its items' adjoints (the
     backward sweep pops them off the end), whatever array the op's rule returned.
     """
+    if isinstance(operand, Value) and isinstance(operand.node, Node) and (
+            operand.node.op.name == "structure"):
+        _distribute_to_parts(operand, contribution, builder, adjoints, active, created,
+                             received, rule)
+        return
+    if isinstance(operand, Value) and structures.contains_record(contribution):
+        _refuse_structure_for_value(operand, contribution, builder, rule)
     if isinstance(operand, Value):
         if operand.shape is LIST and not lists_native:
             contribution = builder.emit(OPS["list_adjoint"], (contribution, operand))
@@ -463,7 +472,52 @@ def _distribute(operand: Operand, contribution: Operand, builder: GraphBuilder,
             continue
         part = (contribution[index] if isinstance(contribution, tuple)
                 else _item(builder, contribution, index))
-        _distribute(item, part, builder, adjoints, active, created | {part}, received, False)
+        _distribute(item, part, builder, adjoints, active, created | {part}, received, False,
+                    rule)
+
+
+def _refuse_structure_for_value(operand: Value, contribution: Operand, builder: GraphBuilder,
+                                rule) -> None:
+    """A rule returned a dict of gradients for a value the derivative holds as an array:
+    an argument compiled for arrays (then it is compiled per structure instead), or an
+    array the rule takes for a structure."""
+    where = Location.error_fields(builder.loc)
+    given = structures.describe(structures.spec_of_operand(contribution))
+    if operand in builder.graph.params:
+        raise structures.NeedsStructure(
+            f"the gradient rule {rule() if rule else ''} returns {given} for the argument "
+            f"'{operand.hint}', which autodiff compiles for the structure a call passes",
+            **where, hint="call the derivative with the structure")
+    raise AutodiffError(
+        f"the gradient rule {rule() if rule else ''} returns {given} for an array",
+        **where, hint="return an array for an array, a dict for a dict passed to it")
+
+
+def _distribute_to_parts(operand: Value, contribution: Operand, builder: GraphBuilder,
+                         adjoints: _Adjoints, active: set[Value], created: set[Value],
+                         received: list[Value], rule) -> None:
+    """The adjoint of a structure built from operands, given as a structure of the same
+    keys and nesting (``None`` for a part without one), handed to each operand."""
+    whole = structures.taken_apart(operand)  # nested dicts too: built one by one
+    spec = structures.spec_of_operand(whole)
+    if isinstance(contribution, Value):  # a structure known only at run time: read its parts
+        contribution = structures.Binder(builder.emit).bind(spec, contribution, "")
+    given = structures.spec_of_operand(contribution)
+    if not structures.same_nesting(given, spec):
+        raise AutodiffError(
+            f"the gradient rule {rule() if rule else ''} returns "
+            f"{structures.describe(given)} for the structure {structures.describe(spec)}",
+            **Location.error_fields(operand.node.loc),
+            hint="return the gradient of a dict as a dict with its keys (None for a key "
+                 "without one), of a list as a list")
+    parts = [part for _, part in structures.leaves(spec, contribution)]
+    leaves = [leaf for _, leaf in structures.leaves(spec, whole)]
+    for leaf, part in zip(leaves, parts):
+        if isinstance(part, Const) and part.value is None:
+            continue
+        if any(v in active for v in operand_values(leaf)):
+            _distribute(leaf, part, builder, adjoints, active, created | {part}, received,
+                        False, rule)
 
 
 def _mark_float_arithmetic(graph: Graph) -> None:

@@ -565,7 +565,7 @@ def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
 
 
 def test_transforms_that_take_arrays_say_so():
-    params, x = _params(), _normal(4, 3)
+    x = _normal(4, 3)
     with pytest.raises(ad.ArgumentKindError, match="jit='numba' compiles"):
         ad.grad(dict_mlp, jit="numba")({"W1": _normal(3, 2), "b1": _normal(2),
                                         "W2": _normal(2, 2), "b2": 0.5}, x, _normal(4, 2))
