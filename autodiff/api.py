@@ -69,8 +69,11 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     """The gradient of the scalar function ``fn``, as generated Python source.
 
     ``wrt`` picks the arguments: an index, a name, or a tuple of them (the
-    derivative then returns a tuple of gradients in that order); every transform
-    also takes it by JAX's name, ``argnums``. With
+    derivative then returns a tuple of gradients in that order); a name may
+    pick a part of a structure, written as ``check_grad`` names leaves
+    (``"params['enc']"``, ``"layers[0][1]"``, ``"self.W"``): the gradient of
+    that part alone. Every transform also takes ``wrt`` by JAX's name,
+    ``argnums``. With
     ``has_aux``, ``fn`` returns ``(loss, aux)`` and the derivative returns
     ``(gradient, aux)``; ``aux`` is passed through, not differentiated.
 

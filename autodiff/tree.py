@@ -211,6 +211,47 @@ def _walk(tree: Any, path: str) -> Iterator[tuple[str, Any]]:
         yield from _walk(child, path + step)
 
 
+def part(tree: Any, path: tuple) -> Any:
+    """The part of ``tree`` at ``path``, a tuple of keys (dict keys, positions, field
+    names): ``part(params, ("enc", "W"))`` is ``params["enc"]["W"]``.
+
+    >>> part({"layers": [(1.0, 2.0)]}, ("layers", 0, 1))
+    2.0
+    """
+    for key in path:
+        tree = _child(tree, key, path)[1]
+    return tree
+
+
+def with_part(tree: Any, path: tuple, value: Any) -> Any:
+    """A copy of ``tree`` (of each structure on the way, not of the leaves) with the
+    part at ``path`` replaced by ``value``.
+
+    >>> with_part({"W": 1.0, "b": [2.0, 3.0]}, ("b", 1), 0.0)
+    {'W': 1.0, 'b': [2.0, 0.0]}
+    """
+    if not path:
+        return value
+    position, child = _child(tree, path[0], path)
+    kind = _kind_of(tree)
+    keys, children = _children(tree, kind)
+    children = list(children)
+    children[position] = with_part(child, path[1:], value)
+    return _shell(tree, kind, keys).build(children)
+
+
+def _child(tree: Any, key, path: tuple) -> tuple[int, Any]:
+    kind = _kind_of(tree)
+    keys, children = _children(tree, kind) if kind not in ("leaf", "none") else ((), ())
+    if isinstance(key, int) and not isinstance(key, bool) and kind in ("sequence", "namedtuple"):
+        if -len(keys) <= key < len(keys):
+            return key % len(keys), children[key]
+    elif key in keys and (kind != "sequence"):
+        position = keys.index(key)
+        return position, children[position]
+    raise StructureError(f"{type(tree).__name__} has no part {key!r} (at {path!r})")
+
+
 def map(fn: Callable, tree: Any, *rest: Any) -> Any:
     """``fn`` applied leaf by leaf: ``fn(leaf, *leaves at the same place in rest)``,
     in a tree of ``tree``'s structure. Each of ``rest`` has that structure too (a
@@ -262,5 +303,5 @@ def _mismatch(path: str, position: int, what: str):
         "has its parameters' keys)")
 
 
-__all__ = ["LEAF", "Structure", "StructureError", "flatten", "items", "leaves", "map", "paths",
-           "structure", "unflatten"]
+__all__ = ["LEAF", "Structure", "StructureError", "flatten", "items", "leaves", "map", "part",
+           "paths", "structure", "unflatten", "with_part"]

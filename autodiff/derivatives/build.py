@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from autodiff.codegen.derivative import finish
-from autodiff.derivatives.wrt import Wrt, resolve_wrt
-from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
+from autodiff.derivatives.wrt import Wrt, resolve_parts, resolve_wrt
+from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, WrtError
 from autodiff.frontend import function_to_graph, structures
 from autodiff.frontend.builder import GraphBuilder
+from autodiff.frontend.structures import NeedsStructure
 from autodiff.graph.ir import (
     Const,
     Graph,
@@ -127,6 +128,14 @@ def parameters(graph: Graph, wrt: Wrt, where: Location) -> tuple[list[int], bool
     return resolve_wrt(wrt, [p.hint for p in graph.params], graph.name, where)
 
 
+def parts(graph: Graph, wrt: Wrt, where: Location) -> tuple[list[tuple[int, tuple]], bool]:
+    """The params of ``graph`` that ``wrt`` names, each with the path of the part of it
+    named (``()`` for all of it), and whether it names several."""
+    indices, several, paths = resolve_parts(wrt, [p.hint for p in graph.params], graph.name,
+                                            where)
+    return list(zip(indices, paths)), several
+
+
 def _def_line(fn) -> Location:
     return Location.of_function(fn) or Location("<unknown>", 0, "")
 
@@ -176,8 +185,8 @@ def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_
     ``specs``: the structures of the arguments (the gradient of a dict argument is a
     dict with its keys); ``by_structure``: where calls with other structures go."""
     graph, where = primal(fn, specs)
-    indices, several = parameters(graph, wrt, where)
-    targets, groups = _targets(graph, indices, specs, where)
+    named, several = parts(graph, wrt, where)
+    targets, groups = _targets(graph, named, specs, where)
     output = graph.outputs[0]
     if has_aux:
         if not (isinstance(output, tuple) and len(output) == 2):
@@ -216,31 +225,54 @@ def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_
     return finish(derivative, fn, graph, where, check_finite, by_structure)
 
 
-def _targets(graph: Graph, indices: list[int], specs: dict[str, tuple] | None,
+def _targets(graph: Graph, named: list[tuple[int, tuple]], specs: dict[str, tuple] | None,
              where: Location):
-    """What reverse mode differentiates for the params ``indices``: a param itself, or
-    the leaves of one passed as a structure that have gradients (its arrays and
-    floats). Also, per param, its spec (None for an array) and its leaf operands."""
+    """What reverse mode differentiates for the params (and paths into them) ``named``:
+    a param itself, or the leaves of one passed as a structure that have gradients (its
+    arrays and floats), those under the path. Also, per param, ``(index, spec, kinds,
+    path)``: the spec of the part differentiated (None for an array) and its leaves'."""
     targets: list[int | Value] = []
     groups = []
-    for index in indices:
+    for index, path in named:
         leaves = graph.argument_leaves.get(index)
-        if leaves is None:
+        name = graph.params[index].hint
+        if leaves is None and not path:
             targets.append(index)
-            groups.append((index, None, None))
+            groups.append((index, None, None, path))
             continue
-        spec = specs[graph.params[index].hint]
+        if leaves is None and specs is not None:  # passed as an array
+            raise WrtError(f"wrt={structures.path_text(name, path)!r}: {name} is an array "
+                           "or a number here, with no parts", **Location.error_fields(where),
+                           hint=f"pass {name} as a structure, or name it whole")
+        if leaves is None:  # a part of an argument compiled as an array
+            raise NeedsStructure(
+                f"wrt names a part of '{name}', which autodiff compiles for the structure "
+                "a call passes", **Location.error_fields(where),
+                hint="call the derivative with the structure")
+        spec = specs[name]
+        try:
+            spec, start, stop = structures.part_at(spec, path, name)
+        except KeyError as error:
+            raise WrtError(f"wrt={structures.path_text(name, path)!r}: {error.args[0]}",
+                           **Location.error_fields(where),
+                           hint="name a part that the argument passed holds") from None
         if spec[0] in ("static", "opaque"):  # a string, None, an object: no gradient
+            what = type(spec[1]).__name__ if spec[0] == "static" else "object"
             raise ArgumentKindError(
-                f"cannot differentiate with respect to '{graph.params[index].hint}', a "
-                f"{type(spec[1]).__name__ if spec[0] == 'static' else 'object'}: only "
-                "floats, ints, arrays and structures of them have gradients",
+                f"cannot differentiate with respect to "
+                f"'{structures.path_text(name, path)}', a {what}: only floats, ints, "
+                "arrays and structures of them have gradients",
                 hint="pass the value as a float array, or leave the argument out of wrt",
                 **Location.error_fields(where))
+        leaves = leaves[start:stop]
+        if spec == structures.ARRAY:  # one leaf: its gradient alone
+            targets.append(leaves[0])
+            groups.append((index, None, None, path))
+            continue
         kinds = [leaf_spec for leaf_spec, _ in structures.leaves(spec, None, flat=leaves)]
         differentiated = [leaf for kind, leaf in zip(kinds, leaves) if kind == structures.ARRAY]
         targets.extend(differentiated)
-        groups.append((index, spec, kinds))
+        groups.append((index, spec, kinds, path))
     return targets, groups
 
 
@@ -253,18 +285,20 @@ def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
     gradients = iter(derivative.outputs)
     builder = GraphBuilder(derivative, phase="backward")
     result = []
-    for index, spec, kinds in groups:
+    for index, spec, kinds, path in groups:
         if spec is None:
             result.append(next(gradients))
             continue
-        parts = [next(gradients) if kind == structures.ARRAY else Const(None) for kind in kinds]
+        parts_ = [next(gradients) if kind == structures.ARRAY else Const(None) for kind in kinds]
         like = structures.needs_like(spec)
         param = derivative.params[index]
-        names = iter(f"a{i}" for i in range(len(parts)))
-        template = structures.structure_template(spec, "like", names, with_like=like)
-        op = structure_ops.structure(template, len(parts), like, spec)
-        result.append(builder.emit(op, ((param,) if like else ()) + tuple(parts),
-                                   "d" + param.hint))
+        names = iter(f"a{i}" for i in range(len(parts_)))
+        template = structures.structure_template(spec, structures.path_text("like", path),
+                                                 names, with_like=like)
+        op = structure_ops.structure(template, len(parts_), like, spec)
+        result.append(builder.emit(op, ((param,) if like else ()) + tuple(parts_),
+                                   "d" + param.hint + "".join(
+                                       f"_{structures.word(key)}" for key in path)))
     return result
 
 
@@ -274,8 +308,8 @@ def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = Fa
     """The vector-Jacobian product of ``fn``: ``(*args, seed)``; the gradient of a
     structured argument has its structure."""
     graph, where = primal(fn, specs)
-    indices, several = parameters(graph, wrt, where)
-    targets, groups = _targets(graph, indices, specs, where)
+    named, several = parts(graph, wrt, where)
+    targets, groups = _targets(graph, named, specs, where)
     seed = add_param(graph, "seed", optional=True)
     derivative = reverse_mode(graph, targets, optimized=optimize, seed=seed)
     graph.params = [param for param in graph.params if param is not seed]  # fn's own graph
@@ -296,8 +330,8 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
     """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``; the
     tangent of a structured argument has its structure."""
     graph, where = primal(fn, specs)
-    indices, several = parameters(graph, wrt, where)
-    targets, groups = _targets(graph, indices, specs, where)
+    named, several = parts(graph, wrt, where)
+    targets, groups = _targets(graph, named, specs, where)
     derivative = forward_mode(graph, targets, optimized=False)
     derivative.name = fn.__name__ + "_" + name
     tangents = derivative.tangent_params
@@ -308,10 +342,11 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
         param = add_param(derivative, tangent)
         leaf_tangents = iter(tangents)
         reads = []
-        for position, (index, spec, _) in enumerate(groups):
+        for position, (index, spec, _, path) in enumerate(groups):
             if several:
                 whole = next(leaf_tangents) if spec is None else Value(
-                    derivative.params[index].hint + "_dot")
+                    derivative.params[index].hint + "".join(
+                        f"_{structures.word(key)}" for key in path) + "_dot")
                 reads.append(Node(OPS["getitem"], (param, Const(position)), whole, None,
                                   "tangent"))
             else:

@@ -10,10 +10,10 @@ from collections.abc import Callable
 import numpy as np
 
 from autodiff import tree
-from autodiff.derivatives.build import build_grad, parameters, primal
+from autodiff.derivatives.build import build_grad, parts, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
-from autodiff.derivatives.wrt import Wrt, resolve_wrt, wrt_key
+from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
 from autodiff.errors import NonScalarOutputError
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
@@ -58,13 +58,14 @@ class Jacobian(Assembled):
         self.fn, self.wrt, self.mode, self.optimize = fn, wrt, mode, optimize
         try:
             graph, where = primal(fn)
-            self.indices, self.several = parameters(graph, wrt, where)
+            self.named, self.several = parts(graph, wrt, where)
             self.names = [p.hint for p in graph.params]
         except NeedsStructure as reason:  # compiled per structure: its own parameters
             self.names = list(inspect.signature(fn).parameters)
-            self.indices, self.several = resolve_wrt(wrt, self.names, fn.__name__,
-                                                     Location(reason.filename, reason.lineno,
-                                                              reason.source_line or ""))
+            indices, self.several, paths = resolve_parts(
+                wrt, self.names, fn.__name__,
+                Location(reason.filename, reason.lineno, reason.source_line or ""))
+            self.named = list(zip(indices, paths))
         self.__name__ = fn.__name__ + "_jacobian"
         self.__doc__ = f"The Jacobian of {fn.__name__}."
 
@@ -95,8 +96,7 @@ class Jacobian(Assembled):
         if self.mode == "rev":
             return self._reverse(args, kwargs, value)
         outputs = sum(np.size(leaf) for leaf in tree.leaves(value))
-        inputs = sum(np.size(leaf) for i in self.indices
-                     for leaf in tree.leaves(self.argument(args, kwargs, i)))
+        inputs = sum(np.size(leaf) for leaf in tree.leaves(self.inputs(args, kwargs)))
         if outputs < inputs:
             return self._reverse(args, kwargs, value)
         return self._forward(args, kwargs)
@@ -106,7 +106,7 @@ class Jacobian(Assembled):
         leaves, for a structure): a block per output leaf and input leaf, in the
         output's structure of the inputs' structures."""
         pull = self.vjp
-        inputs = [self.argument(args, kwargs, i) for i in self.indices]
+        inputs = self.inputs(args, kwargs)
         flat = [tree.flatten(x) for x in inputs]
         differentiated = [[structure == tree.LEAF or has_gradient(leaf) for leaf in leaves]
                           for leaves, structure in flat]
@@ -136,7 +136,7 @@ class Jacobian(Assembled):
         each leaf with a gradient, for a structure): a block per output leaf and input
         leaf, in the output's structure of the inputs' structures."""
         push = self.jvp
-        inputs = [self.argument(args, kwargs, i) for i in self.indices]
+        inputs = self.inputs(args, kwargs)
         flat = [tree.flatten(x) for x in inputs]
         zeros = [[np.zeros(np.shape(leaf)) if structure == tree.LEAF or has_gradient(leaf) else None
                   for leaf in leaves] for leaves, structure in flat]
@@ -170,9 +170,11 @@ class Jacobian(Assembled):
             per_output.append(tuple(per_input) if self.several else per_input[0])
         return tree.unflatten(out_structure, per_output)
 
-    def argument(self, args: tuple, kwargs: dict, index: int):
-        """The differentiated argument ``index`` of a call, given by position or name."""
-        return args[index] if index < len(args) else kwargs[self.names[index]]
+    def inputs(self, args: tuple, kwargs: dict) -> list:
+        """What a call differentiates: each argument ``wrt`` names (given by position or
+        name), or the part of it at the path ``wrt`` names."""
+        return [tree.part(args[index] if index < len(args) else kwargs[self.names[index]],
+                          path) for index, path in self.named]
 
     def __repr__(self) -> str:
         return f"<jacobian of {self.fn.__name__}, mode={self.mode or 'auto'}>"

@@ -165,6 +165,59 @@ def leaves(spec: tuple, bound: Operand, flat: list | None = None
         yield from leaves(child, _part(bound, key))
 
 
+def part_at(spec: tuple, path: tuple, root: str) -> tuple[tuple, int, int]:
+    """The spec of the part of a structure at ``path`` (its keys; a field, read as
+    ``.name``, is a ``str`` subclass the caller tells apart with ``is_field``) and the
+    range ``[start, stop)`` of its leaves among the structure's leaves. Raises
+    ``KeyError`` with a message saying what the structure (named ``root``) holds
+    instead."""
+    start = 0
+    for depth, key in enumerate(path):
+        if not is_container(spec):
+            raise KeyError(f"{path_text(root, path[:depth])} is a leaf (an array, a number or "
+                           f"a setting), with no part {_written((key,))}")
+        keys, specs = children(spec), child_specs(spec)
+        position = _position(spec, key, keys)
+        if position is None:
+            what = (f"the keys {', '.join(map(repr, keys))}" if spec[0] == "dict"
+                    else f"{len(keys)} items" if spec[0] in ("list", "tuple")
+                    else f"the fields {', '.join(keys)}")
+            raise KeyError(f"{path_text(root, path[:depth])} is a {_kind_name(spec)} with "
+                           f"{what}, and no {_written((key,))}")
+        start += sum(_leaf_count(child) for child in specs[:position])
+        spec = specs[position]
+    return spec, start, start + _leaf_count(spec)
+
+
+def _position(spec: tuple, key, keys: tuple) -> int | None:
+    field = getattr(key, "is_field", False)
+    if spec[0] == "dict":
+        return keys.index(key) if not field and key in keys else None
+    if isinstance(key, int) and spec[0] in ("list", "tuple", "namedtuple"):
+        return key % len(keys) if -len(keys) <= key < len(keys) else None
+    if field and spec[0] in ("namedtuple", "fields"):
+        return keys.index(key) if key in keys else None
+    return None
+
+
+def _written(path: tuple) -> str:
+    return "".join(f".{key}" if getattr(key, "is_field", False) else f"[{key!r}]"
+                   for key in path)
+
+
+def _kind_name(spec: tuple) -> str:
+    return spec[0] if spec[0] in ("dict", "list", "tuple") else spec[1].__name__
+
+
+def _leaf_count(spec: tuple) -> int:
+    return sum(1 for _ in _leaf_specs(spec))
+
+
+def path_text(root: str, path: tuple) -> str:
+    """The code reading the part at ``path`` of ``root``: ``like['W1']``, ``like.layers[0]``."""
+    return root + _written(path)
+
+
 def _leaf_specs(spec: tuple) -> Iterator[tuple]:
     if spec[0] in ("array", "opaque", "static"):
         yield spec
@@ -218,8 +271,8 @@ class Binder:
             return Const(spec[1])
         self.containers.add(whole)
         keys, specs = children(spec), child_specs(spec)
-        parts = {key: self.bind(child, self.read(spec, whole, key, f"{hint}_{_word(key)}"),
-                                f"{hint}_{_word(key)}", top=False)
+        parts = {key: self.bind(child, self.read(spec, whole, key, f"{hint}_{word(key)}"),
+                                f"{hint}_{word(key)}", top=False)
                  if child[0] != "static" else Const(child[1])
                  for key, child in zip(keys, specs)}
         if kind in ("list", "tuple"):
@@ -247,7 +300,7 @@ def leaf_reads(spec: tuple, whole: Value, outs: Iterator[Value], phase: str) -> 
             op = (structure_ops.field(key) if spec[0] in ("namedtuple", "fields")
                   else structure_ops.item)
             args = (value,) if spec[0] in ("namedtuple", "fields") else (value, Const(key))
-            out = next(outs) if child == ARRAY else Value(f"{hint}_{_word(key)}")
+            out = next(outs) if child == ARRAY else Value(f"{hint}_{word(key)}")
             nodes.append(Node(op, args, out, None, phase))
             if child != ARRAY:
                 visit(child, out, out.hint)
@@ -256,7 +309,7 @@ def leaf_reads(spec: tuple, whole: Value, outs: Iterator[Value], phase: str) -> 
     return nodes
 
 
-def _word(key) -> str:
+def word(key) -> str:
     """A key as part of a name: ``W1``, ``0``, ``layer_norm``."""
     text = "".join(c if c.isalnum() else "_" for c in str(key)).strip("_")
     return text or "item"
@@ -403,7 +456,28 @@ def operand_leaves(operand) -> list:
     return [operand]
 
 
-__all__ = ["ARRAY", "ARRAY_KINDS", "OPAQUE", "Binder", "NeedsStructure", "Record",
-           "argument_spec", "children", "contains_record", "describe", "has_gradient", "is_container",
-           "is_structured", "leaves", "needs_like", "operand_leaves", "same_nesting",
-           "spec_of_operand", "structure_template", "taken_apart"]
+__all__ = [
+    "ARRAY",
+    "ARRAY_KINDS",
+    "OPAQUE",
+    "Binder",
+    "NeedsStructure",
+    "Record",
+    "argument_spec",
+    "children",
+    "contains_record",
+    "describe",
+    "has_gradient",
+    "is_container",
+    "is_structured",
+    "leaves",
+    "needs_like",
+    "operand_leaves",
+    "part_at",
+    "path_text",
+    "same_nesting",
+    "spec_of_operand",
+    "structure_template",
+    "taken_apart",
+    "word",
+]

@@ -43,9 +43,10 @@ from autodiff import tree
 from autodiff.api import grad, jvp, vjp
 from autodiff.derivatives.bound import shifted_wrt, unbound
 from autodiff.derivatives.wrt import Wrt
+from autodiff.derivatives.wrt import resolve_parts as parts_named
 from autodiff.derivatives.wrt import resolve_wrt as parameters_named
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
-from autodiff.frontend.structures import has_gradient
+from autodiff.frontend.structures import has_gradient, path_text
 from autodiff.graph.ir import Location
 from autodiff.tree import StructureError
 
@@ -98,14 +99,45 @@ def numeric_grad(f: Callable, *args, wrt: Wrt = 0, method: str = "central",
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     f, args, wrt = _unbound(f, args, wrt)
-    positions, single = resolve_wrt(f, wrt, len(args))
+    named, single = resolve_parts(f, wrt, len(args))
     names = argument_names(f, len(args))
-    args = list(args)
-    gradients = [_numeric_structure(f, args, position, names[position], method, step)
-                 if _is_structure(args[position])
-                 else _numeric_gradient(f, args, position, names[position], method, step)
-                 for position in positions]
+    gradients = []
+    for position, path in named:
+        part_f, part_args, name = _on_part(f, list(args), position, path, names[position])
+        gradients.append(
+            _numeric_structure(part_f, part_args, position, name, method, step)
+            if _is_structure(part_args[position])
+            else _numeric_gradient(part_f, part_args, position, name, method, step))
     return gradients[0] if single else tuple(gradients)
+
+
+def _written_wrt(name: str, path: tuple) -> str:
+    """A ``wrt`` item naming the part at ``path`` of the argument ``name``."""
+    return path_text(name, path)
+
+
+def _on_part(f: Callable, args: list, position: int, path: tuple, name: str
+             ) -> tuple[Callable, list, str]:
+    """``f`` as a function of the part at ``path`` of its argument ``position`` (the rest
+    of that argument as it is), the arguments with that part in its place, and the
+    part's name written as code (``params['W1']``)."""
+    if not path:
+        return f, args, name
+    whole = args[position]
+    try:
+        value = tree.part(whole, path)
+    except StructureError as error:
+        raise ArgumentKindError(f"wrt names {path_text(name, path)}, which {name} does not "
+                                f"hold: {error.message}", **_def_line(f)) from None
+
+    @functools.wraps(f)  # f's name and parameters in what is reported
+    def on_part(*call):
+        call = list(call)
+        call[position] = tree.with_part(whole, path, call[position])
+        return f(*call)
+
+    args[position] = value
+    return on_part, args, path_text(name, path)
 
 
 def evaluations(method: str, sizes: Sequence[int]) -> int:
@@ -286,6 +318,14 @@ def resolve_wrt(f: Callable, wrt: Wrt, count: int) -> tuple[list[int], bool]:
     return positions, not several
 
 
+def resolve_parts(f: Callable, wrt: Wrt, count: int) -> tuple[list[tuple[int, tuple]], bool]:
+    """As :func:`resolve_wrt`, each position with the path ``wrt`` names into it
+    (``()`` for the whole argument: see :func:`autodiff.derivatives.wrt.resolve_parts`)."""
+    positions, several, paths = parts_named(wrt, argument_names(f, count), function_name(f),
+                                            Location.of_function(inspect.unwrap(f)))
+    return list(zip(positions, paths)), not several
+
+
 def argument_names(f: Callable, count: int) -> list[str]:
     """The names of the first ``count`` positional parameters (``arg0``... if unknown)."""
     try:
@@ -385,9 +425,15 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
     """
 
     f, args, wrt = _unbound(f, args, wrt)
-    positions, single = resolve_wrt(f, wrt, len(args))
+    named, single = resolve_parts(f, wrt, len(args))
+    positions = [position for position, _ in named]
     names = argument_names(f, len(args))
-    low_precision = any(_low_precision(args[p]) for p in positions)
+    # each differentiated part (an argument, or the part of one wrt names) and its name
+    checked = [_on_part(f, list(args), position, path, names[position])[1:]
+               for position, path in named]
+    parts = [(part_args[position], name) for (part_args, name), position in
+             zip(checked, positions)]
+    low_precision = any(_low_precision(value) for value, _ in parts)
     rtol, atol = _tolerances(rtol, atol, low_precision)
     rng = np.random.default_rng(seed)
     output = f(*args)
@@ -401,14 +447,14 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
             return _inner(seeds, f(*a))
         ours = _pulled_back(f, wrt, args, seeds, structures)
     ours = (ours,) if single else tuple(ours)
-    numeric = numeric_grad(target, *args, wrt=positions, method=method, step=step)
-    report = GradientCheckReport(function_name(f), _dtype_name(args[positions[0]]),
-                                 method, rtol, atol)
-    for position, mine, theirs in zip(positions, ours, numeric):
-        if _is_structure(args[position]):
-            _compare_leaves(report, names[position], args[position], mine, theirs)
+    numeric = numeric_grad(target, *args, method=method, step=step,
+                           wrt=[_written_wrt(names[p], path) for p, path in named])
+    report = GradientCheckReport(function_name(f), _dtype_name(parts[0][0]), method, rtol, atol)
+    for (value, name), mine, theirs in zip(parts, ours, numeric):
+        if _is_structure(value):
+            _compare_leaves(report, name, value, mine, theirs)
         else:
-            report.rows.append(_compare(names[position], mine, theirs, rtol, atol))
+            report.rows.append(_compare(name, mine, theirs, rtol, atol))
     _check_forward_mode(f, args, wrt, single, seeds, numeric, rng, report, jvp, structures)
     if not report.passed:
         failed = ", ".join(row.name for row in report.failures)

@@ -25,7 +25,7 @@ from autodiff import tree
 from autodiff.derivatives.jacobian import build_gradient
 from autodiff.derivatives.structured import per_structure
 from autodiff.errors import AutodiffError
-from autodiff.frontend.structures import has_gradient
+from autodiff.frontend.structures import has_gradient, path_text
 from autodiff.tools.check import (
     Wrt,
     argument_names,
@@ -33,7 +33,7 @@ from autodiff.tools.check import (
     format_table,
     function_name,
     numeric_grad,
-    resolve_wrt,
+    resolve_parts,
 )
 
 SYMBOLIC, REVERSE = "symbolic (SymPy)", "reverse mode (autodiff)"
@@ -103,11 +103,16 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
     available of symbolic, complex step and reverse mode. Prints the table
     unless ``verbose=False``; returns it either way.
     """
-    positions, _ = resolve_wrt(f, wrt, len(args))
+    named, _ = resolve_parts(f, wrt, len(args))
+    positions = [position for position, _ in named]
     structured = [p for p in positions if tree.items(args[p]) is not None]
     # one size per leaf with a gradient: a dict's, a list's, an object's, or the array
-    sizes = [int(np.size(leaf)) for p in positions for leaf in tree.leaves(args[p])
+    sizes = [int(np.size(leaf)) for p, path in named
+             for leaf in tree.leaves(tree.part(args[p], path))
              if p not in structured or has_gradient(leaf)]
+    # the arguments, or the parts of them that wrt names ("params['W1']")
+    parts = [path_text(argument_names(f, len(args))[p], path) if path else p
+             for p, path in named]
     rows = []
     if symbolic and structured:
         rows.append(MethodResult(SYMBOLIC, None, note=(
@@ -116,8 +121,8 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
     elif symbolic:
         rows.append(_symbolic_row(f, args, positions))
     for method, label in DIFFERENCES.items():
-        rows.append(_difference_row(f, args, positions, method, label, sizes))
-    rows.append(_reverse_row(f, args, positions))
+        rows.append(_difference_row(f, args, parts, method, label, sizes))
+    rows.append(_reverse_row(f, args, parts))
     reference = next(row for row in rows
                      if row.available and row.method in (SYMBOLIC, DIFFERENCES["complex"],
                                                          REVERSE))
@@ -147,7 +152,7 @@ def _symbolic_row(f: Callable, args: tuple, positions: list[int]) -> MethodResul
                         build)
 
 
-def _difference_row(f: Callable, args: tuple, positions: list[int], method: str, label: str,
+def _difference_row(f: Callable, args: tuple, positions: list, method: str, label: str,
                     sizes: list[int]) -> MethodResult:
     def run():
         return numeric_grad(f, *args, wrt=positions, method=method)
@@ -159,7 +164,7 @@ def _difference_row(f: Callable, args: tuple, positions: list[int], method: str,
     return MethodResult(label, gradient, median_seconds(run), str(evaluations(method, sizes)))
 
 
-def _reverse_row(f: Callable, args: tuple, positions: list[int]) -> MethodResult:
+def _reverse_row(f: Callable, args: tuple, positions: list) -> MethodResult:
     start = time.perf_counter()  # a fresh build (for the structures passed), to time it
     derivative = per_structure(f, f"{function_name(f)}_grad", lambda **given: build_gradient(
         f, tuple(positions), with_value=False, optimize=True, has_aux=False, **given))

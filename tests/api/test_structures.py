@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -339,6 +340,91 @@ def test_a_bound_method_differentiates_its_own_parameters_or_self():
     partial = ad.grad(functools.partial(dict_mlp, {"W1": _normal(3, 2), "b1": _normal(2),
                                                    "W2": _normal(2, 2), "b2": 0.1}))
     assert partial(x, t).shape == (4, 3)
+
+
+def encoder_decoder(params, x):
+    h = np.tanh(x @ params["enc"]["W"] + params["enc"]["b"])
+    return np.sum((h @ params["dec"]) ** 2) * params["scale"] + params["steps"]
+
+
+def _enc_dec():
+    return {"enc": {"W": _normal(3, 2), "b": _normal(2)}, "dec": _normal(2), "scale": 0.5,
+            "steps": 3}
+
+
+def test_wrt_names_a_part_of_a_structure_as_check_grad_writes_it():
+    params, x = _enc_dec(), _normal(4, 3)
+    whole = ad.grad(encoder_decoder, wrt=(0, 1))(params, x)
+    for jit in (False, True):
+        part = ad.grad(encoder_decoder, wrt="params['enc']", jit=jit)(params, x)
+        assert set(part) == {"W", "b"}
+        np.testing.assert_allclose(part["W"], whole[0]["enc"]["W"])
+        value, (dW, dx) = ad.value_and_grad(encoder_decoder, wrt=("params['enc']['W']", "x"),
+                                            jit=jit)(params, x)
+        np.testing.assert_allclose(dW, whole[0]["enc"]["W"])
+        np.testing.assert_allclose(dx, whole[1])
+        assert value == pytest.approx(encoder_decoder(params, x))
+    source = ad.grad(encoder_decoder, wrt="params['enc']['b']").source_for(params, x)
+    assert "return dparams_enc_b" in source and "dparams_enc_W" not in source
+    # every transform and tool takes the same paths
+    expected = ad.numeric_grad(encoder_decoder, params, x, wrt="params['enc']")
+    np.testing.assert_allclose(expected["b"], whole[0]["enc"]["b"], rtol=1e-6, atol=1e-8)
+    pulled = ad.vjp(encoder_decoder, wrt="params['dec']")(params, x, 2.0)
+    np.testing.assert_allclose(pulled, 2.0 * whole[0]["dec"])
+    direction = {"W": _normal(3, 2), "b": _normal(2)}
+    _, along = ad.jvp(encoder_decoder, wrt="params['enc']")(params, x, direction)
+    moved = _along(lambda p, x: encoder_decoder(p, x), (params, x),
+                   {"enc": direction, "dec": np.zeros(2), "scale": 0.0, "steps": 0})
+    assert along == pytest.approx(moved, rel=1e-6)
+    hessian = ad.hessian(encoder_decoder, wrt="params['dec']")(params, x)
+    product = ad.hvp(encoder_decoder, wrt="params['dec']")(params, x, np.array([1.0, -2.0]))
+    np.testing.assert_allclose(hessian @ np.array([1.0, -2.0]), product, rtol=1e-10)
+    gradient = ad.grad(encoder_decoder, wrt="params['dec']")
+    column = _along(lambda p, x: gradient(p, x), (params, x),
+                    {"enc": {"W": np.zeros((3, 2)), "b": np.zeros(2)},
+                     "dec": np.array([1.0, 0.0]), "scale": 0.0, "steps": 0})
+    np.testing.assert_allclose(hessian[:, 0], column, rtol=1e-6, atol=1e-8)
+    jacobian = ad.jacobian(encoder_decoder, wrt="params['enc']", mode="rev")(params, x)
+    np.testing.assert_allclose(jacobian["W"], whole[0]["enc"]["W"])
+    rows = {row.name for row in ad.check_grad(encoder_decoder, params, x,
+                                              wrt=("params['enc']['W']", "x")).rows}
+    assert rows == {"params['enc']['W']", "x", "jvp"}
+
+
+def test_wrt_names_a_field_of_an_object_and_an_item_of_a_list():
+    model = Model((3, 2))
+    x, t = _normal(4, 3), _normal(4, 2)
+    by_path = ad.grad(model.loss, wrt="self.layers[0].W")(x, t)
+    np.testing.assert_allclose(by_path, ad.grad(Model.loss)(model, x, t).layers[0].W)
+    layers = [(_normal(3, 4), _normal(4)), (_normal(4, 2), _normal(2))]
+    np.testing.assert_allclose(ad.grad(list_mlp_loss, wrt="layers[-1][0]")(layers, x),
+                               ad.grad(list_mlp_loss)(layers, x)[1][0])
+
+
+def list_mlp_loss(layers, x):
+    return np.sum(list_mlp(layers, x) ** 2)
+
+
+def test_a_wrt_path_the_argument_does_not_hold_is_named():
+    params, x = _enc_dec(), _normal(4, 3)
+    cases = {
+        "params['W3']": "wrt=\"params['W3']\": params is a dict with the keys 'enc', 'dec', "
+                        "'scale', 'steps', and no ['W3']",
+        "params.enc": "and no .enc",
+        "params['enc']['W'][0]": "params['enc']['W'] is a leaf",
+        "params[x]": "is not an argument's name or a part of one",
+        "x[0]": "x is an array or a number here, with no parts",
+        "params['name']": "no ['name']",
+        "params['steps']": "cannot differentiate with respect to 'params['steps']', a int",
+    }
+    for wrt, message in cases.items():
+        with pytest.raises(ad.AutodiffError, match=re.escape(message)):
+            ad.grad(encoder_decoder, wrt=wrt)(params, x)
+    with pytest.raises(ad.WrtError, match="names the argument 'params' twice"):
+        ad.grad(encoder_decoder, wrt=("params['enc']", "params['enc']['W']"))(params, x)
+    with pytest.raises(ad.WrtError, match="names a part of an argument, which this takes "
+                       "whole"):
+        ad.symbolic_grad(lambda x: np.sum(x ** 2), wrt="x['W']")
 
 
 def test_changing_the_object_the_caller_passed_is_refused():
