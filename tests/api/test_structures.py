@@ -509,6 +509,27 @@ def test_a_gradient_through_a_jvp_over_a_list_of_pairs():
     _leaf_by_leaf(got, ad.numeric_grad(jvp_inside, layers, x, tangent, wrt=(0, 1, 2)))
 
 
+def unpacks_a_pair(layer, x):
+    W, b = layer  # compiled for arrays too: an array's rows
+    return np.sum(np.tanh(x @ W + b) ** 2)
+
+
+value_and_grad_of_pair = ad.value_and_grad(unpacks_a_pair)
+
+
+def reads_the_gradients_fields(layer, x):
+    value, gradient = value_and_grad_of_pair(layer, x)
+    return value + np.sum(gradient.W ** 2) + np.sum(np.sin(gradient.b))
+
+
+def test_the_gradient_of_a_namedtuple_read_by_its_fields_is_differentiated():
+    # The gradient a derivative returns has its argument's structure: reading its fields
+    # compiles the caller per structure, as reading the argument's own fields does.
+    layer, x = Pair(_normal(3, 2), _normal(2)), _normal(4, 3)
+    grad = _check(reads_the_gradients_fields, (layer, x))
+    assert type(grad) is Pair
+
+
 def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
     params, x = {"W": _normal(3, 2), "b": _normal(2), "c": 0.7}, _normal(4, 3)
 
