@@ -81,11 +81,12 @@ def _structured_derivative(derivative: Callable, specs: dict[str, tuple]
     graph, _ = derivative.graph.copy()
     if len(graph.outputs) > 1:
         graph.outputs = [tuple(graph.outputs)]
-    existing = {}
+    existing, reads = {}, {}
     for node in graph.nodes:
         found = None if isinstance(node, Region) else structure_ops.part_read(node, True)
         if found is not None:
             existing[found] = node.out
+            reads[node.out] = node
     added = Graph(graph.name, graph.params)
     builder = GraphBuilder(added)
     binder = structures.Binder(lambda op, args, hint: builder.emit(op, args, hint), existing)
@@ -95,7 +96,13 @@ def _structured_derivative(derivative: Callable, specs: dict[str, tuple]
         if spec is not None and structures.is_structured(spec):
             bound = binder.bind(spec, param, param.hint)
             graph.argument_leaves[index] = [leaf for _, leaf in structures.leaves(spec, bound)]
-    graph.nodes[:0] = added.nodes
+    # The reads the binder found are moved to the top, in the order it found them (a
+    # structure before its parts): a part it adds can read a structure inside the
+    # argument (``layers_0_1 = layers_0[1]``) that the derivative reads further down.
+    moved = [reads[value] for value in binder.reused]
+    ids = {id(read) for read in moved}
+    kept = [node for node in graph.nodes if id(node) not in ids]
+    graph.nodes = moved + added.nodes + kept
     _only_read_by_parts(graph, binder.containers, derivative.where)
     return graph, derivative.where
 

@@ -197,14 +197,18 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
                  for k, v in kwargs.items()})
 
     def read_as_structure(self, node: ast.AST, value: Operand, what: str) -> None:
-        """In a derivative built once for arrays, ``value`` (an argument, or part of one)
+        """In a derivative built once for arrays, ``value`` (an argument, part of one, or
+        the gradient of one a derivative called here returns, which has its structure)
         is read as a structure: compile per structure instead."""
+        whose = "the argument"
         while isinstance(value, Value) and isinstance(value.node, Node) and (
-                value.node.op is OPS["getitem"]):
-            value = value.node.args[0]
+                value.node.op in (OPS["getitem"], OPS["as_gradient_of"])):
+            if value.node.op is OPS["as_gradient_of"]:
+                whose = "the gradient of the argument"
+            value = value.node.args[0 if value.node.op is OPS["getitem"] else 1]
         if isinstance(value, Value) and value in self.general_arguments:
             raise NeedsStructure(
-                f"'{ast.unparse(node)}' reads the argument '{value.hint}' as {what}, "
+                f"'{ast.unparse(node)}' reads {whose} '{value.hint}' as {what}, "
                 "which autodiff compiles for the structure a call passes",
                 filename=self.source.filename, lineno=getattr(node, "lineno", 0),
                 source_line=self.source.line(getattr(node, "lineno", 0)),

@@ -262,6 +262,7 @@ class Binder:
         self.emit = emit  # (op, args, hint) -> Value
         self.existing = existing or {}  # (whole, key) -> a value that reads it already
         self.containers: set[Value] = set()  # the values bound to structures
+        self.reused: list[Value] = []  # the values of ``existing`` bound, in binding order
 
     def bind(self, spec: tuple, whole: Value, hint: str, top: bool = True) -> Operand:
         kind = spec[0]
@@ -282,6 +283,7 @@ class Binder:
     def read(self, spec: tuple, whole: Value, key, hint: str) -> Value:
         found = self.existing.get((whole, key))
         if found is not None:
+            self.reused.append(found)
             return found
         if spec[0] in ("namedtuple", "fields"):
             return self.emit(structure_ops.field(key), (whole,), hint)

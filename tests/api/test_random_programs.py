@@ -322,9 +322,6 @@ def f(y, c):
     assert dc.dtype == np.float32
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
-    "vjp of jvp with respect to a list of pairs: KeyError Value(layers_0#...) in the code "
-    "generator; VJP_OF_JVP_OVER_NESTING"))
 def test_vjp_of_jvp_over_a_list_of_pairs(user_module):
     module = user_module("""
 import numpy as np
@@ -336,14 +333,16 @@ def f(layers, x):
     layers, x = [(np.array([0.3, -0.5]), np.array([0.1, 0.2]))], np.array([0.7, 1.1])
     push = ad.jvp(module.f)
     tangent = [(np.array([1.0, 0.5]), np.array([0.2, -0.3]))]
-    got = ad.vjp(push)(layers, x, tangent, (0.7, -1.3))
+    got = ad.vjp(push, wrt=(0, 1, 2))(layers, x, tangent, (0.7, -1.3))
 
     def weighted(*args):
         value, along = push(*args)
         return 0.7 * value - 1.3 * along
 
-    expected = ad.numeric_grad(weighted, layers, x, tangent)
-    np.testing.assert_allclose(got[0][0], expected[0][0], atol=1e-6)
+    expected = ad.numeric_grad(weighted, layers, x, tangent, wrt=(0, 1, 2))
+    for (path, leaf), (_, want) in zip(ad.tree.paths(got), ad.tree.paths(expected)):
+        np.testing.assert_allclose(leaf, want, atol=1e-6, err_msg=path)
+    assert len(ad.tree.paths(got)) == 5
 
 
 @pytest.mark.xfail(strict=True, raises=ad.AutodiffError, reason=(

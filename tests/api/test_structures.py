@@ -619,6 +619,113 @@ def test_hvp_and_a_gradient_of_a_gradient_over_a_dict():
     _check(gradient_norm, (params, _normal(5, 3)))
 
 
+# Structures holding structures, each with a leaf the function does not read: the
+# derivative of its jvp reads none of that leaf's tangent either.
+
+
+def pairs_but_last_bias(layers, x):
+    for W, b in layers[:-1]:
+        x = np.tanh(x @ W + b)
+    return np.sum((x @ layers[-1][0]) ** 2)
+
+
+def dict_of_lists(params, x):
+    h = x
+    for W in params["Ws"]:
+        h = np.tanh(h @ W)
+    return np.sum(h * params["scales"][0]) + np.sum(params["scales"][1] ** 2)
+
+
+def two_levels(tree, x):
+    first, second = tree
+    h = np.sin(x @ first["W"]) * second["bs"][0]
+    for b in second["bs"][1:]:
+        h = h + np.cos(b * h)
+    return np.sum(h ** 2)
+
+
+push_pairs = ad.jvp(pairs_but_last_bias)
+
+
+def jvp_inside(layers, x, tangent):
+    value, along = push_pairs(layers, x, tangent)
+    return value * along + np.sum(np.tanh(along * x))
+
+
+NESTED = [
+    (list_mlp, lambda: ([(_normal(3, 3) / 2, _normal(3)), (_normal(3, 2), _normal(2))],
+                        _normal(4, 3))),
+    (pairs_but_last_bias, lambda: ([(_normal(3, 3) / 2, _normal(3)),
+                                    (_normal(3, 2), _normal(2))], _normal(4, 3))),
+    (dict_of_lists, lambda: ({"Ws": [_normal(3, 3) / 2, _normal(3, 2)],
+                              "scales": [_normal(2), _normal(2), _normal(2)]}, _normal(4, 3))),
+    (two_levels, lambda: (({"W": _normal(3, 2), "unused": _normal(2)},
+                           {"bs": [_normal(2), _normal(2), _normal(2)], "c": [_normal(3)]}),
+                          _normal(4, 3)))]
+
+
+def _leaf_by_leaf(got, expected, rtol=1e-6, atol=1e-8):
+    """Every leaf of ``got`` close to the same leaf of ``expected``, named by its path."""
+    got_paths, expected_paths = ad.tree.paths(got, "got"), ad.tree.paths(expected, "got")
+    assert [path for path, _ in got_paths] == [path for path, _ in expected_paths]
+    for (path, leaf), (_, want) in zip(got_paths, expected_paths):
+        assert np.shape(leaf) == np.shape(want), path
+        np.testing.assert_allclose(leaf, want, rtol=rtol, atol=atol, err_msg=path)
+
+
+@pytest.mark.parametrize("fn, make", NESTED, ids=[fn.__name__ for fn, _ in NESTED])
+def test_vjp_of_jvp_over_nested_structures(fn, make):
+    args = make()
+    tangent = ad.tree.map(lambda p: rng.normal(size=np.shape(p)), args[0])
+    push = ad.jvp(fn)
+    weights = (0.7, -1.3)
+
+    def weighted(*arguments):
+        value, along = push(*arguments)
+        return weights[0] * value + weights[1] * along
+
+    expected = ad.numeric_grad(weighted, *args, tangent, wrt=(0, 1, 2))
+    for jit in (False, True):
+        got = ad.vjp(push, wrt=(0, 1, 2), jit=jit)(*args, tangent, weights)
+        _leaf_by_leaf(got, expected)
+
+
+@pytest.mark.parametrize("fn, make", NESTED, ids=[fn.__name__ for fn, _ in NESTED])
+def test_hvp_over_nested_structures(fn, make):
+    args = make()
+    v = ad.tree.map(lambda p: rng.normal(size=np.shape(p)), args[0])
+    expected = _along(lambda *arguments: ad.grad(fn)(*arguments), args, v)
+    _leaf_by_leaf(ad.hvp(fn)(*args, v), expected, rtol=1e-5)
+
+
+def test_a_gradient_through_a_jvp_over_a_list_of_pairs():
+    layers, x = NESTED[1][1]()
+    tangent = ad.tree.map(lambda p: rng.normal(size=np.shape(p)), layers)
+    got = ad.grad(jvp_inside, wrt=(0, 1, 2))(layers, x, tangent)
+    _leaf_by_leaf(got, ad.numeric_grad(jvp_inside, layers, x, tangent, wrt=(0, 1, 2)))
+
+
+def unpacks_a_pair(layer, x):
+    W, b = layer  # compiled for arrays too: an array's rows
+    return np.sum(np.tanh(x @ W + b) ** 2)
+
+
+value_and_grad_of_pair = ad.value_and_grad(unpacks_a_pair)
+
+
+def reads_the_gradients_fields(layer, x):
+    value, gradient = value_and_grad_of_pair(layer, x)
+    return value + np.sum(gradient.W ** 2) + np.sum(np.sin(gradient.b))
+
+
+def test_the_gradient_of_a_namedtuple_read_by_its_fields_is_differentiated():
+    # The gradient a derivative returns has its argument's structure: reading its fields
+    # compiles the caller per structure, as reading the argument's own fields does.
+    layer, x = Pair(_normal(3, 2), _normal(2)), _normal(4, 3)
+    grad = _check(reads_the_gradients_fields, (layer, x))
+    assert type(grad) is Pair
+
+
 def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
     params, x = {"W": _normal(3, 2), "b": _normal(2), "c": 0.7}, _normal(4, 3)
 

@@ -60,9 +60,7 @@ CUSTOM = [
 COMPOSITIONS = ["jvp of jvp", "vjp of jvp", "grad of value_and_grad"]
 # What autodiff does not handle yet (each has a strict xfail test in
 # tests/api/test_random_programs.py), and the generator so leaves out; set to True once it
-# does: vjp of jvp with respect to a structure holding structures (a list of pairs),
-VJP_OF_JVP_OVER_NESTING = False
-# and the derivative of a helper that loops, called in f, where f takes a 0-d array: autodiff
+# does: the derivative of a helper that loops, called in f, where f takes a 0-d array: autodiff
 # differentiates f by forward mode over it, which gives a float32 0-d array a float64
 # gradient (such programs take no derivative of a looping helper).
 DERIVATIVES_OF_LOOPS_KEEP_FLOAT32 = False
@@ -574,9 +572,6 @@ def programs(draw, structured: bool = False) -> Program:
         name = "random_library_" + hashlib.sha1(library_source.encode()).hexdigest()[:12]
         source = source.replace(LIBRARY, name)
     composition = draw(st.sampled_from([None, None, *COMPOSITIONS]))
-    if composition == "vjp of jvp" and not VJP_OF_JVP_OVER_NESTING and any(
-            ad.tree.items(child) is not None for _, child in ad.tree.items(args[wrt[0]]) or ()):
-        composition = "jvp of jvp"
     looping = "|".join(h.name for h in helpers if h.loops and not h.nested)
     if composition == "vjp of jvp" and looping and re.search(
             rf"ad\.grad\((lib\.)?({looping})\)|\bd({looping})\(", source + library_source):
