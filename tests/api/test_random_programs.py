@@ -411,17 +411,37 @@ def f(c, x):
                                rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, raises=SyntaxError, reason=(
-    "jit=True, a 0-d array whose gradient is a module constant (SCALE * x): the generated "
-    "code reads 'if .__class__ is not float' (an empty name); BARE_0D_IN_RESULT"))
 def test_jit_gradient_that_is_a_module_constant(user_module):
+    # the specialised gradient is the global SCALE itself: jit=True took it for a variable
+    # to update in place, and wrote 'if .__class__ is not float' (a global has no variable)
     module = user_module("""
 import numpy as np
+
+import autodiff as ad
 
 SCALE = 1.3
 
 
 def f(x):
     return SCALE * x
+
+
+def f_sum(x):
+    return np.sum(SCALE * x)
+
+
+def f_stopped(x):
+    return x * ad.stop_gradient(x)
 """)
-    assert ad.grad(module.f, jit=True)(np.array(-0.24)) == 1.3
+    for x in (np.array(-0.24), np.array(-0.24, np.float32)):
+        got = ad.grad(module.f, jit=True)(x)
+        assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == x.dtype
+        np.testing.assert_allclose(got, 1.3, rtol=1e-6)
+        got = ad.grad(module.f_stopped, jit=True)(x)
+        assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == x.dtype
+        np.testing.assert_allclose(got, x, rtol=1e-6)
+    for x in (X, X.astype(np.float32)):
+        got = ad.grad(module.f_sum, jit=True)(x)
+        assert got.shape == x.shape and got.dtype == x.dtype
+        np.testing.assert_allclose(got, ad.numeric_grad(module.f_sum, X), rtol=1e-6)
+    assert ad.grad(module.f, jit=True)(-0.24) == 1.3
