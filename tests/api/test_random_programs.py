@@ -308,18 +308,26 @@ def cell(h):
 X = np.array([[0.3, -0.5, 0.2], [0.7, 0.1, -0.4]])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a function calling the derivative of a helper that loops is differentiated by forward "
-    "mode over it (ForwardGradient), which gives a float32 0-d array a float64 gradient "
-    "(jacobian.assemble takes float64 for any 0-d ndarray); DERIVATIVES_OF_LOOPS_KEEP_FLOAT32"))
 def test_a_derivative_of_a_looping_helper_keeps_float32(user_module):
+    # f is differentiated by forward mode over the helper's derivative (ForwardGradient),
+    # whose assembly gave a 0-d array a float64 gradient and a NumPy scalar a 0-d array
     module = user_module(LOOPING_CELL + """
 
 def f(y, c):
-    return np.sum(np.sin(ad.grad(cell)(y))) + 2.0 * c
+    return np.sum(np.sin(ad.grad(cell)(y))) + 2.0 * c * np.sum(y)
 """)
-    _, dc = ad.grad(module.f, wrt=(0, 1))(X.astype(np.float32), np.array(0.5, np.float32))
-    assert dc.dtype == np.float32
+    expected = ad.numeric_grad(module.f, X, np.array(0.5), wrt=(0, 1))
+    for dtype in (np.float32, np.float64):
+        for c in (np.array(0.5, dtype), dtype(0.5)):
+            dy, dc = ad.grad(module.f, wrt=(0, 1))(X.astype(dtype), c)
+            assert dy.dtype == dtype and dy.shape == X.shape
+            assert type(dc) is type(c) and dc.dtype == dtype
+            tolerance = 1e-5 if dtype is np.float32 else 1e-8
+            np.testing.assert_allclose(dy, expected[0], rtol=tolerance, atol=tolerance)
+            np.testing.assert_allclose(dc, expected[1], rtol=tolerance)
+    dy, dc = ad.grad(module.f, wrt=(0, 1))(X, 0.5)
+    assert type(dc) is float
+    np.testing.assert_allclose(dc, expected[1], rtol=1e-8)
 
 
 @pytest.mark.xfail(strict=True, raises=KeyError, reason=(

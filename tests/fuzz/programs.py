@@ -60,12 +60,8 @@ CUSTOM = [
 COMPOSITIONS = ["jvp of jvp", "vjp of jvp", "grad of value_and_grad"]
 # What autodiff does not handle yet (each has a strict xfail test in
 # tests/api/test_random_programs.py), and the generator so leaves out; set to True once it
-# does: vjp of jvp with respect to a structure holding structures (a list of pairs),
+# does: vjp of jvp with respect to a structure holding structures (a list of pairs).
 VJP_OF_JVP_OVER_NESTING = False
-# and the derivative of a helper that loops, called in f, where f takes a 0-d array: autodiff
-# differentiates f by forward mode over it, which gives a float32 0-d array a float64
-# gradient (such programs take no derivative of a looping helper).
-DERIVATIVES_OF_LOOPS_KEEP_FLOAT32 = False
 
 
 @dataclass
@@ -469,11 +465,6 @@ def programs(draw, structured: bool = False) -> Program:
     own: list[Helper] = []  # f's module's
     helpers: list[Helper] = []  # as f's module sees them
 
-    def taped(helper: Helper) -> Helper:
-        helper.taped = helper.loops and () in (s for _, s in floats) \
-            and not DERIVATIVES_OF_LOOPS_KEEP_FLOAT32
-        return helper
-
     def imported(helper: Helper) -> Helper:
         in_library.append(helper)
         return dataclasses.replace(helper, call=f"lib.{helper.name}") if qualified else helper
@@ -482,15 +473,15 @@ def programs(draw, structured: bool = False) -> Program:
         helpers.append(imported(_custom(draw, array_shapes)))
     for name in HELPER_NAMES[:draw(st.sampled_from([2, 1, 0]))]:  # helpers first
         if library and draw(st.booleans()):
-            helpers.append(imported(taped(_helper(draw, name, array_shapes, in_library,
-                                                  conditions, scale=library_scale))))
+            helpers.append(imported(_helper(draw, name, array_shapes, in_library,
+                                            conditions, scale=library_scale)))
         else:
-            own.append(taped(_helper(draw, name, array_shapes, helpers, conditions)))
+            own.append(_helper(draw, name, array_shapes, helpers, conditions))
             helpers.append(own[-1])
     library = library and bool(in_library)
     derivatives = []
     for index, helper in enumerate(helpers):  # dcell = ad.grad(cell), for f to call
-        if helper.returns == () and not helper.taped and draw(st.integers(0, 2)) > 0:
+        if helper.returns == () and draw(st.integers(0, 2)) > 0:
             helpers[index] = dataclasses.replace(helper, derivative=f"d{helper.name}")
             derivatives.append(f"d{helper.name} = ad.grad({helper.called})")
     # f's parameters: the plain ones, the packing in the place of its first member, the group
