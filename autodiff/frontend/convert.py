@@ -148,6 +148,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         # The arguments of a derivative built once for arrays: code reading one as a
         # structure (params["W1"]) is compiled per structure instead (NeedsStructure).
         self.general_arguments: frozenset[Value] = frozenset()
+        # What a derivative compiled per structure returns when given one of them: a
+        # structure when the call passes one (a namedtuple's gradient, read as .W).
+        self.general_results: set[Value] = set()
         # The lists and tuples the caller passed (never appended to).
         self.caller_sequences: set[int] = set()
         # Arguments (and their leaves) a derivative compiled per structure knows are
@@ -193,9 +196,12 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         while isinstance(value, Value) and isinstance(value.node, Node) and (
                 value.node.op is OPS["getitem"]):
             value = value.node.args[0]
-        if isinstance(value, Value) and value in self.general_arguments:
+        if isinstance(value, Value) and (value in self.general_arguments
+                                         or value in self.general_results):
+            whose = ("the argument" if value in self.general_arguments
+                     else "a derivative's result from the argument")
             raise NeedsStructure(
-                f"'{ast.unparse(node)}' reads the argument '{value.hint}' as {what}, "
+                f"'{ast.unparse(node)}' reads {whose} '{value.hint}' as {what}, "
                 "which autodiff compiles for the structure a call passes",
                 filename=self.source.filename, lineno=getattr(node, "lineno", 0),
                 source_line=self.source.line(getattr(node, "lineno", 0)),

@@ -85,6 +85,7 @@ class CallsMixin:
         callee.env.update(params)
         callee.arguments = self.arguments | {v for v in params.values() if isinstance(v, Value)}
         callee.general_arguments = self.general_arguments
+        callee.general_results = self.general_results
         callee.not_none = self.not_none
         saved = self.builder.loc
         try:
@@ -125,6 +126,10 @@ class CallsMixin:
                 inner.loc = dataclasses.replace(inner.loc, function=fn.__name__)
         self.builder.nodes.extend(graph.nodes)
         outputs = [self.taken_apart(output) for output in graph.outputs]
+        if by_structure is not None and any(
+                isinstance(v, Value) and (v in self.general_arguments or v in self.general_results)
+                for v in arguments.values()):
+            self.general_results.update(v for v in outputs if isinstance(v, Value))
         # several outputs are what the derivative returns as a tuple
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 

@@ -453,3 +453,39 @@ def f_stopped(x):
         assert got.shape == x.shape and got.dtype == x.dtype
         np.testing.assert_allclose(got, ad.numeric_grad(module.f_sum, X), rtol=1e-6)
     assert ad.grad(module.f, jit=True)(-0.24) == 1.3
+
+
+def test_a_field_of_the_gradient_of_a_function_unpacking_a_namedtuple(user_module):
+    # h unpacks its argument, so h_grad also has a graph for arrays (their rows): calling it
+    # in g, built first for arrays, gave a gradient read as '.xs', refused ('the attribute
+    # '.xs' is not supported') instead of compiling g for the namedtuple
+    module = user_module("""
+import collections
+
+import numpy as np
+
+import autodiff as ad
+
+Layer = collections.namedtuple("Layer", "xs W")
+
+
+def h(layer, x):
+    xs, W = layer
+    return np.sum(np.sin(xs * W * x))
+
+
+h_value_and_grad = ad.value_and_grad(h, wrt=0)
+
+
+def g(layer, x):
+    value, gradient = h_value_and_grad(layer, x)
+    return value + np.sum(np.sin(gradient.xs)) + np.sum(np.sin(gradient.W))
+""")
+    layer, x = module.Layer(X[0], X[1]), np.array([0.4, 0.9, -0.3])
+    got = ad.grad(module.g, wrt=(0, 1))(layer, x)
+    expected = ad.numeric_grad(module.g, layer, x, wrt=(0, 1))
+    assert type(got[0]) is module.Layer
+    for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ad.AutodiffError, match="the attribute '.xs' is not supported"):
+        ad.grad(module.g)(X[:2], x)  # an array has no field 'xs'
