@@ -569,9 +569,10 @@ def programs(draw, structured: bool = False) -> Program:
             ad.tree.items(child) is not None for _, child in ad.tree.items(args[wrt[0]]) or ()):
         composition = "jvp of jvp"
     looping = "|".join(h.name for h in helpers if h.loops and not h.nested)
-    if composition == "vjp of jvp" and looping and re.search(
+    if composition in ("vjp of jvp", "grad of value_and_grad") and looping and re.search(
             rf"ad\.grad\((lib\.)?({looping})\)|\bd({looping})\(", source + library_source):
-        # reverse mode over the derivative of a helper that loops: refused, by design
+        # reverse mode over the derivative of a helper that loops: refused, by design (f's
+        # gradient is then forward mode over it, which grad of f2 cannot read)
         composition = "jvp of jvp"
     if composition == "grad of value_and_grad":
         params = ", ".join(signature)
