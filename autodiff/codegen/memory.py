@@ -53,6 +53,8 @@ class InPlace:
         position = self.layout.position[node]
         if not isinstance(base, Value) or not self.layout.dead_after(base, position):
             return None
+        if base.node is not None and base.node.op.inline:
+            return None  # written as an expression (a global, stop_gradient): no variable to take
         if sum(1 for v in node.inputs() if v is base) != 1:
             return None
         if node.op.inplace_mutates:

@@ -17,6 +17,7 @@ from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
 from autodiff.errors import NonScalarOutputError
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
+from autodiff.ops.runtime import as_gradient_of, gradient_dtype
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -200,6 +201,10 @@ class ForwardGradient(Assembled):
             raise NonScalarOutputError(f"grad needs a scalar output, but {self.fn.__name__} "
                                        f"returns an array of shape {np.shape(value)}")
         gradient = self.jacobian(*args, **kwargs)
+        # with the kinds, shapes and dtypes of the arguments, as a generated gradient's
+        arguments = tuple(self.jacobian.inputs(args, kwargs))
+        gradient = tree.map(lambda x, g: None if g is None else as_gradient_of(g, x),
+                            arguments if self.jacobian.several else arguments[0], gradient)
         return (value, gradient) if self.with_value else gradient
 
 
@@ -219,7 +224,7 @@ def assemble(parts: list, out_shape: tuple, x, first: str):
     """The block ``out_shape + shape(x)`` from rows (one per output element) or
     columns (one per element of ``x``)."""
     in_shape = np.shape(x)
-    dtype = np.result_type(x, 1.0) if np.ndim(x) or isinstance(x, np.generic) else np.float64
+    dtype = gradient_dtype(x)
     if not parts:
         block = np.zeros(out_shape + in_shape, dtype=dtype)
     elif first == "output":

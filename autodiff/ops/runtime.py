@@ -383,7 +383,7 @@ def as_gradient_of(g, x, where=None):
             return g  # the common case, checked with the cheapest tests first
         if x.dtype.kind not in "fciu":
             _not_differentiable(x)
-        dtype = x.dtype if x.dtype.kind in "fc" else _FLOAT64
+        dtype = gradient_dtype(x)
         if (type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
                 and g.base is None and g is not x and g.flags.writeable):
             return g
@@ -393,8 +393,14 @@ def as_gradient_of(g, x, where=None):
     # NumPy scalars (np.float32(1.0)) keep their type.
     if not isinstance(x, np.generic) or x.dtype.kind not in "fciu":
         _not_differentiable(x)
-    dtype = x.dtype if x.dtype.kind in "fc" else _FLOAT64
-    return dtype.type(np.sum(g) if np.ndim(g) else g)
+    return gradient_dtype(x).type(np.sum(g) if np.ndim(g) else g)
+
+
+def gradient_dtype(x) -> np.dtype:
+    """The dtype of the gradient of ``x``: its own when floating or complex, float64 for
+    integers and Python numbers (a 0-d float32 array has a float32 gradient)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None and dtype.kind in "fc" else _FLOAT64
 
 
 def _not_differentiable(x):

@@ -352,6 +352,20 @@ def test_jacobian_shapes_for_scalar_in_and_out(functions):
         np.testing.assert_allclose(value, np.cos(0.8) * 0.8 ** 3 + 3 * np.sin(0.8) * 0.8 ** 2)
 
 
+def test_jacobian_has_the_dtype_of_its_argument(functions):
+    # a 0-d float32 array took float64 blocks; an int array takes float64 ones
+    expected = ad.jacobian(functions.circle)(0.3)
+    for mode in ("rev", "fwd"):
+        for t, dtype in ((np.array(0.3, np.float32), np.float32), (np.array(0.3), np.float64),
+                         (np.float32(0.3), np.float32)):
+            block = ad.jacobian(functions.circle, mode=mode)(t)
+            assert block.shape == (3,) and block.dtype == dtype
+            np.testing.assert_allclose(block, expected, rtol=1e-6)
+        block = ad.jacobian(functions.log_sum_exp, mode=mode)(np.arange(3))
+        assert block.dtype == np.float64
+        np.testing.assert_allclose(block, ad.jacobian(functions.log_sum_exp)(np.arange(3.0)))
+
+
 # ----- Hessians -----
 
 

@@ -308,18 +308,26 @@ def cell(h):
 X = np.array([[0.3, -0.5, 0.2], [0.7, 0.1, -0.4]])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a function calling the derivative of a helper that loops is differentiated by forward "
-    "mode over it (ForwardGradient), which gives a float32 0-d array a float64 gradient "
-    "(jacobian.assemble takes float64 for any 0-d ndarray); DERIVATIVES_OF_LOOPS_KEEP_FLOAT32"))
 def test_a_derivative_of_a_looping_helper_keeps_float32(user_module):
+    # f is differentiated by forward mode over the helper's derivative (ForwardGradient),
+    # whose assembly gave a 0-d array a float64 gradient and a NumPy scalar a 0-d array
     module = user_module(LOOPING_CELL + """
 
 def f(y, c):
-    return np.sum(np.sin(ad.grad(cell)(y))) + 2.0 * c
+    return np.sum(np.sin(ad.grad(cell)(y))) + 2.0 * c * np.sum(y)
 """)
-    _, dc = ad.grad(module.f, wrt=(0, 1))(X.astype(np.float32), np.array(0.5, np.float32))
-    assert dc.dtype == np.float32
+    expected = ad.numeric_grad(module.f, X, np.array(0.5), wrt=(0, 1))
+    for dtype in (np.float32, np.float64):
+        for c in (np.array(0.5, dtype), dtype(0.5)):
+            dy, dc = ad.grad(module.f, wrt=(0, 1))(X.astype(dtype), c)
+            assert dy.dtype == dtype and dy.shape == X.shape
+            assert type(dc) is type(c) and dc.dtype == dtype
+            tolerance = 1e-5 if dtype is np.float32 else 1e-8
+            np.testing.assert_allclose(dy, expected[0], rtol=tolerance, atol=tolerance)
+            np.testing.assert_allclose(dc, expected[1], rtol=tolerance)
+    dy, dc = ad.grad(module.f, wrt=(0, 1))(X, 0.5)
+    assert type(dc) is float
+    np.testing.assert_allclose(dc, expected[1], rtol=1e-8)
 
 
 def test_vjp_of_jvp_over_a_list_of_pairs(user_module):
@@ -410,17 +418,73 @@ def f(c, x):
                                rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, raises=SyntaxError, reason=(
-    "jit=True, a 0-d array whose gradient is a module constant (SCALE * x): the generated "
-    "code reads 'if .__class__ is not float' (an empty name); BARE_0D_IN_RESULT"))
 def test_jit_gradient_that_is_a_module_constant(user_module):
+    # the specialised gradient is the global SCALE itself: jit=True took it for a variable
+    # to update in place, and wrote 'if .__class__ is not float' (a global has no variable)
     module = user_module("""
 import numpy as np
+
+import autodiff as ad
 
 SCALE = 1.3
 
 
 def f(x):
     return SCALE * x
+
+
+def f_sum(x):
+    return np.sum(SCALE * x)
+
+
+def f_stopped(x):
+    return x * ad.stop_gradient(x)
 """)
-    assert ad.grad(module.f, jit=True)(np.array(-0.24)) == 1.3
+    for x in (np.array(-0.24), np.array(-0.24, np.float32)):
+        got = ad.grad(module.f, jit=True)(x)
+        assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == x.dtype
+        np.testing.assert_allclose(got, 1.3, rtol=1e-6)
+        got = ad.grad(module.f_stopped, jit=True)(x)
+        assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == x.dtype
+        np.testing.assert_allclose(got, x, rtol=1e-6)
+    for x in (X, X.astype(np.float32)):
+        got = ad.grad(module.f_sum, jit=True)(x)
+        assert got.shape == x.shape and got.dtype == x.dtype
+        np.testing.assert_allclose(got, ad.numeric_grad(module.f_sum, X), rtol=1e-6)
+    assert ad.grad(module.f, jit=True)(-0.24) == 1.3
+
+
+def test_a_field_of_the_gradient_of_a_function_unpacking_a_namedtuple(user_module):
+    # h unpacks its argument, so h_grad also has a graph for arrays (their rows): calling it
+    # in g, built first for arrays, gave a gradient read as '.xs', refused ('the attribute
+    # '.xs' is not supported') instead of compiling g for the namedtuple
+    module = user_module("""
+import collections
+
+import numpy as np
+
+import autodiff as ad
+
+Layer = collections.namedtuple("Layer", "xs W")
+
+
+def h(layer, x):
+    xs, W = layer
+    return np.sum(np.sin(xs * W * x))
+
+
+h_value_and_grad = ad.value_and_grad(h, wrt=0)
+
+
+def g(layer, x):
+    value, gradient = h_value_and_grad(layer, x)
+    return value + np.sum(np.sin(gradient.xs)) + np.sum(np.sin(gradient.W))
+""")
+    layer, x = module.Layer(X[0], X[1]), np.array([0.4, 0.9, -0.3])
+    got = ad.grad(module.g, wrt=(0, 1))(layer, x)
+    expected = ad.numeric_grad(module.g, layer, x, wrt=(0, 1))
+    assert type(got[0]) is module.Layer
+    for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ad.AutodiffError, match="the attribute '.xs' is not supported"):
+        ad.grad(module.g)(X[:2], x)  # an array has no field 'xs'

@@ -82,10 +82,6 @@ class Helper:
     call: str = ""  # what calls write (``lib.cell``), if not the name
     derivative: str = ""  # the name of its gradient made at module level (``dcell``), if any
     nested: bool = False  # defined in ``f``
-    # it loops, in a program taking a 0-d array: no derivative of it is taken (where a
-    # derivative's reverse sweep reads a loop's tape, autodiff differentiates by forward mode,
-    # which gives a float32 0-d array a float64 gradient: see test_random_programs.py)
-    taped: bool = False
 
     @property
     def called(self) -> str:
@@ -225,7 +221,6 @@ class Expressions:
         # (not of a function nested in f: the compiler refuses to build a derivative of what
         # exists only at run time)
         differentiable = [h for h in self.helpers if h.returns == () and not h.nested
-                          and not h.taped
                           and h.params[0][1] == shape
                           and all(s in below for _, s in h.params if isinstance(s, tuple))]
         if differentiable:

@@ -58,12 +58,6 @@ CUSTOM = [
 ]
 # Transforms of transforms checked on some programs (``tests/fuzz/checks.py``).
 COMPOSITIONS = ["jvp of jvp", "vjp of jvp", "grad of value_and_grad"]
-# What autodiff does not handle yet (each has a strict xfail test in
-# tests/api/test_random_programs.py), and the generator so leaves out; set to True once it
-# does: the derivative of a helper that loops, called in f, where f takes a 0-d array: autodiff
-# differentiates f by forward mode over it, which gives a float32 0-d array a float64
-# gradient (such programs take no derivative of a looping helper).
-DERIVATIVES_OF_LOOPS_KEEP_FLOAT32 = False
 
 
 @dataclass
@@ -467,11 +461,6 @@ def programs(draw, structured: bool = False) -> Program:
     own: list[Helper] = []  # f's module's
     helpers: list[Helper] = []  # as f's module sees them
 
-    def taped(helper: Helper) -> Helper:
-        helper.taped = helper.loops and () in (s for _, s in floats) \
-            and not DERIVATIVES_OF_LOOPS_KEEP_FLOAT32
-        return helper
-
     def imported(helper: Helper) -> Helper:
         in_library.append(helper)
         return dataclasses.replace(helper, call=f"lib.{helper.name}") if qualified else helper
@@ -480,15 +469,15 @@ def programs(draw, structured: bool = False) -> Program:
         helpers.append(imported(_custom(draw, array_shapes)))
     for name in HELPER_NAMES[:draw(st.sampled_from([2, 1, 0]))]:  # helpers first
         if library and draw(st.booleans()):
-            helpers.append(imported(taped(_helper(draw, name, array_shapes, in_library,
-                                                  conditions, scale=library_scale))))
+            helpers.append(imported(_helper(draw, name, array_shapes, in_library,
+                                            conditions, scale=library_scale)))
         else:
-            own.append(taped(_helper(draw, name, array_shapes, helpers, conditions)))
+            own.append(_helper(draw, name, array_shapes, helpers, conditions))
             helpers.append(own[-1])
     library = library and bool(in_library)
     derivatives = []
     for index, helper in enumerate(helpers):  # dcell = ad.grad(cell), for f to call
-        if helper.returns == () and not helper.taped and draw(st.integers(0, 2)) > 0:
+        if helper.returns == () and draw(st.integers(0, 2)) > 0:
             helpers[index] = dataclasses.replace(helper, derivative=f"d{helper.name}")
             derivatives.append(f"d{helper.name} = ad.grad({helper.called})")
     # f's parameters: the plain ones, the packing in the place of its first member, the group
@@ -573,9 +562,10 @@ def programs(draw, structured: bool = False) -> Program:
         source = source.replace(LIBRARY, name)
     composition = draw(st.sampled_from([None, None, *COMPOSITIONS]))
     looping = "|".join(h.name for h in helpers if h.loops and not h.nested)
-    if composition == "vjp of jvp" and looping and re.search(
+    if composition in ("vjp of jvp", "grad of value_and_grad") and looping and re.search(
             rf"ad\.grad\((lib\.)?({looping})\)|\bd({looping})\(", source + library_source):
-        # reverse mode over the derivative of a helper that loops: refused, by design
+        # reverse mode over the derivative of a helper that loops: refused, by design (f's
+        # gradient is then forward mode over it, which grad of f2 cannot read)
         composition = "jvp of jvp"
     if composition == "grad of value_and_grad":
         params = ", ".join(signature)

@@ -31,10 +31,6 @@ PAIR_NAMES = [("Wl", "bl"), ("Wm", "bm")]  # what a loop over a list of pairs un
 # tests/api/test_random_programs.py): a list is zipped with arrays of as many rows or more;
 # set to True once autodiff stops at the shorter.
 ZIP_WITH_FEWER_ROWS = False
-# A 0-d array whose gradient is a module constant (SCALE * (... + c)) breaks the code jit=True
-# writes (see tests/api/test_random_programs.py): the returned sum reads an otherwise unused
-# 0-d array by np.mean; set to True once jit=True handles it.
-BARE_0D_IN_RESULT = False
 AUGMENTED = {"+=": lambda a, b: a + b, "-=": lambda a, b: a + b, "*=": lambda a, b: a * b}
 
 
@@ -720,9 +716,7 @@ class Writer(Expressions):
         terms = [f"np.sum(WEIGHTS * {last.name})"] if last else []
         for v in self.arrays():
             if not v.used and v is not last:
-                terms.append(f"np.mean({v.name})" if v.shape or not (v.python
-                                                                     or BARE_0D_IN_RESULT)
-                             else v.name)
+                terms.append(f"np.mean({v.name})" if v.shape else v.name)
         for group in self.groups():
             if not group.used:
                 terms.append(self.read_all(group, self.choose([0, 1])))
