@@ -188,11 +188,12 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
                                  hint="pass the arrays it holds: params['W'], not params")
 
     def read_as_structure(self, node: ast.AST, value: Operand, what: str) -> None:
-        """In a derivative built once for arrays, ``value`` (an argument, or part of one)
-        is read as a structure: compile per structure instead."""
+        """In a derivative built once for arrays, ``value`` (an argument, part of one, or
+        the gradient an inlined derivative gives it) is read as a structure: compile per
+        structure instead."""
         while isinstance(value, Value) and isinstance(value.node, Node) and (
-                value.node.op is OPS["getitem"]):
-            value = value.node.args[0]
+                value.node.op in (OPS["getitem"], OPS["as_gradient_of"])):
+            value = value.node.named_args["a" if value.node.op is OPS["getitem"] else "x"]
         if isinstance(value, Value) and value in self.general_arguments:
             raise NeedsStructure(
                 f"'{ast.unparse(node)}' reads the argument '{value.hint}' as {what}, "

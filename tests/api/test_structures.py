@@ -423,6 +423,35 @@ def test_hvp_and_a_gradient_of_a_gradient_over_a_dict():
     _check(gradient_norm, (params, _normal(5, 3)))
 
 
+def pair_loss(pair, x):
+    W, b = pair
+    return np.sum(np.sin(W * x + b))
+
+
+pair_value_and_grad = ad.value_and_grad(pair_loss)
+
+
+def by_field(pair, x):
+    value, gradient = pair_value_and_grad(pair, x)
+    return value + np.sum(np.sin(gradient.W)) + np.sum(gradient.b ** 2)
+
+
+def by_key(params, x):
+    value, gradient = pair_value_and_grad((params["W"], params["b"]), x)
+    return value + np.sum(np.sin(gradient[0])) * np.sum(params["W"])
+
+
+# The gradient an inlined derivative gives a structured argument is read as that structure:
+# in the derivative built for arrays, where the argument is an array, '.W' was refused
+# ("the attribute '.W' is not supported") instead of compiling per structure
+@pytest.mark.parametrize("fn, args", [
+    (by_field, lambda: (Pair(_normal(2), _normal(2)), _normal(2))),
+    (by_key, lambda: ({"W": _normal(2), "b": _normal(2)}, _normal(2))),
+])
+def test_a_gradient_of_a_function_reading_a_structures_gradient(fn, args):
+    _check(fn, args(), wrt=0)
+
+
 def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
     params, x = {"W": _normal(3, 2), "b": _normal(2), "c": 0.7}, _normal(4, 3)
 
