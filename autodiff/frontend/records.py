@@ -143,6 +143,11 @@ class StructuresMixin:
                 return
             generator = generators[0]
             iteration = self.iteration(generator.iter)
+            if iteration[0] == "guarded":  # zip(keys, x): x's rows must cover the keys
+                _, makers, length = iteration
+                self.emit(generator.iter, "covers_unrolled", (
+                    length, Const(len(makers)), Const(ast.unparse(generator.iter))))
+                iteration = ("unroll", [make() for make in makers])
             bounds = iteration[1:4] if iteration[0] == "range" else ()
             if bounds and all(isinstance(b, Const) and type(b.value) is int for b in bounds):
                 numbers = range(*(b.value for b in bounds))

@@ -279,11 +279,15 @@ class StatementsMixin:
         iteration = self.iteration(stmt.iter)
         if iteration[0] == "unroll":
             for item in iteration[1]:
-                if self.exit_state() is not FALSE:
-                    raise self.error(stmt, "'break', 'continue' and 'return' inside a loop over "
-                                     "a tuple are not supported", hint="loop over a range")
+                self.refuse_exit_before_step(stmt)
                 self.assign(stmt.target, item)
                 self.body(stmt.body)
+                self.env.pop(CONTINUED, None)  # 'continue' ends its step only
+            self.env.pop(BROKE, None)  # 'break' ends the loop, not the code after it
+            return
+        if iteration[0] == "guarded":
+            self.guarded_steps(stmt, *iteration[1:])
+            self.env.pop(BROKE, None)
             return
         _, start, stop, step, reverse, element = iteration
 
@@ -292,6 +296,30 @@ class StatementsMixin:
 
         self.loop(stmt, "for", stmt.body, (start, stop, step, Const(None)), bind=bind,
                   target=stmt.target, reverse=reverse)
+
+    def refuse_exit_before_step(self, stmt: ast.For) -> None:
+        """A step of an unrolled loop after one that may have left it: refused."""
+        if self.exit_state() is not FALSE:
+            raise self.error(stmt, "'break' and 'return' inside a loop over a list or tuple "
+                             "known while compiling (unrolled) are supported in its last "
+                             "step only", hint="loop over a range")
+
+    def guarded_steps(self, stmt: ast.For, makers: list, length: Operand) -> None:
+        """An unrolled loop whose number of steps is known only at run time: step ``i``
+        (its items read inside it) runs under ``if i < length``. The lists the body
+        appends to are built at run time, as the steps that run may append."""
+        for name in appended_names(stmt.body):
+            self.env[name] = self.as_runtime_list(stmt, self.env.get(name, UNDEFINED))
+        for i, make in enumerate(makers):
+            self.refuse_exit_before_step(stmt)
+
+            def step(make=make) -> None:
+                self.assign(stmt.target, make())
+                self.body(stmt.body)
+                self.env.pop(CONTINUED, None)
+
+            runs = self.emit(stmt.iter, "less", (Const(i), length))
+            self.branch(stmt, runs, step, lambda: None)
 
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
@@ -416,7 +444,11 @@ class StatementsMixin:
     # ----- what a for loop runs over -----
 
     def iteration(self, node: ast.expr):
-        """``("range", start, stop, step, reverse, element)`` or ``("unroll", items)``."""
+        """``("range", start, stop, step, reverse, element)``, ``("unroll", items)``, or
+        ``("guarded", makers, length)``: unrolled steps, step ``i`` running when ``i <
+        length`` (a length known only at run time) and reading its item with
+        ``makers[i]()`` (``zip`` of a list with an array's rows: Python's zip stops at the
+        shorter)."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
             callee = self.name(node.func) if node.func.id not in self.env else None
             fn = callee.value if isinstance(callee, Const) else None
@@ -438,7 +470,13 @@ class StatementsMixin:
                 inner = self.iteration(node.args[0])
                 offset = self.expr(node.args[1]) if len(node.args) > 1 else Const(0)
                 if inner[0] == "unroll":
-                    return "unroll", [(Const(i), item) for i, item in enumerate(inner[1])]
+                    return "unroll", [(self.emit(node, "add", (Const(i), offset)), item)
+                                      for i, item in enumerate(inner[1])]
+                if inner[0] == "guarded":
+                    return "guarded", [
+                        lambda i=i, make=make: (self.emit(node, "add", (Const(i), offset)),
+                                                make())
+                        for i, make in enumerate(inner[1])], inner[2]
                 count, element = self.counted(node.args[0], inner)
                 return ("range", Const(0), count, Const(1), False,
                         lambda index: (self.emit(node, "add", (index, offset)), element(index)))
@@ -446,16 +484,8 @@ class StatementsMixin:
                 parts = [self.iteration(a) for a in node.args]
                 if all(p[0] == "unroll" for p in parts):
                     return "unroll", list(zip(*(p[1] for p in parts)))
-                if any(p[0] == "unroll" for p in parts):  # a list with an array's rows:
-                    count = min(len(p[1]) for p in parts if p[0] == "unroll")  # unrolled
-                    parts = [p if p[0] == "unroll" else ("unroll", [
-                        p[5](self.emit(node, "add", (p[1], Const(i * p[3].value))))
-                        if isinstance(p[3], Const) else None for i in range(count)])
-                        for p in parts]
-                    if not any(item is None for p in parts for item in p[1]):
-                        return "unroll", list(zip(*(p[1] for p in parts)))
-                    raise self.error(node, "zip() of a list and a range with a step known "
-                                     "only at run time is not supported")
+                if any(p[0] != "range" for p in parts):  # a list with an array's rows
+                    return self.zip_unrolled(node, parts)
                 counted = [self.counted(a, p) for a, p in zip(node.args, parts)]
                 count = counted[0][0]
                 for other, _ in counted[1:]:
@@ -477,17 +507,51 @@ class StatementsMixin:
         raise self.error(node, f"cannot loop over '{ast.unparse(node)}'",
                          hint="loop over range(...), an array, a list, enumerate or zip")
 
+    def zip_unrolled(self, node: ast.Call, parts: list) -> tuple:
+        """``zip()`` of lists known while compiling with ranges or arrays' rows, unrolled
+        over the shortest list. Python's zip stops at the shortest of all: a length
+        known now shortens the unrolling; one known only at run time (an array's rows)
+        guards the steps, whose items are then read inside them."""
+        steps, length, items = None, None, []
+        for arg, part in zip(node.args, parts):
+            if part[0] == "range":
+                span, element = self.counted(arg, part)
+                items.append(lambda i, element=element: element(Const(i)))
+                if isinstance(span, Const) and type(span.value) is int:
+                    steps = span.value if steps is None else min(steps, span.value)
+                else:
+                    length = span if length is None else self.emit(node, "minimum",
+                                                                   (length, span))
+                continue
+            makers = part[1] if part[0] == "guarded" else [
+                lambda item=item: item for item in part[1]]
+            steps = len(makers) if steps is None else min(steps, len(makers))
+            items.append(lambda i, makers=makers: makers[i]())
+            if part[0] == "guarded":
+                length = part[2] if length is None else self.emit(node, "minimum",
+                                                                  (length, part[2]))
+        makers = [lambda i=i: tuple(item(i) for item in items) for i in range(max(steps, 0))]
+        if length is None:
+            return "unroll", [make() for make in makers]
+        return "guarded", makers, length
+
     def counted(self, node: ast.expr, iteration) -> tuple:
-        """``(length, element)`` of a range or array iteration, indexed from 0."""
+        """``(length, element)`` of a range or array iteration, indexed from 0 (from its
+        end for ``reversed(range(...))``)."""
         _, start, stop, step, reverse, element = iteration
-        if reverse:
-            raise self.error(node, "reversed() inside enumerate() or zip() is not supported")
-        if start == Const(0) and step == Const(1):
+        if start == Const(0) and step == Const(1) and not reverse:
             return stop, element
         bounds = (start, stop, step)
         if all(isinstance(b, Const) and type(b.value) is int for b in bounds):
             span = Const(len(range(*(b.value for b in bounds))))  # known now
         else:
             span = self.emit(node, "len", (self.emit(node, "range_of", bounds),))
-        return span, lambda index: element(
-            self.emit(node, "add", (start, self.emit(node, "multiply", (index, step)))))
+
+        def at(index: Operand) -> Operand:
+            if reverse:  # the index-th from the end: range's element span - 1 - index
+                last = self.emit(node, "subtract", (span, Const(1)))
+                index = self.emit(node, "subtract", (last, index))
+            return element(self.emit(node, "add", (start, self.emit(node, "multiply",
+                                                                     (index, step)))))
+
+        return span, at

@@ -197,6 +197,15 @@ def _(gg, ans, g, items, index):
     return gg[index]
 
 
+# A list of adjoints is consumed by the backward sweep, which pops one item per append
+# of the forward list it belongs to. Two of them built alike (the adjoint a second-order
+# sweep gives a list and the one the first-order sweep it differentiates gave it, both
+# from the seed 1.0) are still two lists: merged, one sweep would pop what the other
+# pushed for itself.
+for _op in (list_adjoint, zero_adjoints, add_lists, sum_list_grad, list_index_grad):
+    _op.distinct = True
+
+
 # ----- element updates -----
 
 

@@ -459,6 +459,9 @@ def _(gg, result, g, x, a, b):
 
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
       impl=runtime.inverse_permutation, no_gradient="axis numbers")
+_call("covers_unrolled", "length, count, what", nondiff_output=True, floating=None,
+      shape=scalar_result, no_gradient="a number of items, checked")
+OPS["covers_unrolled"].effect = True  # the check runs even if nothing reads its result
 scalar_output_seed = _call("scalar_output_seed", "out, where", nondiff_output=True,
                            floating="always", shape=shape_like("out"),
                            no_gradient="the seed 1.0 of a reverse sweep")

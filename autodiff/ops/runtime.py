@@ -18,7 +18,12 @@ import collections
 import numpy as np
 
 from autodiff import tree
-from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
+from autodiff.errors import (
+    ArgumentKindError,
+    AutodiffError,
+    NonScalarOutputError,
+    UnsupportedSyntaxError,
+)
 
 
 def unbroadcast(g, x):
@@ -315,6 +320,18 @@ def scalar_output_seed(out, where):
     if np.size(out) != 1:
         _non_scalar_output(np.shape(out), where)
     return np.ones(np.shape(out)) if np.ndim(out) else 1.0
+
+
+def covers_unrolled(length, count, what):
+    """``length``, the number of items ``zip()`` takes from an array's rows or a range,
+    checked to cover the ``count`` items a dict comprehension over it unrolled while
+    compiling (its keys are fixed then; Python's zip would stop sooner)."""
+    if length < count:
+        raise UnsupportedSyntaxError(
+            f"a dict comprehension over '{what}' has {count} keys fixed while compiling, but "
+            f"zip() stops after {length} when the code runs",
+            hint="zip the keys with as many rows as there are keys")
+    return length
 
 
 def vjp_seed(seed, out, where):

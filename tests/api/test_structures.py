@@ -726,6 +726,35 @@ def test_the_gradient_of_a_namedtuple_read_by_its_fields_is_differentiated():
     assert type(grad) is Pair
 
 
+def pair_loss(pair, x):
+    W, b = pair
+    return np.sum(np.sin(W * x + b))
+
+
+pair_value_and_grad = ad.value_and_grad(pair_loss)
+
+
+def by_field(pair, x):
+    value, gradient = pair_value_and_grad(pair, x)
+    return value + np.sum(np.sin(gradient.W)) + np.sum(gradient.b ** 2)
+
+
+def by_key(params, x):
+    value, gradient = pair_value_and_grad((params["W"], params["b"]), x)
+    return value + np.sum(np.sin(gradient[0])) * np.sum(params["W"])
+
+
+# The gradient an inlined derivative gives a structured argument is read as that structure:
+# in the derivative built for arrays, where the argument is an array, '.W' was refused
+# ("the attribute '.W' is not supported") instead of compiling per structure
+@pytest.mark.parametrize("fn, args", [
+    (by_field, lambda: (Pair(_normal(2), _normal(2)), _normal(2))),
+    (by_key, lambda: ({"W": _normal(2), "b": _normal(2)}, _normal(2))),
+])
+def test_a_gradient_of_a_function_reading_a_structures_gradient(fn, args):
+    _check(fn, args(), wrt=0)
+
+
 def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
     params, x = {"W": _normal(3, 2), "b": _normal(2), "c": 0.7}, _normal(4, 3)
 
@@ -787,6 +816,20 @@ def test_dict_comprehensions_are_unrolled():
     assert not np.any(grad["skip"])
 
 
+def named_rows(x):
+    d = {name: row for name, row in zip(("a", "b"), x)}
+    return np.sum(np.sin(d["a"]) * d["b"])
+
+
+# Its keys are fixed while compiling; the rows, counted at run time, must cover them
+def test_a_dict_comprehension_zipping_keys_with_rows():
+    for rows in (2, 3):
+        _check(named_rows, (_normal(rows, 2),))
+    with pytest.raises(ad.UnsupportedSyntaxError, match="has 2 keys fixed while compiling, "
+                       "but zip\\(\\) stops after 1"):
+        ad.grad(named_rows)(_normal(1, 2))
+
+
 def sorted_keys(params, x):
     total = 0.0
     for position, name in enumerate(sorted(params)):
@@ -816,6 +859,65 @@ def test_zip_of_a_list_argument_and_an_arrays_rows():
     xs, x = [_normal(2), _normal(2)], _normal(3, 2)  # zip stops at the list's end
     _check(zipped_with_rows, (xs, x), wrt=0)
     _check(zipped_with_rows, (xs, x), wrt=1)
+
+
+def counted_from_one(xs, x):
+    total = 0.0
+    for i, v in enumerate(xs, 1):
+        total = total + i * np.sum(np.sin(v * x))
+    return total
+
+
+def zipped_with_a_reversed_range(xs, x):
+    total = 0.0
+    for v, i in zip(xs, reversed(range(3))):
+        total = total + (i + 1) * np.sum(v * x[i])
+    for v, j in zip(xs, range(len(x) - 1, -1, -2)):
+        total = total + np.sum(np.cos(v * x[j]))
+    return total
+
+
+def leaving_in_the_last_step(xs, x):
+    total = 0.0
+    for i, v in enumerate(xs):
+        if np.sum(v) > 0.0:
+            continue  # skips this step only
+        total = total + np.sum(v * x)
+        if i == len(xs) - 1 and np.sum(x) > 0.0:
+            break  # leaves the loop only
+    return 3.0 * total
+
+
+def leaving_early(xs, x):
+    total = 0.0
+    for v in xs:
+        total = total + np.sum(v * x)
+        if np.sum(x) > 0.0:
+            break
+    return total
+
+
+# Unrolled loops over a list: enumerate's start, a reversed range zipped with the list, and
+# 'continue' and a last step's 'break' are kept (the start was read as 0, the range forward,
+# and a break in the last step skipped the code after the loop: a None value)
+@pytest.mark.parametrize("fn, x", [
+    (counted_from_one, np.array([0.4, -0.9])),
+    (zipped_with_a_reversed_range, np.array([[0.5, -0.3], [0.8, 0.4], [-0.6, 0.1], [1.2, 0.7]])),
+    (leaving_in_the_last_step, np.array([0.4, 0.9])),
+    (leaving_in_the_last_step, np.array([0.4, -0.9])),
+])
+def test_unrolled_loops_over_a_list_run_as_python_does(fn, x):
+    xs = [np.array([0.3, -0.5]), np.array([0.7, 0.2]), np.array([-0.4, 0.1])]
+    value, _ = ad.value_and_grad(fn)(xs, x)
+    np.testing.assert_allclose(value, fn(xs, x), rtol=1e-12)
+    _check(fn, (xs, x), wrt=0)
+    _check(fn, (xs, x), wrt=1)
+
+
+def test_leaving_an_unrolled_loop_before_its_last_step_is_refused():
+    xs = [np.array([0.3, -0.5]), np.array([0.7, 0.2])]
+    with pytest.raises(ad.AutodiffError, match="supported in its last step only"):
+        ad.grad(leaving_early)(xs, np.array([0.4, 0.9]))
 
 
 def test_a_field_an_object_lacks_is_named_not_read_as_none():

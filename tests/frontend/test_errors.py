@@ -77,7 +77,7 @@ UNSUPPORTED = [
     ("loop over a number", "for v in 3.0:\n    x = x * v\nreturn np.sum(x)\n", 5,
      "cannot loop over '3.0'"),
     ("break in an unrolled loop", ("for v in (1.0, 2.0):\n    if np.sum(x) > v:\n        break\n"
-     "    x = x * v\nreturn np.sum(x)\n"), 5, "over a tuple"),
+     "    x = x * v\nreturn np.sum(x)\n"), 5, "supported in its last step only"),
     ("attribute assignment", "z = x * 2\nz.a = 1\nreturn np.sum(z)\n", 6, "attribute",
      "z.a = ..."),
     ("star args in a call", "z = np.maximum(*y)\nreturn np.sum(z * x)\n", 5, "*args"),

@@ -27,10 +27,6 @@ POSITION_NAMES = ["pos", "idx"]  # what enumerate counts with
 TABLE_NAMES = [("rows", "row"), ("grid", "line")]  # lists of lists
 ROW_NAMES, TOTAL_NAMES = ["x_t", "col", "xi", "yi"], ["total", "level", "energy"]
 PAIR_NAMES = [("Wl", "bl"), ("Wm", "bm")]  # what a loop over a list of pairs unpacks to
-# zip(vs, X) of a list with an array of fewer rows runs past the array's end in autodiff (see
-# tests/api/test_random_programs.py): a list is zipped with arrays of as many rows or more;
-# set to True once autodiff stops at the shorter.
-ZIP_WITH_FEWER_ROWS = False
 AUGMENTED = {"+=": lambda a, b: a + b, "-=": lambda a, b: a + b, "*=": lambda a, b: a * b}
 
 
@@ -374,7 +370,7 @@ class Writer(Expressions):
                 trips -= 1
             elif form == "zip":
                 others += [v for v in self.arrays() if v.shape and not v.carried
-                           and not v.pinned and (v.shape[0] >= trips or ZIP_WITH_FEWER_ROWS)]
+                           and not v.pinned]
                 other = self.pick(others)
                 count, element, _ = other.rows
                 bound.append(Variable(free[1], "array", element, other.bound,
