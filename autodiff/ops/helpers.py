@@ -121,7 +121,12 @@ def _(dt, result, t, ans):
 
 @broadcast_like.defspecialize
 def _(rewrite, t, ans):
-    return t if rewrite.like_result(t) else None
+    if rewrite.like_result(t):
+        return t
+    shape = rewrite.array_shape(ans)  # an array of another shape: NumPy's broadcast_to
+    if shape is None or rewrite.array_shape(t) is None:
+        return None
+    return rewrite.emit("broadcast_to", t, Const(shape))
 
 
 def _zero(x):
@@ -473,6 +478,17 @@ _call("vjp_seed", "seed, out, where", diff=("seed",), shape=shape_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
 OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
 OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/api/test_higher_order.py)"
+
+
+# Shapes known: a seed of the output's shape is itself, an omitted one of a scalar 1.0.
+@OPS["vjp_seed"].defspecialize
+def _(rewrite, seed, out, where):
+    shape = rewrite.shape(out)
+    if shape is None:
+        return None
+    if rewrite.known(seed) == (True, None):
+        return Const(1.0) if shape == () else None
+    return seed if rewrite.shape(seed) == shape else None
 
 
 @OPS["vjp_seed"].defvjp
