@@ -49,6 +49,7 @@ RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
     and getattr(getattr(runtime, name), "__module__", "") == runtime.__name__
 } | {"at_user_line": origins.at_user_line, "check_finite": origins.check_finite}
 _BUILTINS_USED = frozenset({"float", "len", "slice"})
+_SINGLE_PRECISION = (np.dtype(np.float32), np.dtype(np.complex64))
 
 
 @dataclass
@@ -113,6 +114,8 @@ class _Renderer:
         if isinstance(value, np.dtype) and getattr(np, value.name, None) is value.type:
             return _parse_template(f"np.{value.name}")
         if isinstance(value, np.generic):
+            if value.dtype in _SINGLE_PRECISION:  # np.float32(0.5): its own precision
+                return _parse_template(f"np.{value.dtype.name}({value.item()!r})")
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             return _parse_template(f"float('{value}')")
