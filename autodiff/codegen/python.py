@@ -168,6 +168,33 @@ class _Renderer:
         return self.template(node.named_args, node.op.defaults, text)
 
 
+class Expressions:
+    """Nodes and operands written as Python expressions outside a generated function
+    (the reads and the building of structures around a numba kernel): each value
+    named as ``names`` says, or, once :meth:`inline` was given its node, written as
+    that node's expression in its place.
+
+    >>> from autodiff.graph.ir import Const, Node, Value
+    >>> from autodiff.ops.structures import item
+    >>> params = Value("params")
+    >>> read = Node(item, (params, Const("W")), Value("params_W"), None, "forward")
+    >>> Expressions({params: "params"}).of_node(read)
+    "params['W']"
+    """
+
+    def __init__(self, names: dict[Value, str]) -> None:
+        self._render = _Renderer(names, {}, {})
+
+    def inline(self, node: Node) -> None:
+        self._render.expressions[node.out] = self._render.node_expr(node)
+
+    def of_node(self, node: Node) -> str:
+        return _source(ast.Expr(self._render.node_expr(node)))
+
+    def of_operand(self, operand: Operand) -> str:
+        return _source(ast.Expr(self._render.operand(operand)))
+
+
 def _holds_default(keyword: ast.keyword, named: dict, defaults: dict) -> bool:
     if not isinstance(keyword.value, ast.Name) or keyword.value.id not in defaults:
         return False
