@@ -49,6 +49,7 @@ RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
     and getattr(getattr(runtime, name), "__module__", "") == runtime.__name__
 } | {"at_user_line": origins.at_user_line, "check_finite": origins.check_finite}
 _BUILTINS_USED = frozenset({"float", "len", "slice"})
+_SINGLE_PRECISION = (np.dtype(np.float32), np.dtype(np.complex64))
 
 
 @dataclass
@@ -113,6 +114,8 @@ class _Renderer:
         if isinstance(value, np.dtype) and getattr(np, value.name, None) is value.type:
             return _parse_template(f"np.{value.name}")
         if isinstance(value, np.generic):
+            if value.dtype in _SINGLE_PRECISION:  # np.float32(0.5): its own precision
+                return _parse_template(f"np.{value.dtype.name}({value.item()!r})")
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             return _parse_template(f"float('{value}')")
@@ -163,6 +166,33 @@ class _Renderer:
         kernel = node.op.kernel
         text = kernel(node.named_args) if callable(kernel) else kernel
         return self.template(node.named_args, node.op.defaults, text)
+
+
+class Expressions:
+    """Nodes and operands written as Python expressions outside a generated function
+    (the reads and the building of structures around a numba kernel): each value
+    named as ``names`` says, or, once :meth:`inline` was given its node, written as
+    that node's expression in its place.
+
+    >>> from autodiff.graph.ir import Const, Node, Value
+    >>> from autodiff.ops.structures import item
+    >>> params = Value("params")
+    >>> read = Node(item, (params, Const("W")), Value("params_W"), None, "forward")
+    >>> Expressions({params: "params"}).of_node(read)
+    "params['W']"
+    """
+
+    def __init__(self, names: dict[Value, str]) -> None:
+        self._render = _Renderer(names, {}, {})
+
+    def inline(self, node: Node) -> None:
+        self._render.expressions[node.out] = self._render.node_expr(node)
+
+    def of_node(self, node: Node) -> str:
+        return _source(ast.Expr(self._render.node_expr(node)))
+
+    def of_operand(self, operand: Operand) -> str:
+        return _source(ast.Expr(self._render.operand(operand)))
 
 
 def _holds_default(keyword: ast.keyword, named: dict, defaults: dict) -> bool:

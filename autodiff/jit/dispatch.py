@@ -25,11 +25,11 @@ from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
 from autodiff.codegen.derivative import compiling, finish
 from autodiff.codegen.python import function_name
-from autodiff.errors import ArgumentKindError, raised_at_call
+from autodiff.errors import raised_at_call
 from autodiff.frontend.structures import argument_spec, is_container, is_structured
 from autodiff.graph.ir import Region, walk
 from autodiff.graph.scopes import Scope
-from autodiff.jit.infer import of_argument, signature_key
+from autodiff.jit.infer import infer, of_argument, signature_key
 from autodiff.jit.numba_backend import compile_numba, require_numba
 from autodiff.jit.specialize import specialize
 from autodiff.ops.control import variable as variable_op
@@ -98,12 +98,6 @@ class Specialized:
         containers = any(is_container(spec) for spec in specs)
         if by_structure is not None and (containers or getattr(general, "graph", None) is None
                                          and any(map(is_structured, specs))):
-            if self.backend == "numba" and containers:
-                raise ArgumentKindError(
-                    f"jit='numba' compiles {general.__name__} for arrays and numbers, and "
-                    "this call passes a structure (a dict, a list, a tuple or a dataclass)",
-                    hint="use jit=True, which specialises the "
-                    "derivative to the structure and the shapes of each call")
             args, kwargs = self._split(values)  # the derivative for this structure
             general = by_structure.derivative_for(tuple(args), kwargs)
         graph = getattr(general, "graph", None)
@@ -111,11 +105,13 @@ class Specialized:
             return general
         graph, _ = graph.copy()
         arguments = [of_argument(values.get(p.hint)) for p in graph.params]
+        variables = _variables_read(general).abstract()
         specialize(graph, arguments, backend=self.backend, optimize=self.optimize,
-                   variables=_variables_read(general).abstract())
+                   variables=variables)
         if self.backend == "numba":
             args, kwargs = self._split(values)
-            return compile_numba(graph, general, args, kwargs)
+            return compile_numba(graph, general, args, kwargs, values,
+                                 infer(graph, arguments, variables))
         return finish(graph, general.original, general.original_graph,
                       general.where, getattr(general, "check_finite", False))
 

@@ -25,6 +25,7 @@ from autodiff.codegen.python import RUNTIME_NAMES, generate
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Graph, Location, Region, walk
 from autodiff.graph.scopes import MISSING, Home
+from autodiff.jit.leaves import cut
 
 _HINT = 'install it with: pip install "autodiff[jit]"'
 
@@ -71,27 +72,35 @@ def check_graph(graph: Graph, where: dict | None = None) -> None:
             "independent of the data")
 
 
-def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict) -> Callable:
-    """The specialised graph as a numba-compiled function, compiled for ``args`` now."""
+def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict,
+                  values: dict, env: dict) -> Callable:
+    """The specialised graph as a numba-compiled function, compiled for ``args`` now
+    (``values``: the same arguments by name; ``env``: what is known of each value of
+    the graph). Structured arguments pass their leaves: numba compiles the graph
+    between the reads of the leaves and the building of the results, a Python
+    function around it does those (:mod:`autodiff.jit.leaves`)."""
     import numba
 
-    check_graph(graph, Location.error_fields(general.where))
+    around = cut(graph, values, general, env)
+    kernel = around.kernel if around is not None else graph
+    check_graph(kernel, Location.error_fields(general.where))
     user = anchor(general)
-    generated = generate(graph, Home.of_function(user), numba=True)
-    python = compile_generated(generated, user, defaults=graph.signature.default_values,
-                               kwdefaults=graph.signature.kwdefault_values)
+    generated = generate(kernel, Home.of_function(user), numba=True)
+    python = compile_generated(generated, user, defaults=kernel.signature.default_values,
+                               kwdefaults=kernel.signature.kwdefault_values)
     compiled = numba.njit(python)
     if generated.variables:
         compiled = _reading_variables(compiled, generated.variables)
+    function = around.wrap(compiled, general) if around is not None else compiled
     try:
         with warnings.catch_warnings():  # "np.dot is faster on contiguous arrays"
             warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
-            compiled(*args, **kwargs)
+            function(*args, **kwargs)
     except (numba.core.errors.NumbaError, NotImplementedError) as error:
         raise _explain(error, general) from None
-    compiled.source = generated.text
-    compiled.graph = graph
-    return compiled
+    function.source = (around.text() + "\n\n" if around is not None else "") + generated.text
+    function.graph = graph
+    return function
 
 
 def _reading_variables(compiled: Callable, variables: dict) -> Callable:

@@ -30,6 +30,7 @@ from autodiff.graph.ir import (
     Block,
     Const,
     Graph,
+    Node,
     Operand,
     Region,
     Value,
@@ -186,7 +187,58 @@ def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
     _decide(graph, env, backend, final=True)
     if backend == "python":
         _updates_in_place(graph, infer(graph, arguments, variables))
+    else:
+        _single_precision(graph, infer(graph, arguments, variables))
     return graph
+
+
+def _single_precision(graph: Graph, env: dict) -> None:
+    """numba holds a Python float as a float64, so beside a float32 (or complex64)
+    array it makes the result float64, where NumPy keeps float32 (to NumPy 2 a Python
+    number takes the other operand's precision): such a float, a constant or a value,
+    is written in that precision (``np.float32(0.2) * t5``, ``np.float32(s) * x``). (A
+    Python int keeps float32 in numba too.)"""
+
+    def visit(nodes: list) -> list:
+        kept = []
+        for node in nodes:
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    block.nodes = visit(block.nodes)
+                kept.append(node)
+                continue
+            result = env.get(node.out)
+            if (isinstance(result, Spec) and result.dtype in _SINGLE and any(
+                    isinstance(a, Value) and isinstance(env.get(a), Spec)
+                    and env[a].dtype == result.dtype for a in node.args)):
+                node.args = tuple(_single(a, result.dtype, env, node, kept) for a in node.args)
+            kept.append(node)
+        return kept
+
+    graph.nodes = visit(graph.nodes)
+
+
+_SINGLE = (np.dtype(np.float32), np.dtype(np.complex64))
+
+
+def _single(operand: Operand, dtype: np.dtype, env: dict, node, kept: list) -> Operand:
+    """``operand`` of ``node`` in the precision ``dtype``: a constant converted, a Python
+    float or complex value converted by a node added to ``kept``."""
+    kind = np.float32 if dtype == np.float32 else np.complex64
+    if isinstance(operand, Const):
+        return Const(kind(operand.value)) if operand.path is None and type(
+            operand.value) in (float, complex) and not (
+            kind is np.float32 and type(operand.value) is complex) else operand
+    abstract = env.get(operand)
+    if not isinstance(operand, Value) or not isinstance(abstract, Spec) or (
+            abstract.kind not in (float, complex)) or (
+            kind is np.float32 and abstract.kind is complex):
+        return operand
+    converted = Node(OPS["precision"], (operand, Const(np.dtype(kind).name)),
+                     Value(operand.hint), node.loc, node.phase)
+    converted.out.floating, converted.out.shape = True, SCALAR
+    kept.append(converted)
+    return converted.out
 
 
 def _updates_in_place(graph: Graph, env: dict) -> None:

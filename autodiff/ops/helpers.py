@@ -121,7 +121,12 @@ def _(dt, result, t, ans):
 
 @broadcast_like.defspecialize
 def _(rewrite, t, ans):
-    return t if rewrite.like_result(t) else None
+    if rewrite.like_result(t):
+        return t
+    shape = rewrite.array_shape(ans)  # an array of another shape: NumPy's broadcast_to
+    if shape is None or rewrite.array_shape(t) is None:
+        return None
+    return rewrite.emit("broadcast_to", t, Const(shape))
 
 
 def _zero(x):
@@ -484,6 +489,17 @@ vjp_structured_seed.effect = True  # it checks the seed's structure
 vjp_structured_seed.checks_structure = 1
 vjp_structured_seed.fresh = False
 vjp_structured_seed.outside_tables = "ad.vjp writes it for a function returning a structure"
+
+
+# Shapes known: a seed of the output's shape is itself, an omitted one of a scalar 1.0.
+@OPS["vjp_seed"].defspecialize
+def _(rewrite, seed, out, where):
+    shape = rewrite.shape(out)
+    if shape is None:
+        return None
+    if rewrite.known(seed) == (True, None):
+        return Const(1.0) if shape == () else None
+    return seed if rewrite.shape(seed) == shape else None
 
 
 @OPS["vjp_seed"].defvjp

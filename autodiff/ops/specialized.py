@@ -49,3 +49,10 @@ def ufunc_update(x, function): ...
 @defop("contiguous", "np.ascontiguousarray(a)", shape=shape_like("a"), fresh=False, diff=("a",),
        no_gradient=SPECIALISED)
 def contiguous(a): ...
+
+
+# numba holds a Python float as a float64, which makes a float32 array it meets
+# float64, where NumPy keeps float32: ``np.float32(s)``.
+@defop("precision", lambda named: f"np.{named['dtype'].value}(x)", shape=scalar_result,
+       floating="always", diff=("x",), no_gradient=SPECIALISED)
+def precision(x, dtype): ...

@@ -786,13 +786,6 @@ def test_jacobian_and_hessian_of_a_dict_are_dicts_of_blocks():
                                            column[k1], rtol=1e-5, atol=1e-7)
 
 
-def test_transforms_that_take_arrays_say_so():
-    x = _normal(4, 3)
-    with pytest.raises(ad.ArgumentKindError, match="jit='numba' compiles"):
-        ad.grad(dict_mlp, jit="numba")({"W1": _normal(3, 2), "b1": _normal(2),
-                                        "W2": _normal(2, 2), "b2": 0.5}, x, _normal(4, 2))
-
-
 def test_check_grad_of_a_bound_method_with_respect_to_its_object():
     model = Model((3, 2))
     x, t = _normal(4, 3), _normal(4, 2)

@@ -1,0 +1,271 @@
+"""``jit="numba"`` with structured arguments: numba takes arrays and numbers, never a
+dict, a list of layers or an object of the user's class, so the specialised graph is
+cut in three.
+
+- the reads of the leaves at its top (``params_W1 = params['W1']``);
+- the kernel, everything else: from the leaves (and the arguments that are arrays)
+  to the leaves of the results. numba compiles it;
+- the building of the results' structures at its end (``{'W1': dparams_W1, ...}``,
+  a namedtuple's ``_replace``, ``with_fields(self, ...)`` for an object, a dict
+  of metrics returned beside a loss).
+
+A Python function around the kernel reads each leaf once and builds each structure
+once, as the code ``jit=True`` runs does; it does nothing else. Settings inside a
+structure (an int, a string, None) are constants of the graph already: a new
+setting is a new signature, compiled again.
+
+>>> import numpy as np, autodiff as ad
+>>> def loss(params, x):
+...     return np.sum(np.tanh(x @ params["W"] + params["b"]))
+>>> g = ad.grad(loss, jit="numba")  # doctest: +SKIP
+>>> print(g.source_for({"W": np.ones((3, 2)), "b": np.zeros(2)}, np.ones(3)))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import keyword
+from collections import Counter
+from collections.abc import Callable
+
+import numpy as np
+
+from autodiff.codegen.compile import remember_source
+from autodiff.codegen.python import RUNTIME_NAMES, Expressions, function_name
+from autodiff.errors import ArgumentKindError
+from autodiff.frontend.structures import ARRAY, argument_spec
+from autodiff.graph.ir import (
+    Block,
+    Graph,
+    Location,
+    Node,
+    Region,
+    Signature,
+    Value,
+    free_values,
+    operand_values,
+    walk,
+)
+from autodiff.jit.infer import Spec
+from autodiff.ops.structures import part_read
+
+_HINT = "use jit=True, which runs the same specialised code with NumPy"
+
+
+@dataclasses.dataclass
+class Cut:
+    """A specialised graph cut around its kernel (see the module's docstring)."""
+
+    graph: Graph  # the whole specialised graph
+    kernel: Graph  # leaves in, leaves out: what numba compiles
+    reads: list[Node]  # the reads of leaves, in order
+    builds: list[Node]  # the structures the results are built as, in order
+    names: dict[Value, str]  # how the function around the kernel names each value
+    # the results NumPy gives as a NumPy scalar (np.float32), numba as a Python number:
+    # the name of their type in NumPy
+    scalars: dict[Value, str]
+
+    def wrap(self, kernel: Callable, general: Callable) -> Callable:
+        """The function around ``kernel`` (the compiled kernel graph): it reads the
+        leaves, calls the kernel and builds the results."""
+        text = self.text()
+        namespace = {"_kernel_": kernel}
+        used = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
+        namespace.update({name: RUNTIME_NAMES[name] for name in used & set(RUNTIME_NAMES)})
+        filename = remember_source(text, f"leaves of {general.__name__}")
+        exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
+        function = namespace[function_name(self.graph.name)]
+        function.__defaults__ = getattr(general, "__defaults__", None)
+        function.__kwdefaults__ = getattr(general, "__kwdefaults__", None)
+        return function
+
+    def text(self) -> str:
+        """The source of the function around the kernel."""
+        names, kernel = self.names, self.kernel
+        write = Expressions(names)
+        lines = [f"{names[node.out]} = {write.of_node(node)}" for node in self.reads]
+        call = f"_kernel_({', '.join(names[p] for p in kernel.params)})"
+        outs = [names[v] for v in kernel.outputs]
+        lines.append(f"{', '.join(outs)} = {call}" if outs else call)
+        lines += [f"{names[v]} = np.{kind}({names[v]})" for v, kind in self.scalars.items()]
+        for node in self.builds:
+            write.inline(node)
+        outputs = self.graph.outputs
+        lines.append("return " + write.of_operand(outputs[0] if len(outputs) == 1
+                                                  else tuple(outputs)))
+        header = dataclasses.replace(self.graph.signature, defaults={}).text()
+        return (f"def {function_name(self.graph.name)}({header}):\n"
+                + "".join(f"    {line}\n" for line in lines))
+
+
+def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
+    """``graph`` (specialised to ``values``, the arguments by name; ``env``: what is
+    known of each of its values) cut around its kernel; None when every argument is
+    an array or a number and every result is what numba returns. What numba could
+    not take is refused, naming it."""
+    specs = {p: argument_spec(values.get(p.hint)) for p in graph.params}
+    reads, root = _reads(graph, specs)
+    builds = _builds(graph)
+    outside = {id(node) for node in reads + builds}
+    nodes = [node for node in graph.nodes if id(node) not in outside]
+    around = set(graph.params) | {node.out for node in reads} | {node.out for node in builds}
+    results = [*graph.outputs, *(a for node in builds for a in node.args)]
+    leaves_out = list(dict.fromkeys(v for o in results for v in operand_values(o)
+                                    if v not in around))
+    free = set(free_values([Block(nodes=nodes, results=leaves_out)]))
+    known = _leaf_values(reads, graph, values)
+    paths = _paths(reads, graph)
+    for value in free:
+        if specs.get(value, ARRAY) != ARRAY or value in root and not _numba_takes(known[value]):
+            raise _refused(general, value, paths, known)
+    _refuse_structures_inside(nodes, general)
+    leaves_in = [leaf for p in graph.params
+                 for leaf in ([p] if specs[p] == ARRAY else
+                              [node.out for node in reads if root[node.out] is p])
+                 if leaf in free]
+    scalars = {v: kind for v in leaves_out if (kind := _numpy_scalar(env.get(v)))}
+    if all(spec == ARRAY for spec in specs.values()) and not scalars:
+        return None
+    used = _needed(reads, {*leaves_in, *(v for o in results for v in operand_values(o))})
+    names = _names(graph.params, [node.out for node in used], leaves_out)
+    for value in leaves_in:  # the kernel's parameters, named as the function passes them
+        value.hint = names[value]
+    kernel = Graph(graph.name, leaves_in, nodes, leaves_out, graph.filename,
+                   Signature(positional=[value.hint for value in leaves_in]))
+    kernel.return_location = graph.return_location
+    return Cut(graph, kernel, used, builds, names, scalars)
+
+
+def _reads(graph: Graph, specs: dict) -> tuple[list[Node], dict[Value, Value]]:
+    """The nodes reading a part of a structured argument (or of a part read before),
+    and the argument each part comes from."""
+    root = {p: p for p, spec in specs.items() if spec != ARRAY}
+    reads = []
+    for node in graph.nodes:
+        read = None if isinstance(node, Region) else part_read(node, indexing=True)
+        if read is not None and read[0] in root:
+            reads.append(node)
+            root[node.out] = root[read[0]]
+    return reads, root
+
+
+def _builds(graph: Graph) -> list[Node]:
+    """The structures built only to be returned (or to be part of a structure returned):
+    the function around the kernel builds them."""
+    uses = graph.uses()
+    taken = Counter(v for o in graph.outputs for v in operand_values(o))
+    builds = []
+    for node in reversed(graph.nodes):
+        if (not isinstance(node, Region) and node.op.name == "structure"
+                and uses.get(node.out, 0) == taken[node.out]):
+            builds.append(node)
+            taken.update(v for a in node.args for v in operand_values(a))
+    return builds[::-1]
+
+
+def _needed(reads: list[Node], wanted: set[Value]) -> list[Node]:
+    """The reads the function around the kernel makes: of the values in ``wanted``
+    (the leaves the kernel takes, the values returned as they are) and of the parts
+    they are read from."""
+    wanted = set(wanted)
+    needed = []
+    for node in reversed(reads):
+        if node.out in wanted:
+            needed.append(node)
+            wanted.add(node.args[0])
+    return needed[::-1]
+
+
+def _names(params: list[Value], reads: list[Value], outs: list[Value]) -> dict[Value, str]:
+    """Names for the values the function around the kernel holds: the arguments' own,
+    the others after their hints, unique."""
+    names = {p: p.hint for p in params}
+    taken = set(names.values()) | set(RUNTIME_NAMES) | {"_kernel_"}
+    for value in reads + outs:
+        if value in names:
+            continue
+        base = _hint(value)
+        name, number = base, 0
+        while name in taken or keyword.iskeyword(name):
+            number += 1
+            name = f"{base}_{number}"
+        names[value] = name
+        taken.add(name)
+    return names
+
+
+def _hint(value: Value) -> str:
+    """A value's name as generated code would give it: its hint, ``d<name>`` for an
+    adjoint, ``t`` for a temporary."""
+    if value.hint.isidentifier():
+        return value.hint
+    adjoint_of = value.adjoint_of
+    if adjoint_of is not None and adjoint_of.hint.isidentifier():
+        return "d" + adjoint_of.hint
+    return "t"
+
+
+def _numpy_scalar(abstract) -> str | None:
+    """The name of the NumPy scalar type (``"float32"``) of a result known to be one."""
+    kind = getattr(abstract, "kind", None)
+    if isinstance(abstract, Spec) and abstract.shape == () and isinstance(kind, type) and (
+            issubclass(kind, np.generic)):
+        name = np.dtype(kind).name
+        return name if getattr(np, name, None) is kind else None
+    return None
+
+
+def _leaf_values(reads: list[Node], graph: Graph, values: dict) -> dict[Value, object]:
+    """The value of each part read, for these arguments."""
+    known = {p: values.get(p.hint) for p in graph.params}
+    for node in reads:
+        whole, key = part_read(node, indexing=True)
+        part = known[whole]
+        known[node.out] = getattr(part, key) if getattr(node.op, "field_name", None) else part[key]
+    return known
+
+
+def _paths(reads: list[Node], graph: Graph) -> dict[Value, str]:
+    """Each argument and part read, written as the user's code would read it
+    (``self.layers[0].W``)."""
+    write = Expressions({p: p.hint for p in graph.params})
+    for node in reads:
+        write.inline(node)
+    return {value: write.of_operand(value) for value in [*graph.params,
+                                                           *(node.out for node in reads)]}
+
+
+def _numba_takes(value) -> bool:
+    """Whether numba takes ``value`` as an argument: an array of numbers or flags, or a
+    number."""
+    if type(value) is np.ndarray:
+        return value.dtype.kind in "biufc"
+    return isinstance(value, (float, int, complex, np.number, np.bool_))
+
+
+def _refused(general: Callable, value: Value, paths: dict, known: dict) -> ArgumentKindError:
+    path = paths.get(value, value.hint)
+    kind = type(known.get(value)).__name__
+    return ArgumentKindError(
+        f"jit='numba' compiles {general.__name__} for arrays and numbers, and the "
+        f"derivative takes {path} (a {kind}) whole: numba cannot take it",
+        **(Location.error_fields(getattr(general, "where", None)) or {}),
+        hint=f"{_HINT}; or pass the arrays {path} holds")
+
+
+def _refuse_structures_inside(nodes: list[Node], general: Callable) -> None:
+    """A structure built inside the computation (not only returned) would be compiled by
+    numba into a kind of its own, never the dict or object the code builds."""
+    for node in walk(nodes):
+        if not isinstance(node, Region) and node.op.name == "structure":
+            raise ArgumentKindError(
+                f"jit='numba' compiles {general.__name__} for arrays and numbers, and "
+                "it builds a structure (a dict, a namedtuple or an object) that is not "
+                "returned as it is",
+                **(Location.error_fields(node.loc) or Location.error_fields(
+                    getattr(general, "where", None)) or {}),
+                hint=f"{_HINT}; or return the structure itself, beside the loss")
+
+
+__all__ = ["Cut", "cut"]
