@@ -103,20 +103,24 @@ def _structured_derivative(derivative: Callable, specs: dict[str, tuple]
     ids = {id(read) for read in moved}
     kept = [node for node in graph.nodes if id(node) not in ids]
     graph.nodes = moved + added.nodes + kept
-    _only_read_by_parts(graph, binder.containers, derivative.where)
+    bound = set(binder.reused) | {node.out for node in added.nodes}
+    _only_read_by_parts(graph, binder.containers, bound, derivative.where)
     return graph, derivative.where
 
 
-def _only_read_by_parts(graph: Graph, containers: set[Value], where: Location) -> None:
+def _only_read_by_parts(graph: Graph, containers: set[Value], bound: set[Value],
+                        where: Location) -> None:
     """A structure a derivative uses other than by reading its parts would carry a
-    gradient its leaves do not see: refuse it rather than return a wrong one."""
+    gradient its leaves do not see: refuse it rather than return a wrong one. So would
+    a read of a part that is not the one bound to it (``bound``: a second read of the
+    same part, or one inside a loop)."""
     for node in walk(graph.nodes):
         if isinstance(node, Region):
             used = [v for v in operand_values(node.args) if v in containers]
         else:
             found = structure_ops.part_read(node, True)
             used = [v for v in operand_values(node.args) if v in containers
-                    and not (found is not None and found[0] is v)]
+                    and not (found is not None and found[0] is v and node.out in bound)]
         if used:
             raise ArgumentKindError(
                 f"cannot differentiate this derivative with respect to '{used[0].hint}': "
