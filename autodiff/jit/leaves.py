@@ -70,7 +70,7 @@ class Cut:
         """The function around ``kernel`` (the compiled kernel graph): it reads the
         leaves, calls the kernel and builds the results."""
         text = self.text()
-        namespace = {"_kernel_": kernel}
+        namespace = {function_name(self.kernel.name): kernel}
         used = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
         namespace.update({name: RUNTIME_NAMES[name] for name in used & set(RUNTIME_NAMES)})
         filename = remember_source(text, f"leaves of {general.__name__}")
@@ -85,7 +85,7 @@ class Cut:
         names, kernel = self.names, self.kernel
         write = Expressions(names)
         lines = [f"{names[node.out]} = {write.of_node(node)}" for node in self.reads]
-        call = f"_kernel_({', '.join(names[p] for p in kernel.params)})"
+        call = f"{function_name(kernel.name)}({', '.join(names[p] for p in kernel.params)})"
         outs = [names[v] for v in kernel.outputs]
         lines.append(f"{', '.join(outs)} = {call}" if outs else call)
         lines += [f"{names[v]} = np.{kind}({names[v]})" for v, kind in self.scalars.items()]
@@ -128,10 +128,11 @@ def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
     if all(spec == ARRAY for spec in specs.values()) and not scalars:
         return None
     used = _needed(reads, {*leaves_in, *(v for o in results for v in operand_values(o))})
-    names = _names(graph.params, [node.out for node in used], leaves_out)
+    names = _names(graph.params, [node.out for node in used], leaves_out,
+                   function_name(graph.name + "_kernel"))
     for value in leaves_in:  # the kernel's parameters, named as the function passes them
         value.hint = names[value]
-    kernel = Graph(graph.name, leaves_in, nodes, leaves_out, graph.filename,
+    kernel = Graph(graph.name + "_kernel", leaves_in, nodes, leaves_out, graph.filename,
                    Signature(positional=[value.hint for value in leaves_in]))
     kernel.return_location = graph.return_location
     return Cut(graph, kernel, used, builds, names, scalars)
@@ -177,11 +178,12 @@ def _needed(reads: list[Node], wanted: set[Value]) -> list[Node]:
     return needed[::-1]
 
 
-def _names(params: list[Value], reads: list[Value], outs: list[Value]) -> dict[Value, str]:
+def _names(params: list[Value], reads: list[Value], outs: list[Value],
+           kernel: str) -> dict[Value, str]:
     """Names for the values the function around the kernel holds: the arguments' own,
-    the others after their hints, unique."""
+    the others after their hints, unique, none of them the kernel's name."""
     names = {p: p.hint for p in params}
-    taken = set(names.values()) | set(RUNTIME_NAMES) | {"_kernel_"}
+    taken = set(names.values()) | set(RUNTIME_NAMES) | {kernel}
     for value in reads + outs:
         if value in names:
             continue

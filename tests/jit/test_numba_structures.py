@@ -272,9 +272,9 @@ def test_the_leaves_are_read_once_and_the_gradient_built_once():
         assert f"params_{key} = params['{key}']" in around
         assert f"params['{key}']" not in kernel.split("\n", 1)[1].replace(
             f'params["{key}"]', "")  # only in the comments quoting the user's lines
-    assert around.count("_kernel_(") == 1 and around.count("{'W1': dparams_W1") == 1
+    assert around.count("= dict_mlp_grad_kernel(") == 1 and around.count("{'W1': dparams_W1") == 1
     assert len(around.splitlines()) == 1 + 4 + 1 + 1  # def, reads, kernel, return
-    assert kernel.startswith("def dict_mlp_grad(params_W1, params_b1, params_W2, "
+    assert kernel.startswith("def dict_mlp_grad_kernel(params_W1, params_b1, params_W2, "
                              "params_b2, x, t):")
 
 
