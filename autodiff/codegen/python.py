@@ -566,8 +566,10 @@ def _function_text(graph: Graph, lines: list[str], name: str,
 
 def _statements(node: Node, name: str, in_place: bool, render: _Renderer,
                 base: str | None = None) -> list[str]:
-    if node.op.statement:
-        return [_source(ast.Expr(render.node_expr(node)))]
+    if node.op.statement:  # a call (tape.append(value)) or a statement (assert condition)
+        kernel = node.op.kernel
+        text = kernel(node.named_args) if callable(kernel) else kernel
+        return [_source(render.template(node.named_args, node.op.defaults, text, True))]
     target = ast.Name(name, ast.Store())
     if node.op.inplace is None or not in_place and node.op.inplace_copy is None:
         return [_source(ast.Assign([target], render.node_expr(node), lineno=0))]

@@ -23,6 +23,7 @@ import numpy as np
 
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder, literal
+from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
@@ -92,7 +93,7 @@ DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
     ast.Try: "'try' statements", ast.With: "'with' statements", ast.Raise: "'raise' statements",
-    ast.Assert: "'assert' statements", ast.Delete: "'del' statements",
+    ast.Delete: "'del' statements",
     ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
     ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
     ast.ClassDef: "class definitions",
@@ -107,7 +108,7 @@ UNSUPPORTED_EXPRESSIONS = {
     ast.Dict: "dict displays", ast.Set: "set displays", ast.NamedExpr: "assignment expressions (:=)",
     ast.Await: "'await' expressions", ast.Yield: "'yield' expressions",
     ast.YieldFrom: "'yield from' expressions",
-    ast.JoinedStr: "f-strings", ast.Starred: "star arguments (*args)",
+    ast.Starred: "star arguments (*args)",
 }
 
 def _is_list(operand: Operand) -> bool:
@@ -115,7 +116,7 @@ def _is_list(operand: Operand) -> bool:
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
 
 
-class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
+class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, EffectsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -190,7 +191,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
     def passed_whole(self, node: ast.AST, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """The arguments of a call that takes a structure as it is (a function with a
         rule of its own, or one called as it is): each dict built as generated code."""
-        use = f"passing to '{ast.unparse(node.func)}'"
+        use = (f"passing to '{ast.unparse(node.func)}'" if isinstance(node, ast.Call)
+               else f"formatting in '{ast.unparse(node)}'")
         return (tuple(self.built_structure(node, a, use) if contains_record(a) else a
                       for a in args),
                 {k: self.built_structure(node, v, use) if contains_record(v) else v
@@ -225,6 +227,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         self.at_function_start = True
         self.body(body)
         if self.env[RETURNED] is FALSE or self.env[RETURNED] == FALSE:
+            if self.calls_in_progress and not self.rule:  # a helper of the user's: None
+                return Const(None)
             raise self.error(body[-1] if body else self.source.tree,
                              "the function has no 'return' statement at its end")
         result = self.env[RESULT]
@@ -281,9 +285,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
             if is_list_append(stmt) and call.func.value.id in self.env:
                 self.append_to_list(call, call.func.value.id)
                 return
-            raise self.error(stmt, "expression statements are not supported in differentiated "
-                             "code (the result would be discarded)",
-                             hint="remove calls made for their side effects, such as print")
+            self.effect_statement(stmt)
+        elif isinstance(stmt, ast.Assert):
+            self.assert_statement(stmt)
         elif isinstance(stmt, ast.Pass):
             return
         else:
@@ -404,7 +408,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
     expr_List = expr_Tuple
 
     def expr_BinOp(self, node: ast.BinOp) -> Operand:
-        return self.binary(node, node.op, self.expr(node.left), self.expr(node.right))
+        left = self.expr(node.left)
+        if isinstance(node.op, ast.Mod) and is_text(left):
+            return self.percent_formatted(node, left)
+        return self.binary(node, node.op, left, self.expr(node.right))
 
     def binary(self, node: ast.AST, op: ast.operator, left: Operand, right: Operand) -> Operand:
         fn = BINARY_OPS.get(type(op))
@@ -556,6 +563,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
         record = None
         if isinstance(func, ast.Attribute):
             base = self.expr(func.value)
+            if func.attr == "format" and isinstance(base, Const) and isinstance(base.value, str):
+                return self.str_formatted(node, base.value)
             if isinstance(base, Value):
                 receiver = base
             elif isinstance(base, Record) and (base.kind == "dict" or func.attr not in base.items):
@@ -577,6 +586,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin):
             return self.call_function(node, callee, args, kwargs)
         if isinstance(callee, Const) and getattr(callee.value, "builds_derivative", False):
             return self.build_derivative(node, callee, args, kwargs)
+        if isinstance(callee, Const) and any(callee.value is f for f in TEXT_BUILTINS) and not all(
+                isinstance(a, Const) for a in (*args, *kwargs.values())):
+            return self.as_text(node, callee.value, args, kwargs)
         if isinstance(callee, Const) and _is_pure_builtin(callee.value):
             folded = _folded_call(callee.value, args, kwargs)
             if folded is not None:

@@ -42,6 +42,59 @@ def call_op(positional: int, keywords: tuple[str, ...]) -> Op:
     return op
 
 
+_FOR_ITS_EFFECT = ("called for its side effects (print, logging, warnings), in the forward "
+                   "sweep as written: its result is discarded and no gradient flows through it")
+
+
+@functools.cache
+def effect_call_op(positional: int, keywords: tuple[str, ...], method: str | None = None) -> Op:
+    """The op calling its first operand (or, given ``method``, that method of it) for its
+    side effects alone (``print(...)``, ``logger.info(...)``, ``warnings.warn(...)``): a
+    statement of the forward sweep, written where the user wrote it."""
+    args = [f"arg{i}" for i in range(positional)]
+    kwargs = [f"kw_{name}" for name in keywords]
+    called = f"function.{method}" if method else "function"
+    op = Op("effect_call", _stub(["function", *args, *kwargs]),
+            f"{called}({', '.join([*args, *(f'{n}={k}' for n, k in zip(keywords, kwargs))])})",
+            nondiff_output=True, no_gradient=_FOR_ITS_EFFECT, fresh=False, floating=None)
+    op.opaque = op.effect = op.statement = True
+    op.outside_tables = "written by the frontend for a call made for its side effects"
+    return op
+
+
+@functools.cache
+def assertion_op(with_message: bool) -> Op:
+    """``assert condition, message``: checked in the forward sweep, where it was written."""
+    params = ["condition", "message"] if with_message else ["condition"]
+    op = Op("assertion", _stub(params),
+            "assert condition, message" if with_message else "assert condition",
+            nondiff_output=True, no_gradient="an assert checks a value; it passes no gradient",
+            fresh=False, floating=None)
+    op.opaque = op.effect = op.statement = True
+    op.outside_tables = "written by the frontend for an assert statement"
+    return op
+
+
+@functools.cache
+def formatted_op(template: str, count: int) -> Op:
+    """A string formatted from ``count`` operands ``a0, a1, ...``: an f-string or ``%``
+    formatting, ``template`` written with those names (``f'{a0:.3f}'``)."""
+    op = Op("formatted", _stub([f"a{i}" for i in range(count)]), template,
+            nondiff_output=True, no_gradient="a string made for printing passes no gradient",
+            floating=None)
+    op.opaque = True
+    op.outside_tables = "written by the frontend for an f-string or % formatting"
+    return op
+
+
+def _stub(params: list[str]):
+    def stub(*operands): ...
+
+    stub.__signature__ = inspect.Signature([
+        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    return stub
+
+
 def _missing_rule(named: dict, where: dict) -> UnknownFunctionError:
     function = named["function"]
     text = function.path or getattr(function.value, "__name__", "this function")

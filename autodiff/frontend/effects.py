@@ -1,0 +1,208 @@
+"""Statements there for their side effects: ``print(...)``, ``logger.info(...)``,
+``warnings.warn(...)`` and ``assert``, run in the forward sweep where the user wrote
+them and never differentiated; and the strings they print, f-strings, ``%`` and
+``str.format``, written into the generated code as the user wrote them.
+
+A call made as a statement is kept only when it is known to act through its side
+effects alone (print, logging, warnings) or is the user's own function (whose body
+is compiled, with the same rule). Any other call as a statement may change an
+argument in place (``np.add.at(K, idx, v)``, ``x.sort()``), which the derivative
+would not see: it is refused rather than guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import logging
+import types
+import warnings
+
+from autodiff.frontend.functions import LocalFunction
+from autodiff.frontend.structures import Record, contains_record
+from autodiff.graph.ir import Const, Node, Operand, Value
+from autodiff.ops import registry
+from autodiff.ops.calls import assertion_op, effect_call_op, formatted_op
+from autodiff.user_code import is_library_code
+
+# Builtins giving a string to print: str(loss), repr(x), format(loss, ".3f").
+TEXT_BUILTINS = frozenset({builtins.str, builtins.repr, builtins.ascii, builtins.format})
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical",
+                          "exception", "log"})
+_MODULE_FUNCTIONS = frozenset({builtins.print, warnings.warn, warnings.warn_explicit,
+                               *(getattr(logging, name) for name in _LOG_METHODS
+                                 if hasattr(logging, name))})
+
+
+_USERS = object()  # a method of the user's own object, compiled like any function of theirs
+
+
+def _users_function(fn, filename: str) -> bool:
+    """Whether ``fn`` is a function of the user's (compiled, never run as it is) or a
+    derivative autodiff generated."""
+    if not isinstance(fn, types.FunctionType) or registry.callable_binding(fn) is not None:
+        return False  # (a function with a rule of its own is called as it is)
+    return getattr(fn, "original", None) is not None or not is_library_code(fn, filename)
+
+
+def for_its_effects(fn) -> bool:
+    """Whether ``fn`` is called for its side effects alone: ``print``, ``warnings.warn``,
+    ``logging.info`` and a logger's ``.info(...)`` (any level)."""
+    try:
+        if fn in _MODULE_FUNCTIONS:
+            return True
+    except TypeError:  # an unhashable callable
+        return False
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, (logging.Logger, logging.LoggerAdapter)) and (
+        getattr(fn, "__name__", "") in _LOG_METHODS)
+
+
+def is_text(operand: Operand) -> bool:
+    """Whether an operand is a string: a constant, or one the code formatted."""
+    if isinstance(operand, Const):
+        return isinstance(operand.value, str)
+    node = operand.node if isinstance(operand, Value) else None
+    return isinstance(node, Node) and node.op.name == "formatted"
+
+
+class _Placeholders(ast.NodeTransformer):
+    """An f-string with each value it formats replaced by ``a0``, ``a1``, ...; the
+    replaced expressions in ``values``."""
+
+    def __init__(self) -> None:
+        self.values: list[ast.expr] = []
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> ast.FormattedValue:
+        self.values.append(node.value)
+        node.value = ast.Name(f"a{len(self.values) - 1}", ast.Load())
+        if node.format_spec is not None:
+            node.format_spec = self.visit(node.format_spec)
+        return node
+
+
+class EffectsMixin:
+    """Side-effect statements and formatted strings, for
+    :class:`autodiff.frontend.convert.Converter`."""
+
+    def effect_statement(self, stmt: ast.Expr) -> None:
+        """A call written as a statement: kept if made for its side effects, or the
+        user's own function; refused otherwise."""
+        call = stmt.value
+        if not isinstance(call, ast.Call):
+            raise self.error(stmt, "expression statements are not supported in "
+                             "differentiated code (the result would be discarded)",
+                             hint="assign the value, or remove the line")
+        callee = self.effect_callee(call.func)
+        method = None
+        if isinstance(callee, tuple):  # a method of a global object: logger.info
+            callee, method = callee
+        elif isinstance(callee, Const) and for_its_effects(callee.value):
+            if callee.path is None:
+                raise self.error(call, f"cannot call '{ast.unparse(call.func)}' here: it has "
+                                 "no name generated code can refer to",
+                                 hint="call it through a global name")
+        else:
+            callee = self.users_call(stmt, call, callee)
+        if callee is not None:
+            self.refuse_starred(call)
+            args = [self.expr(a) for a in call.args]
+            kwargs = {k.arg: self.expr(k.value) for k in call.keywords}
+            args, kwargs = self.passed_whole(call, tuple(args), kwargs)
+            op = effect_call_op(len(args), tuple(kwargs), method)
+            self.emit(call, op, (callee, *args, *kwargs.values()))
+
+    def users_call(self, stmt: ast.Expr, call: ast.Call, callee) -> None:
+        """A call of the user's own function as a statement (compiled, its result
+        unused); any other call is refused."""
+        if callee is _USERS or isinstance(callee, LocalFunction) or isinstance(
+                callee, Const) and _users_function(callee.value, self.source.filename):
+            self.expr(call)  # the user's function: its body compiled, its result unused
+            return
+        raise self.error(stmt, f"'{ast.unparse(call)}' is called for its effect, which "
+                         "differentiated code does not follow unless it only prints, logs "
+                         "or warns (it may change an array in place)",
+                         hint="assign what it returns (y = f(x)), or move the call out of "
+                         "the differentiated function; print, logging and warnings.warn "
+                         "calls are kept")
+
+    def effect_callee(self, func: ast.expr):
+        """What a call made as a statement calls: a function known while compiling;
+        ``(obj, name)`` for a method for its effects of a global object (``logger.info``,
+        read when the derivative runs); ``_USERS`` for a method of the user's object
+        (``self.log(...)``); None for a method of a value the code computes."""
+        if not isinstance(func, ast.Attribute):
+            return self.expr(func)
+        base = self.expr(func.value)
+        if isinstance(base, Const) and base.path is not None:
+            return self.attribute_of(func, base)
+        node = base.node if isinstance(base, Value) else None
+        if isinstance(node, Node) and node.op.name == "variable":
+            scope, name = node.args[1].value, node.args[0].value
+            current = scope.read(name) if scope is not None else None
+            if for_its_effects(getattr(current, func.attr, None)):
+                return base, func.attr
+        return _USERS if isinstance(base, Record) and base.kind == "fields" else None
+
+    def assert_statement(self, stmt: ast.Assert) -> None:
+        """``assert condition, message``, checked where it was written."""
+        condition = self.expr(stmt.test)
+        if isinstance(condition, Const) and not contains_record(condition) and (
+                condition.path is None and bool(condition.value)):
+            return  # true while compiling: nothing to check
+        if stmt.msg is None:
+            self.emit(stmt, assertion_op(False), (condition,))
+            return
+        message = self.expr(stmt.msg)
+        self.emit(stmt, assertion_op(True), (condition, message))
+
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> Operand:
+        """``f"{loss:.3f} at {step}"``: the same f-string, over the values it formats."""
+        placeholders = _Placeholders()
+        template = placeholders.visit(ast.parse(ast.unparse(node), mode="eval").body)
+        operands = [self.expr(value) for value in placeholders.values]
+        return self.formatted(node, ast.unparse(template), operands)
+
+    def percent_formatted(self, node: ast.BinOp, text: Operand) -> Operand:
+        """``"loss %.3f" % loss`` and ``"%s: %s" % (name, value)`` (``text``: the string
+        formatted, a constant or one formatted before, ``f"..." % x``)."""
+        right = node.right
+        items = right.elts if isinstance(right, ast.Tuple) else [right]
+        operands = [self.expr(item) for item in items]
+        if isinstance(text, Const):
+            template, first = repr(text.value), 0
+        else:
+            template, first = "a0", 1
+            operands.insert(0, text)
+        names = ", ".join(f"a{i}" for i in range(first, len(operands)))
+        tuple_text = f"({names},)" if len(operands) - first == 1 else f"({names})"
+        return self.formatted(node, f"{template} % {tuple_text}", operands)
+
+    def str_formatted(self, node: ast.Call, text: str) -> Operand:
+        """``"loss {:.3f}".format(loss)``."""
+        self.refuse_starred(node)
+        operands = [self.expr(a) for a in node.args]
+        names = [f"a{i}" for i in range(len(operands))]
+        for keyword in node.keywords:
+            names.append(f"{keyword.arg}=a{len(operands)}")
+            operands.append(self.expr(keyword.value))
+        return self.formatted(node, f"{text!r}.format({', '.join(names)})", operands)
+
+    def as_text(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
+        """``str(loss)``, ``repr(x)``, ``format(loss, ".3f")``: a string, for printing."""
+        operands = [*args, *kwargs.values()]
+        names = [f"a{i}" for i in range(len(args))] + [
+            f"{key}=a{len(args) + i}" for i, key in enumerate(kwargs)]
+        return self.formatted(node, f"{fn.__name__}({', '.join(names)})", operands)
+
+    def formatted(self, node: ast.AST, template: str, operands: list[Operand]) -> Operand:
+        _, kwargs = self.passed_whole(node, (), {f"a{i}": o for i, o in enumerate(operands)})
+        return self.emit(node, formatted_op(template, len(operands)), tuple(kwargs.values()))
+
+    def refuse_starred(self, call: ast.Call) -> None:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise self.error(call, "calls with *args or **kwargs are not supported")
+
+
+__all__ = ["TEXT_BUILTINS", "EffectsMixin", "for_its_effects", "is_text"]
