@@ -83,7 +83,7 @@ def _matches(expected: str, actual: str) -> bool:
 def test_the_page_lists_the_errors_the_issue_names():
     titles = " ".join(e.title for e in ENTRIES)
     for construct in ["`try`", "`with`", "`yield`", "`async def`", "`global`", "`nonlocal`",
-                      "`del`", "`class`", "`*args` in a call", "(`:=`)", "Set comprehensions",
+                      "`del`", "`class`", "`*x` of an array", "(`:=`)", "Set comprehensions",
                       "A dict comprehension", "Attribute assignment", "A dict key",
                       "Changing a dict the caller passed", "without a gradient rule",
                       "Recursion", "without Python source", "missing argument", "a string",

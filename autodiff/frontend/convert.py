@@ -553,11 +553,37 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             return self.emit(node, "stack", (items, Const(0)))
         return self.expr(node)
 
+    def call_arguments(self, node: ast.Call) -> tuple[tuple, dict]:
+        """The arguments of a call, ``*xs`` and ``**kw`` taken apart while compiling (a
+        list, tuple or dict the code holds: its items are known then)."""
+        args: list[Operand] = []
+        for arg in node.args:
+            if not isinstance(arg, ast.Starred):
+                args.append(self.expr(arg))
+                continue
+            value = self.expr(arg.value)
+            if not isinstance(value, (tuple, Record)) and not (
+                    isinstance(value, Const) and isinstance(value.value, (tuple, list))):
+                self.read_as_structure(arg, value, "a sequence")
+                raise self.error(arg, f"'{ast.unparse(arg)}' unpacks a value known only when "
+                                 "the code runs", hint="unpack a list or tuple of arrays "
+                                 "(f(*[a, b])), or index the array (f(x[0], x[1]))")
+            args.extend(self.static_items(arg, value))
+        kwargs: dict[str, Operand] = {}
+        for keyword in node.keywords:
+            value = self.expr(keyword.value)
+            if keyword.arg is not None:
+                kwargs[keyword.arg] = value
+                continue
+            if not (isinstance(value, Record) and value.kind == "dict" and all(
+                    isinstance(key, str) for key in value.items)):
+                self.read_as_structure(keyword.value, value, "a dict")
+                raise self.error(node, f"'**{ast.unparse(keyword.value)}' needs a dict with "
+                                 "string keys known while compiling")
+            kwargs.update(value.items)
+        return tuple(args), kwargs
+
     def expr_Call(self, node: ast.Call) -> Operand:
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
-            raise self.error(node, "calls with *args or **kwargs are not supported")
         func = node.func
         receiver = callee = None
         record = None
@@ -573,8 +599,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 callee = self.attribute_of(func, base)
         else:
             callee = self.expr(func)
-        args = tuple(self.expr(a) for a in node.args)
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        args, kwargs = self.call_arguments(node)
         text = ast.unparse(func)
         if record is not None:
             return self.record_method(node, record, func.attr, args, kwargs)

@@ -105,10 +105,7 @@ class EffectsMixin:
         else:
             callee = self.users_call(stmt, call, callee)
         if callee is not None:
-            self.refuse_starred(call)
-            args = [self.expr(a) for a in call.args]
-            kwargs = {k.arg: self.expr(k.value) for k in call.keywords}
-            args, kwargs = self.passed_whole(call, tuple(args), kwargs)
+            args, kwargs = self.passed_whole(call, *self.call_arguments(call))
             op = effect_call_op(len(args), tuple(kwargs), method)
             self.emit(call, op, (callee, *args, *kwargs.values()))
 
@@ -180,12 +177,10 @@ class EffectsMixin:
 
     def str_formatted(self, node: ast.Call, text: str) -> Operand:
         """``"loss {:.3f}".format(loss)``."""
-        self.refuse_starred(node)
-        operands = [self.expr(a) for a in node.args]
-        names = [f"a{i}" for i in range(len(operands))]
-        for keyword in node.keywords:
-            names.append(f"{keyword.arg}=a{len(operands)}")
-            operands.append(self.expr(keyword.value))
+        args, kwargs = self.call_arguments(node)
+        operands = [*args, *kwargs.values()]
+        names = [f"a{i}" for i in range(len(args))] + [
+            f"{key}=a{len(args) + i}" for i, key in enumerate(kwargs)]
         return self.formatted(node, f"{text!r}.format({', '.join(names)})", operands)
 
     def as_text(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
@@ -199,10 +194,6 @@ class EffectsMixin:
         _, kwargs = self.passed_whole(node, (), {f"a{i}": o for i, o in enumerate(operands)})
         return self.emit(node, formatted_op(template, len(operands)), tuple(kwargs.values()))
 
-    def refuse_starred(self, call: ast.Call) -> None:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(
-                k.arg is None for k in call.keywords):
-            raise self.error(call, "calls with *args or **kwargs are not supported")
 
 
 __all__ = ["TEXT_BUILTINS", "EffectsMixin", "for_its_effects", "is_text"]

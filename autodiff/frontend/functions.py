@@ -59,8 +59,6 @@ class CallsMixin:
 
     def local_function(self, node) -> LocalFunction:
         arguments = node.args
-        if arguments.vararg or arguments.kwarg:
-            raise self.error(node, "*args and **kwargs are not supported in inner functions")
         defaults = [self.expr(d) for d in arguments.defaults]
         kw_defaults = [None if d is None else self.expr(d) for d in arguments.kw_defaults]
         return LocalFunction(node, defaults, kw_defaults, self)
@@ -191,18 +189,21 @@ class CallsMixin:
         except AutodiffError as error:
             raise self.error(node, f"cannot read the source of '{fn.__qualname__}', called "
                              f"here: {error.message}", kind=type(error)) from None
-        if source.tree.args.vararg or source.tree.args.kwarg:
-            raise self.error(node, f"'{fn.__qualname__}' takes *args or **kwargs, which "
-                             "differentiated code does not support")
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as error:
             raise self.error(node, f"bad call to '{fn.__qualname__}': {error}") from None
         bound.apply_defaults()
         params = {}
+        spec = source.tree.args
         for name, value in bound.arguments.items():
-            params[name] = value if _is_operand(value) else self.default_operand(node, fn,
-                                                                                 name, value)
+            if spec.vararg is not None and name == spec.vararg.arg:
+                params[name] = tuple(value)  # *args: a tuple known while compiling
+            elif spec.kwarg is not None and name == spec.kwarg.arg:
+                params[name] = Record("dict", dict, dict(value))  # **kwargs: a dict
+            else:
+                params[name] = value if _is_operand(value) else self.default_operand(
+                    node, fn, name, value)
         callee = type(self)(self.builder, source, fn.__globals__, closure_cells(fn),
                             location=self.fixed_location, rule=self.rule)
         return callee, params, source.tree.body
@@ -222,15 +223,23 @@ class CallsMixin:
         spec = fn.node.args
         positional = [a.arg for a in (*spec.posonlyargs, *spec.args)]
         keyword_only = [a.arg for a in spec.kwonlyargs]
-        if len(args) > len(positional):
+        if len(args) > len(positional) and spec.vararg is None:
             raise self.error(node, f"'{fn.name}' takes {len(positional)} positional arguments "
                              f"but {len(args)} were given")
         params = dict(zip(positional, args))
+        if spec.vararg is not None:  # *args: the rest, a tuple known while compiling
+            params[spec.vararg.arg] = tuple(args[len(positional):])
+        extra = {}
         for name, value in kwargs.items():
             if name in params or name not in positional + keyword_only:
+                if spec.kwarg is not None and name not in params:
+                    extra[name] = value
+                    continue
                 raise self.error(node, f"bad keyword argument '{name}' in the call to "
                                  f"'{fn.name}'")
             params[name] = value
+        if spec.kwarg is not None:  # **kwargs: the other keywords, a dict
+            params[spec.kwarg.arg] = Record("dict", dict, extra)
         first_default = len(positional) - len(fn.defaults)
         for index, name in enumerate(positional):
             if name not in params:

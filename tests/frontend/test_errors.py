@@ -80,7 +80,6 @@ UNSUPPORTED = [
      "    x = x * v\nreturn np.sum(x)\n"), 5, "supported in its last step only"),
     ("attribute assignment", "z = x * 2\nz.a = 1\nreturn np.sum(z)\n", 6, "attribute",
      "z.a = ..."),
-    ("star args in a call", "z = np.maximum(*y)\nreturn np.sum(z * x)\n", 5, "*args"),
     ("effect", "z = x * 2\nz.sort()\nreturn np.sum(z)\n", 6, "is called for its effect",
      "z.sort()"),
     ("no return", "z = x * 2\ns = np.sum(z)\n", 6, "no 'return'"),
