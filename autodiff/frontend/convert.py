@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
 import os
@@ -86,6 +87,8 @@ PURE_BUILTINS = frozenset({
 
 # Builtins that take a structure known while compiling apart (see structural_builtin).
 STRUCTURAL_BUILTINS = (dict, len, list, tuple, sorted, isinstance)
+# Builtins calling a function on each item of one (see functional_builtin).
+FUNCTIONAL_BUILTINS = (map, filter, functools.reduce)
 
 # Methods of a dict (or a namedtuple) that code reading an argument as one calls.
 DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
@@ -600,13 +603,23 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         else:
             callee = self.expr(func)
         args, kwargs = self.call_arguments(node)
-        text = ast.unparse(func)
         if record is not None:
             return self.record_method(node, record, func.attr, args, kwargs)
+        if receiver is not None:
+            return self.method_call(node, receiver, func.attr, args, kwargs)
+        return self.call_value(node, callee, args, kwargs, ast.unparse(func))
+
+    def call_value(self, node: ast.Call, callee: Operand, args: tuple, kwargs: dict,
+                   text: str) -> Operand:
+        """The result of calling ``callee`` (what the code's ``text`` names) with these
+        arguments: a structural or functional builtin, a user's function or lambda, a
+        derivative, an op, or a function run as it is."""
         if isinstance(callee, Const) and any(callee.value is f for f in STRUCTURAL_BUILTINS):
             structural = self.structural_builtin(node, callee.value, args, kwargs)
             if structural is not None:
                 return structural
+        if isinstance(callee, Const) and any(callee.value is f for f in FUNCTIONAL_BUILTINS):
+            return self.functional_builtin(node, callee.value, args, kwargs)
         if isinstance(callee, LocalFunction):
             return self.call_function(node, callee, args, kwargs)
         if isinstance(callee, Const) and getattr(callee.value, "builds_derivative", False):
@@ -628,20 +641,26 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 return self.call_derivative(node, callee.value, args, kwargs)
             if not is_library_code(callee.value, self.source.filename):
                 return self.call_function(node, callee.value, args, kwargs)
-        if receiver is not None:
-            binding = registry.method_binding(func.attr)
-            if binding is None:
-                if func.attr in DICT_METHODS or not hasattr(np.ndarray, func.attr):
-                    self.read_as_structure(node, receiver, "a dict or an object")
-                raise self.error(node, f"the method '.{func.attr}()' is not supported",
-                                 hint=f"call the NumPy function (np.{func.attr}(x, ...)) if "
-                                 "autodiff knows it, or compute it from supported operations",
-                                 kind=UnknownFunctionError)
-            args = (receiver, *args)
-        else:
-            binding = self.callable_binding(node, callee, text)
-            if binding is None:
-                return self.call_as_it_is(node, callee, args, kwargs)
+        binding = self.callable_binding(node, callee, text)
+        if binding is None:
+            return self.call_as_it_is(node, callee, args, kwargs)
+        return self.call_op(node, binding, args, kwargs, text)
+
+    def method_call(self, node: ast.Call, receiver: Value, name: str, args: tuple,
+                    kwargs: dict) -> Operand:
+        """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
+        binding = registry.method_binding(name)
+        if binding is None:
+            if name in DICT_METHODS or not hasattr(np.ndarray, name):
+                self.read_as_structure(node, receiver, "a dict or an object")
+            raise self.error(node, f"the method '.{name}()' is not supported",
+                             hint=f"call the NumPy function (np.{name}(x, ...)) if "
+                             "autodiff knows it, or compute it from supported operations",
+                             kind=UnknownFunctionError)
+        return self.call_op(node, binding, (receiver, *args), kwargs, ast.unparse(node.func))
+
+    def call_op(self, node: ast.Call, binding: tuple, args: tuple, kwargs: dict,
+                text: str) -> Operand:
         op, adapter = binding
         if op.takes_structures:  # a function with a rule of its own: it gets the dict
             args, kwargs = self.passed_whole(node, args, kwargs)
@@ -652,6 +671,47 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         except TypeError as error:
             raise self.error(node, f"unsupported arguments in the call to {text}: {error}") from None
         return self.emit(node, op, canonical)
+
+    def functional_builtin(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
+        """``map(f, xs)``, ``filter(f, xs)`` and ``functools.reduce(f, xs, start)`` over
+        lists, tuples and dicts known while compiling: unrolled, ``f`` called on each
+        item as the code would call it (a lambda, a function of the user's, an op)."""
+        name = "functools.reduce" if fn is functools.reduce else fn.__name__
+        if kwargs or len(args) < 2 or (fn is not functools.reduce and fn is not map
+                                       and len(args) != 2) or len(args) > 3 and fn is not map:
+            raise self.error(node, f"unsupported arguments in the call to {name}")
+        function, iterables = args[0], args[1:]
+        if fn is functools.reduce:
+            iterables = iterables[:1]
+        columns = [self.static_items(node, iterable) for iterable in iterables]
+        text = ast.unparse(node.args[0])
+        if fn is map:
+            return tuple(self.call_value(node, function, items, {}, text)
+                         for items in zip(*columns))
+        if fn is filter:
+            kept = []
+            for item in columns[0]:
+                keep = item if function == Const(None) else self.call_value(
+                    node, function, (item,), {}, text)
+                if not isinstance(keep, Const):
+                    raise self.error(node, f"'{ast.unparse(node)}' keeps items by a test "
+                                     "known only when the code runs, but the items of a list "
+                                     "are fixed while compiling",
+                                     hint="compute every item and select with np.where")
+                if keep.value:
+                    kept.append(item)
+            return tuple(kept)
+        items = list(columns[0])
+        if len(args) == 3:
+            total = args[2]
+        elif items:
+            total = items.pop(0)
+        else:
+            raise self.error(node, "functools.reduce() of an empty sequence with no initial "
+                             "value")
+        for item in items:
+            total = self.call_value(node, function, (total, item), {}, text)
+        return total
 
     def structural_builtin(self, node: ast.Call, fn, args: tuple, kwargs: dict):
         """``dict(...)``, and ``len``, ``list``, ``tuple``, ``sorted`` and ``isinstance``
