@@ -205,6 +205,8 @@ def _(g, ans, x):
 
 
 # log|gamma(x)|, also math.lgamma: its derivative is digamma(x) for every x off the poles.
+# SymPy's loggamma is the same for x > 0; for x < 0 it differs by a constant multiple of
+# i pi, which its derivative, polygamma(0, x), does not see.
 @defop("gammaln", "scipy.special.gammaln(x)", aliases=(scipy.special.gammaln, math.lgamma),
        diff=("x",), shape=UNARY, floating="always", sympy=elementwise("loggamma"),
        math_form="lgamma", jvp="same")

@@ -40,6 +40,9 @@ CASES = [
     ("scipy.special.ndtri(0.5 + 0.5 * x)", [(4,)], "unit"),
     ("scipy.special.gammaln(x)", [(2, 3)], "positive"),
     ("scipy.special.gamma(x)", [(2, 3)], "positive"),
+    # between the poles -3 and -2, where gamma is positive and gammaln is log|gamma|
+    ("scipy.special.gammaln(0.4 * x - 2.5)", [(4,)], "unit"),
+    ("scipy.special.gamma(0.4 * x - 2.5) + scipy.special.rgamma(0.4 * x - 1.5)", [(4,)], "unit"),
     ("scipy.special.digamma(x)", [(4,)], "positive"),
     ("scipy.special.psi(x)", [()], "positive"),
     ("scipy.special.polygamma(2, x)", [(4,)], "positive"),
@@ -168,6 +171,32 @@ def test_log_ndtr_stays_finite_in_the_left_tail(user):
     direct = np.exp(-0.5 * x[1:] ** 2) / np.sqrt(2 * np.pi) / special.ndtr(x[1:])
     np.testing.assert_allclose(gradient[1:], direct, rtol=1e-12)
     np.testing.assert_allclose(gradient[0], 30.0 + 1 / 30.0 - 2 / 30.0 ** 3, rtol=1e-7)
+
+
+def test_logsumexp_and_the_softmax_are_stable_for_large_inputs(user_module):
+    module = user_module("""
+        import numpy as np
+        import scipy.special
+
+
+        def f(x):
+            c = np.array([0.3, -0.7])
+            return (scipy.special.logsumexp(x) + np.sum(scipy.special.softmax(x) * c)
+                    + np.sum(scipy.special.log_softmax(x) * c))
+
+
+        def g(x):
+            return scipy.special.logsumexp(x) + scipy.special.softmax(x)[0]
+    """)
+    # Each term's derivatives are the same at x and at x - 1000, where nothing overflows.
+    x = np.array([1000.0, 1001.0])
+    np.testing.assert_allclose(ad.grad(module.f)(x), ad.numeric_grad(module.f, x - 1000.0),
+                               rtol=1e-7)
+    np.testing.assert_allclose(ad.hvp(module.f)(x, np.array([1.0, -0.5])),
+                               ad.hvp(module.f)(x - 1000.0, np.array([1.0, -0.5])), rtol=1e-9)
+    # a masked entry (-inf) takes no gradient through logsumexp and the softmax
+    masked = ad.grad(module.g)(np.array([0.5, -1.0, -np.inf]))
+    assert np.all(np.isfinite(masked)) and masked[2] == 0.0
 
 
 def test_logsumexp_with_return_sign_is_refused_at_the_users_line(user):
