@@ -14,4 +14,11 @@ from autodiff.ops import (  # noqa: F401
 )
 from autodiff.ops.registry import OPS, Op, defop
 
+try:  # scipy.special's ops, when SciPy is installed (autodiff needs no SciPy)
+    import scipy.special  # noqa: F401
+except ImportError:
+    pass
+else:
+    from autodiff.ops import special  # noqa: F401
+
 __all__ = ["OPS", "Op", "defop"]
