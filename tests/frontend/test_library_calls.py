@@ -27,7 +27,7 @@ def user(tmp_path):
 
 
         def lse(x):
-            return scipy.special.logsumexp(x)
+            return np.sum(scipy.special.dawsn(x))
 
 
         def attention(x):
@@ -80,15 +80,15 @@ def test_a_gradient_into_a_function_without_a_rule_is_refused_at_the_call(user, 
         ad.grad(user.lse) if transform == "grad" else ad.jvp(user.lse)
     error = raised.value
     assert error.filename == user.__file__ and error.lineno == 9
-    assert "'scipy.special.logsumexp' is not a function autodiff knows" in error.message
-    assert "ad.register_gradient(scipy.special.logsumexp, vjp)" in str(error)
+    assert "'scipy.special.dawsn' is not a function autodiff knows" in error.message
+    assert "ad.register_gradient(scipy.special.dawsn, vjp)" in str(error)
 
 
 def test_a_rule_makes_the_same_call_differentiable(user):
-    def logsumexp_vjp(g, ans, a):
-        return g * np.exp(a - ans)
+    def dawsn_vjp(g, ans, x):  # the Dawson integral: D'(x) = 1 - 2 x D(x)
+        return g * (1.0 - 2.0 * x * ans)
 
-    with ad.register_gradient(scipy_special.logsumexp, logsumexp_vjp):
+    with ad.register_gradient(scipy_special.dawsn, dawsn_vjp):
         check_against_finite_differences(user.lse, [X], forward=False)
 
 
