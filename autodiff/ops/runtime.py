@@ -669,3 +669,18 @@ def list_index_grad(g, items, index):
     grads = [np.zeros_like(item, dtype=np.result_type(g)) for item in items]
     grads[index] = grads[index] + g
     return grads
+
+
+def suffix_scan(g, c):
+    """``s`` with ``s[..., j] = g[..., j] + c[..., j] * s[..., j + 1]`` along the last
+    axis (the last element is ``g``'s; ``c``'s last is unused): the running sums of
+    a cumprod's adjoint, with no division, so exact where ``c`` has zeros.
+
+    >>> suffix_scan(np.array([1.0, 1.0, 1.0]), np.array([2.0, 3.0, 0.0])).tolist()
+    [9.0, 4.0, 1.0]
+    """
+    g, c = np.broadcast_arrays(g, c)
+    s = np.array(g, dtype=np.result_type(g, c, 1.0))
+    for j in range(s.shape[-1] - 2, -1, -1):
+        s[..., j] += c[..., j] * s[..., j + 1]
+    return s

@@ -1,4 +1,4 @@
-"""Reversal, running sums and differences along an axis: flip, cumsum, diff."""
+"""Reversal, running sums and products, differences along an axis: flip, cumsum, cumprod, diff."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from tests.ops.table import table_test
+from tests.helpers import check_against_finite_differences
+from tests.ops.table import check_routes, table_test
 
-CASES = [
+NUMBA_CASES = [
     ("np.flip(x)", [(2, 3)]), ("np.flip(x, 1)", [(2, 3, 4)]),
     ("np.flip(x, axis=(0, -1))", [(2, 3, 4)]), ("np.flip(x, -1) * x", [(4,)]),
     ("np.flip(x)", [(1,)]),
@@ -20,7 +21,45 @@ CASES = [
     ("np.diff(x * x, axis=-2) ** 2", [(3, 2)]),
 ]
 
-test_along_axis = table_test(CASES, seed=600, routes=("sympy", "numba"))
+test_along_axis = table_test(NUMBA_CASES, seed=600, routes=("sympy", "numba"))
+
+# The running product's rules run a recurrence (suffix_scan) numba does not compile:
+# jit="numba" refuses them (test_cumprod_under_numba_is_refused_with_the_users_line).
+SCAN_CASES = [
+    ("np.cumprod(x)", [(5,)]), ("np.cumprod(x)", [(2, 3)]), ("np.cumprod(x, axis=0)", [(2, 3, 4)]),
+    ("np.cumprod(x, 1)", [(2, 3, 4)]), ("x.cumprod(axis=-1)", [(2, 3)]), ("np.cumprod(x)", [(1,)]),
+    ("np.cumprod(x)", [()]), ("np.cumprod(x, axis=0)", [(0, 3)]), ("x.cumprod()", [(3, 2)]),
+    ("np.cumprod(x * y, axis=1) ** 2", [(2, 3), (3,)]),
+]
+
+test_running_product = table_test(SCAN_CASES, seed=650, routes=("sympy",))
+CASES = NUMBA_CASES + SCAN_CASES  # all the table's cases (tests/ops/test_registry.py)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_cumprod_is_exact_with_zeros_to_second_order(user_module, axis):
+    # Dividing by the element would give nan or inf where it is 0; the zeros sit first,
+    # inside and last along each axis, one and two in a row.
+    module = user_module(f"""
+        import numpy as np
+        def f(x, w):
+            return np.sum(w * np.cumprod(x, axis={axis}))
+    """)
+    x = np.array([[0.0, 1.5, -0.7, 2.0], [1.2, 0.0, 0.0, -1.1], [0.8, -1.3, 0.0, 0.5]])
+    weights = np.linspace(0.5, 1.5, 12).reshape(np.shape(np.cumprod(x, axis=axis)))
+    check_against_finite_differences(module.f, [x, weights], second_order=True)
+    check_routes(module.f, [x, weights], 0, (ad.grad(module.f)(x, weights),), ("jit", "sympy"))
+
+
+def test_cumprod_under_numba_is_refused_with_the_users_line(user_module):
+    pytest.importorskip("numba")
+    module = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.cumprod(x))
+    """)
+    with pytest.raises(ad.AutodiffError, match="np.cumprod"):
+        ad.grad(module.f, jit="numba")(np.ones(3))
 
 
 
