@@ -194,3 +194,65 @@ def _(t, ans, a, axis):
     spread = np.flip(_along_last(np.broadcast_to(t, np.shape(a)), axis) * _products_before(flat), -1)
     tangent = np.flip(runtime.suffix_scan(spread, np.flip(flat, -1)), -1)
     return tangent if axis is None else np.moveaxis(tangent, -1, axis)
+
+
+# ----- sorting -----
+#
+# np.sort and np.partition move a's elements: their gradients move the adjoint's back
+# (unsorted_like) and their tangents move the tangent's the same way (sorted_like).
+# The permutation depends on a but is constant near almost every a, so the helpers
+# have no derivative in it. Where elements tie the derivative is undefined: tied
+# elements keep their order, as JAX's sort does (its stable sort permutes the tangent
+# with the values); for np.partition, each tied element takes the place
+# np.argpartition gives it.
+
+_NO_SYMPY_ORDER = "SymPy cannot order symbols: the permutation depends on the values"
+
+
+@defop("sorted_like", "sorted_like(t, a, axis, kth)", aliases=(runtime.sorted_like,),
+       diff=("t",), zeros="first", jvp="linear", no_sympy=_NO_SYMPY_ORDER)
+def sorted_like(t, a, axis=-1, kth=None): ...
+
+
+@defop("unsorted_like", "unsorted_like(g, a, axis, kth)", aliases=(runtime.unsorted_like,),
+       diff=("g",), zeros="first", jvp="linear", shape=shape_like("a"), no_sympy=_NO_SYMPY_ORDER)
+def unsorted_like(g, a, axis=-1, kth=None): ...
+
+
+@sorted_like.defvjp
+def _(gg, ans, t, a, axis, kth):
+    return runtime.unbroadcast(runtime.unsorted_like(gg, a, axis, kth), t)
+
+
+@unsorted_like.defvjp
+def _(gg, ans, g, a, axis, kth):
+    return runtime.unbroadcast(runtime.sorted_like(gg, a, axis, kth), g)
+
+
+@defop("sort", "np.sort(a, axis=axis)", aliases=(np.sort,), diff=("a",), no_sympy=_NO_SYMPY_ORDER)
+def sort(a, axis=-1): ...
+
+
+@sort.defvjp
+def _(g, ans, a, axis):
+    return runtime.unsorted_like(g, a, axis, None)
+
+
+@sort.defjvp
+def _(t, ans, a, axis):
+    return runtime.sorted_like(t, a, axis, None)
+
+
+@defop("partition", "np.partition(a, kth, axis=axis)", aliases=(np.partition,), diff=("a",),
+       no_sympy=_NO_SYMPY_ORDER)
+def partition(a, kth, axis=-1): ...
+
+
+@partition.defvjp
+def _(g, ans, a, kth, axis):
+    return runtime.unsorted_like(g, a, axis, kth)
+
+
+@partition.defjvp
+def _(t, ans, a, kth, axis):
+    return runtime.sorted_like(t, a, axis, kth)

@@ -684,3 +684,40 @@ def suffix_scan(g, c):
     for j in range(s.shape[-1] - 2, -1, -1):
         s[..., j] += c[..., j] * s[..., j + 1]
     return s
+
+
+def _order(a, axis, kth):
+    """The permutation ``np.sort(a, axis)`` (stable) or, with ``kth``, ``np.partition(a,
+    kth, axis)`` applies along an axis, and that axis (the last of the flattened ``a``
+    for axis None)."""
+    a = np.asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), -1
+    if kth is None:
+        return np.argsort(a, axis=axis, kind="stable"), axis
+    return np.argpartition(a, kth, axis=axis), axis
+
+
+def sorted_like(t, a, axis=-1, kth=None):
+    """``t`` rearranged as ``np.sort(a, axis)`` (``np.partition(a, kth, axis)`` when
+    ``kth`` is given) rearranges ``a``; tied elements keep their order (a stable sort).
+
+    >>> sorted_like(np.array([10.0, 20.0, 30.0]), np.array([2.0, 3.0, 1.0])).tolist()
+    [30.0, 10.0, 20.0]
+    """
+    order, along = _order(a, axis, kth)
+    t = np.broadcast_to(t, _shape(a))
+    return np.take_along_axis(t.reshape(-1) if axis is None else t, order, along)
+
+
+def unsorted_like(g, a, axis=-1, kth=None):
+    """The inverse of :func:`sorted_like`: ``g``, laid out as ``np.sort(a, axis)`` lays
+    out ``a``, put back where each element of ``a`` came from, in ``a``'s shape.
+
+    >>> unsorted_like(np.array([30.0, 10.0, 20.0]), np.array([2.0, 3.0, 1.0])).tolist()
+    [10.0, 20.0, 30.0]
+    """
+    order, along = _order(a, axis, kth)
+    out = np.empty(order.shape, dtype=np.result_type(g, 1.0))
+    np.put_along_axis(out, order, np.broadcast_to(g, order.shape), along)
+    return out.reshape(_shape(a))

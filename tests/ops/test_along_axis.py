@@ -33,7 +33,21 @@ SCAN_CASES = [
 ]
 
 test_running_product = table_test(SCAN_CASES, seed=650, routes=("sympy",))
-CASES = NUMBA_CASES + SCAN_CASES  # all the table's cases (tests/ops/test_registry.py)
+
+# Sorting: the elements move by a permutation of the values, which numba's and SymPy's
+# routes do not take (no numba form, no SymPy form).
+ORDER_CASES = [
+    ("np.sort(x)", [(5,)]), ("np.sort(x)", [(3, 4)]), ("np.sort(x, axis=0)", [(3, 4)]),
+    ("np.sort(x, 1)", [(2, 3, 4)]), ("np.sort(x, axis=None)", [(2, 3)]), ("np.sort(x)[2]", [(4,)]),
+    ("np.sort(x * y, axis=-2)[:, 1] ** 2", [(3, 2), (2,)]), ("np.sort(x, axis=0)", [(0, 3)]),
+    ("np.sort(np.concatenate((x, x)), axis=None)", [(2, 3)]),  # ties moving together
+    ("np.partition(x, 2)", [(5,)]), ("np.partition(x, 1, axis=0)", [(3, 4)]),
+    ("np.partition(x, (0, 2), axis=-1)[..., 2]", [(2, 4)]), ("np.partition(x, 3, axis=None)", [(2, 3)]),
+    ("np.partition(x * x, 0)[0]", [(4,)]),
+]
+
+test_order = table_test(ORDER_CASES, seed=680)
+CASES = NUMBA_CASES + SCAN_CASES + ORDER_CASES  # every case (tests/ops/test_registry.py)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
@@ -76,3 +90,16 @@ def test_diff_over_no_single_axis_is_an_error_in_every_route(user_module, jit):
     """)
     with pytest.raises((ad.AutodiffError, TypeError)):
         ad.grad(module.f, jit=jit)(np.ones((3, 4)))
+
+
+def test_sort_of_tied_elements_keeps_their_order_as_jax_does(user_module):
+    module = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sort(x)[2] + 10.0 * np.partition(x, 0)[0]
+    """)
+    # Sorted, x is [x[1], x[3], x[0], x[2]]: the first of the tied 3.0s is third.
+    np.testing.assert_array_equal(ad.grad(module.f)(np.array([3.0, 1.0, 3.0, 2.0])),
+                                  [1.0, 10.0, 0.0, 0.0])
+    _, tangent = ad.jvp(module.f)(np.array([3.0, 1.0, 3.0, 2.0]), np.array([1.0, 0.0, 0.0, 0.0]))
+    assert tangent == 1.0
