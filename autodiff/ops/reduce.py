@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min over ``axis`` (None, int or tuple), ``keepdims``.
+"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``.
 
 Every rule first puts back the reduced axes (``expand_reduced``) so that the
 incoming gradient broadcasts against the input.
@@ -6,12 +6,15 @@ incoming gradient broadcasts against the input.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from autodiff.graph.patterns import is_false, is_none
+from autodiff.ops import runtime
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
-from autodiff.ops.shape_rules import reduced
+from autodiff.ops.shape_rules import reduced, shape_like
 from autodiff.ops.sympy_forms import elementwise, fold, objects, sp
 
 REDUCE = {"diff": ("a",), "shape": reduced}
@@ -143,3 +146,148 @@ def _(t, ans, a, axis, ddof, keepdims):
     n = reduced_size(a, axis)
     centred = a - np.mean(a, axis=axis, keepdims=True)
     return np.sum(centred * t, axis=axis, keepdims=keepdims) / (ans * (n - ddof) + (n <= 1))
+
+
+@defop("ptp", "np.ptp(a, axis=axis, keepdims=keepdims)", aliases=(np.ptp,), **REDUCE,
+       sympy=lambda a, axis, keepdims: fold(sp.Max, a, axis, keepdims) - fold(sp.Min, a, axis, keepdims))
+def ptp(a, axis=None, keepdims=False): ...
+
+
+# max - min: the rules of both. Tied extremes share their part evenly, as for max and
+# min; where max and min are the same element (one element, or all equal) they cancel.
+@ptp.defvjp
+def _(g, ans, a, axis, keepdims):
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    shares = top / np.sum(top, axis=axis, keepdims=True) - bottom / np.sum(bottom, axis=axis, keepdims=True)
+    return expand_reduced(g, axis, keepdims) * shares
+
+
+@ptp.defjvp
+def _(t, ans, a, axis, keepdims):
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    return (np.sum(top * t, axis=axis, keepdims=keepdims) / np.sum(top, axis=axis, keepdims=keepdims)
+            - np.sum(bottom * t, axis=axis, keepdims=keepdims) / np.sum(bottom, axis=axis, keepdims=keepdims))
+
+
+# ----- NaN-skipping and weighted means -----
+#
+# np.nansum and np.nanmean leave out the NaN elements: the result does not depend on
+# them, so their gradient is 0 there (as in JAX, whose nansum sums where(isnan, 0, a)).
+
+def _sympy_kept(a):
+    """Where the object array ``a`` holds no NaN (a symbol is never NaN)."""
+    is_nan = np.frompyfunc(lambda v: v is sp.nan or (isinstance(v, float) and math.isnan(v)), 1, 1)
+    return np.logical_not(is_nan(a).astype(bool))
+
+
+def _sympy_nanmean(a, axis, keepdims):
+    a = objects(a)
+    kept = _sympy_kept(a)
+    return (np.sum(np.where(kept, a, 0), axis=axis, keepdims=keepdims)
+            / np.sum(kept, axis=axis, keepdims=keepdims))
+
+
+@defop("nansum", "np.nansum(a, axis=axis, keepdims=keepdims)", aliases=(np.nansum,), **REDUCE,
+       sympy=lambda a, axis, keepdims: np.sum(np.where(_sympy_kept(objects(a)), objects(a), 0), axis=axis, keepdims=keepdims))
+def nansum(a, axis=None, keepdims=False): ...
+
+
+@nansum.defvjp
+def _(g, ans, a, axis, keepdims):
+    return np.where(np.isnan(a), 0.0, expand_reduced(g, axis, keepdims))
+
+
+@nansum.defjvp
+def _(t, ans, a, axis, keepdims):
+    return np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)
+
+
+@defop("nanmean", "np.nanmean(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmean,),
+       floating="always", **REDUCE, sympy=_sympy_nanmean)
+def nanmean(a, axis=None, keepdims=False): ...
+
+
+@nanmean.defvjp
+def _(g, ans, a, axis, keepdims):
+    kept = np.logical_not(np.isnan(a))
+    return np.where(kept, expand_reduced(g, axis, keepdims) / np.sum(kept, axis=axis, keepdims=True), 0.0)
+
+
+@nanmean.defjvp
+def _(t, ans, a, axis, keepdims):
+    kept = np.logical_not(np.isnan(a))
+    return (np.sum(np.where(kept, t, 0.0), axis=axis, keepdims=keepdims)
+            / np.sum(kept, axis=axis, keepdims=keepdims))
+
+
+def _sympy_average(a, axis, weights, keepdims):
+    a = objects(a)
+    if weights is None:
+        return np.mean(a, axis=axis, keepdims=keepdims)
+    weights = runtime.spread_weights(objects(weights), a, axis)
+    return (np.sum(a * weights, axis=axis, keepdims=keepdims)
+            / np.sum(np.broadcast_to(weights, a.shape), axis=axis, keepdims=keepdims))
+
+
+@defop("average", "np.average(a, axis=axis, weights=weights, keepdims=keepdims)",
+       aliases=(np.average,), floating="always", diff=("a", "weights"), shape=reduced,
+       sympy=_sympy_average)
+def average(a, axis=None, weights=None, keepdims=False): ...
+
+
+def _unweighted_is_mean(named, builder):
+    if is_none(named["weights"]):
+        return builder.emit(mean, (named["a"], named["axis"], named["keepdims"]))
+    return None
+
+
+average.simplify = _unweighted_is_mean
+
+
+# sum(w * a) / sum(w): a's part is w / sum(w); the weights' is (a - average) / sum(w),
+# summed back to their shape when they are 1-D along axis.
+@average.defvjp
+def _(g, ans, a, axis, weights, keepdims):
+    spread = np.broadcast_to(runtime.spread_weights(weights, a, axis), np.shape(a))
+    share = expand_reduced(g, axis, keepdims) / np.sum(spread, axis=axis, keepdims=True)
+    centred = a - expand_reduced(ans, axis, keepdims)
+    return share * spread, runtime.unspread_weights(share * centred, weights, axis)
+
+
+@average.defjvp("a")
+def _(t, ans, a, axis, weights, keepdims):
+    spread = np.broadcast_to(runtime.spread_weights(weights, a, axis), np.shape(a))
+    return (np.sum(spread * t, axis=axis, keepdims=keepdims)
+            / np.sum(spread, axis=axis, keepdims=keepdims))
+
+
+@average.defjvp("weights")
+def _(t, ans, a, axis, weights, keepdims):
+    spread = np.broadcast_to(runtime.spread_weights(weights, a, axis), np.shape(a))
+    centred = a - expand_reduced(ans, axis, keepdims)
+    return (np.sum(runtime.spread_weights(t, a, axis) * centred, axis=axis, keepdims=keepdims)
+            / np.sum(spread, axis=axis, keepdims=keepdims))
+
+
+@defop("spread_weights", "spread_weights(weights, a, axis)", aliases=(runtime.spread_weights,),
+       diff=("weights",), fresh=False, zeros="first", jvp="linear", shape_params=("a",),
+       no_sympy="a helper of derivatives: user code never calls it")
+def spread_weights(weights, a, axis): ...
+
+
+@spread_weights.defvjp
+def _(gg, ans, weights, a, axis):
+    return runtime.unspread_weights(runtime.unbroadcast(gg, ans), weights, axis)
+
+
+@defop("unspread_weights", "unspread_weights(g, weights, axis)", aliases=(runtime.unspread_weights,),
+       diff=("g",), fresh=False, zeros="first", jvp="linear", shape=shape_like("weights"),
+       shape_params=("weights",), no_sympy="a helper of derivatives: user code never calls it")
+def unspread_weights(g, weights, axis): ...
+
+
+@unspread_weights.defvjp
+def _(gg, ans, g, weights, axis):
+    return np.broadcast_to(runtime.spread_weights(gg, g, axis), np.shape(g))

@@ -721,3 +721,24 @@ def unsorted_like(g, a, axis=-1, kth=None):
     out = np.empty(order.shape, dtype=np.result_type(g, 1.0))
     np.put_along_axis(out, order, np.broadcast_to(g, order.shape), along)
     return out.reshape(_shape(a))
+
+
+def spread_weights(weights, a, axis):
+    """``np.average``'s weights as it applies them to ``a``: as they are when of ``a``'s
+    shape, else (1-D, along ``axis``) shaped to broadcast against ``a``.
+
+    >>> spread_weights(np.array([1.0, 2.0]), np.zeros((3, 2)), 1).shape
+    (1, 2)
+    """
+    weights = np.asarray(weights)
+    if weights.shape == _shape(a):
+        return weights
+    lined_up = np.reshape(weights, (1,) * (np.ndim(a) - 1) + weights.shape)
+    return np.swapaxes(lined_up, -1, axis)
+
+
+def unspread_weights(g, weights, axis):
+    """The transpose of :func:`spread_weights`: ``g`` summed back to the weights' shape."""
+    if _shape(g) == _shape(weights):
+        return g
+    return np.sum(np.reshape(np.moveaxis(g, axis, -1), (-1, _shape(weights)[0])), axis=0)

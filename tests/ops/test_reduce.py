@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import autodiff as ad
 from tests.ops.table import table_test
@@ -31,6 +32,33 @@ CASES += [
     ("np.amin(x, axis=0)", [(3, 4)]),
     ("np.prod(x - 0.5, axis=0)", [(3, 4)]),
 ]
+for _name in ("var", "std"):  # ddof with keepdims and several axes
+    CASES += [
+        (f"np.{_name}(x, axis=(0, 2), ddof=1, keepdims=True)", [(2, 3, 4)]),
+        (f"np.{_name}(x, axis=(-1, 0), ddof=2)", [(2, 3, 4)]),
+        (f"x.{_name}(axis=1, ddof=1, keepdims=True)", [(3, 4)]),
+        (f"np.{_name}(x, ddof=1)", [(5,)]),
+        (f"np.{_name}(x * y, axis=0, ddof=1) ** 2", [(4, 3), (3,)]),
+    ]
+for _axis in ("None", "0", "-1", "(0, 2)"):
+    for _keepdims in ("False", "True"):
+        CASES += [(f"np.{_name}(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)])
+                  for _name in ("ptp", "nansum", "nanmean")]
+        CASES.append((f"np.average(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]))
+        CASES.append((f"np.average(x, axis={_axis}, weights=y, keepdims={_keepdims})",
+                      [(2, 3, 4), (2, 3, 4)], "positive"))
+CASES += [
+    ("np.ptp(x)", [(5,)]), ("np.ptp(x)", [(1,)]), ("np.ptp(x, axis=1)", [(3, 1)]),
+    ("np.ptp(np.concatenate((x, x)))", [(3,)]),  # tied extremes
+    ("np.nansum(np.where(x > 1.0, np.nan, x), axis=0)", [(4, 3)]),
+    ("np.nanmean(np.where(x > 1.0, np.nan, x * x), axis=1)", [(3, 6)]),
+    ("np.nansum(x)", [()]), ("np.nanmean(x)", [(5,)]),
+    ("np.average(x)", [(5,)]), ("np.average(x, weights=y)", [(5,), (5,)], "positive"),
+    ("np.average(x, axis=1, weights=y)", [(3, 4), (4,)], "positive"),
+    ("np.average(x, axis=0, weights=y)", [(3, 2, 2), (3,)], "positive"),
+    ("np.average(x, axis=-1, weights=y * y, keepdims=True)", [(2, 3), (3,)], "positive"),
+    ("np.average(x * y, 0, y)", [(4,), (4,)], "positive"),
+]
 
 
 test_reduction = table_test(CASES, seed=300)
@@ -54,3 +82,25 @@ def test_prod_is_exact_with_zeros(user_module):
     """)
     np.testing.assert_array_equal(ad.grad(mod.f)(np.array([2.0, 0.0, 3.0])), [0.0, 6.0, 0.0])
     np.testing.assert_array_equal(ad.grad(mod.f)(np.array([0.0, 0.0, 3.0])), [0.0, 0.0, 0.0])
+
+
+def test_nan_skipping_means_pass_no_gradient_to_nan_elements(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return 2.0 * np.nanmean(x, axis=0).sum() + np.nansum(x)
+    """)
+    x = np.array([[1.0, np.nan], [3.0, 2.0], [np.nan, 4.0]])
+    np.testing.assert_array_equal(ad.grad(mod.f)(x), [[2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
+    _, tangent = ad.jvp(mod.f)(x, np.ones_like(x))
+    assert tangent == 2.0 * 2 + 4.0
+
+
+def test_average_returning_the_weights_sum_is_refused(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.average(x, weights=x, returned=True)[0]
+    """)
+    with pytest.raises(ad.AutodiffError, match="returned"):
+        ad.grad(mod.f)(np.ones(3))
