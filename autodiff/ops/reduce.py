@@ -291,3 +291,148 @@ def unspread_weights(g, weights, axis): ...
 @unspread_weights.defvjp
 def _(gg, ans, g, weights, axis):
     return np.broadcast_to(runtime.spread_weights(gg, g, axis), np.shape(g))
+
+
+# ----- order statistics -----
+#
+# np.median and np.quantile/np.percentile (method "linear") interpolate between two
+# elements of the sorted array: the gradient goes to those two elements with the
+# interpolation's weights (quantile_spread), the tangent is taken from them
+# (quantile_select). Which elements they are depends on a but is constant near almost
+# every a. Tied elements keep their order in the sort, as in JAX (whose quantile sorts
+# with a stable sort and differentiates through it). In q, the result is linear
+# between two sorted positions: its slope is the difference of the two elements times
+# n - 1, the right-hand slope where q falls on a position exactly (0 at q = 1).
+
+_NO_SYMPY_ORDER = "SymPy cannot order symbols: which elements are picked depends on the values"
+
+
+@defop("median", "np.median(a, axis=axis, keepdims=keepdims)", aliases=(np.median,),
+       floating="always", **REDUCE, no_sympy=_NO_SYMPY_ORDER)
+def median(a, axis=None, keepdims=False): ...
+
+
+@median.defvjp
+def _(g, ans, a, axis, keepdims):
+    return runtime.quantile_spread(g, a, 0.5, axis, keepdims, False)
+
+
+@median.defjvp
+def _(t, ans, a, axis, keepdims):
+    return runtime.quantile_select(t, a, 0.5, axis, keepdims, False)
+
+
+def _per_quantile(x, q):
+    """``x``, of np.quantile's result shape (q's axes first), summed to q's shape."""
+    return np.sum(np.reshape(x, np.shape(q) + (-1,)), axis=-1)
+
+
+def _spread_over_result(t, q, like):
+    """``t``, of q's shape, shaped to broadcast against ``like`` (q's axes first)."""
+    return np.reshape(t, np.shape(q) + (1,) * (np.ndim(like) - np.ndim(q)))
+
+
+@defop("quantile", "np.quantile(a, q, axis=axis, keepdims=keepdims)", aliases=(np.quantile,),
+       floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def quantile(a, q, axis=None, keepdims=False): ...
+
+
+@quantile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, q, axis, keepdims, True)
+    return runtime.quantile_spread(g, a, q, axis, keepdims, False), _per_quantile(g * slope, q)
+
+
+@quantile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.quantile_select(t, a, q, axis, keepdims, False)
+
+
+@quantile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, q, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope)
+
+
+@defop("percentile", "np.percentile(a, q, axis=axis, keepdims=keepdims)",
+       aliases=(np.percentile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def percentile(a, q, axis=None, keepdims=False): ...
+
+
+# np.quantile at q / 100.
+@percentile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return (runtime.quantile_spread(g, a, np.asarray(q) / 100.0, axis, keepdims, False),
+            _per_quantile(g * slope, q) / 100.0)
+
+
+@percentile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.quantile_select(t, a, np.asarray(q) / 100.0, axis, keepdims, False)
+
+
+@percentile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope) / 100.0
+
+
+# The helpers: linear in t (g), piecewise linear in q (its weights are); the positions
+# they pick depend on a but are constant near almost every a, so a has no derivative.
+_HELPER = "a helper of derivatives: user code never calls it"
+
+
+@defop("quantile_select", "quantile_select(t, a, q, axis, keepdims, slope)",
+       aliases=(runtime.quantile_select,), diff=("t", "q"), no_sympy=_HELPER)
+def quantile_select(t, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@defop("quantile_spread", "quantile_spread(g, a, q, axis, keepdims, slope)",
+       aliases=(runtime.quantile_spread,), diff=("g", "q"), shape=shape_like("a"), no_sympy=_HELPER)
+def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@quantile_select.defjvp("t")
+def _(dt, ans, t, a, q, axis, keepdims, slope):
+    return runtime.quantile_select(dt, a, q, axis, keepdims, slope)
+
+
+@quantile_select.defjvp("q")
+def _(dq, ans, t, a, q, axis, keepdims, slope):
+    if slope:  # the slopes are constant between positions
+        return np.zeros_like(ans)
+    rate = runtime.quantile_select(t, a, q, axis, keepdims, True)
+    return rate * _spread_over_result(dq, q, rate)
+
+
+@quantile_select.defvjp
+def _(gg, ans, t, a, q, axis, keepdims, slope):
+    spread = runtime.quantile_spread(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(spread, t), np.zeros_like(q)
+    rate = runtime.quantile_select(t, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(spread, t), _per_quantile(gg * rate, q)
+
+
+@quantile_spread.defjvp("g")
+def _(dg, ans, g, a, q, axis, keepdims, slope):
+    return runtime.quantile_spread(dg, a, q, axis, keepdims, slope)
+
+
+@quantile_spread.defjvp("q")
+def _(dq, ans, g, a, q, axis, keepdims, slope):
+    if slope:
+        return np.zeros_like(ans)
+    shaped = np.broadcast_to(g, np.shape(runtime.quantile_select(a, a, q, axis, keepdims, True)))
+    return runtime.quantile_spread(shaped * _spread_over_result(dq, q, shaped), a, q, axis, keepdims, True)
+
+
+# <gg, spread(g)> is <select(gg), g>: g's part is select(gg); q's, from the slopes.
+@quantile_spread.defvjp
+def _(gg, ans, g, a, q, axis, keepdims, slope):
+    selected = runtime.quantile_select(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(selected, g), np.zeros_like(q)
+    rate = runtime.quantile_select(gg, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(selected, g), _per_quantile(g * rate, q)

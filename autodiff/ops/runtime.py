@@ -742,3 +742,65 @@ def unspread_weights(g, weights, axis):
     if _shape(g) == _shape(weights):
         return g
     return np.sum(np.reshape(np.moveaxis(g, axis, -1), (-1, _shape(weights)[0])), axis=0)
+
+
+def _quantile_layout(a, q, axis, keepdims, slope):
+    """What np.quantile(a, q, axis) (method linear) reads of ``a``: ``a`` with the
+    reduced axes last and merged, its function back, the stable sort order along that
+    axis, the two sorted positions each ``q`` interpolates between and their weights
+    (``slope``: the weights' derivatives in ``q``), and the result's shape."""
+    a = np.asarray(a)
+    flat, restore = _reduced_axes_last(a, axis)
+    n = flat.shape[-1]
+    position = np.asarray(q, dtype=float) * (n - 1)
+    low = np.clip(np.floor(position).astype(int), 0, n - 1)
+    high = np.minimum(low + 1, n - 1)
+    if slope:
+        weights = (np.full(position.shape, 1.0 - n), np.full(position.shape, n - 1.0))
+    else:
+        weights = (1.0 - (position - low), position - low)
+    if keepdims:
+        axes = range(a.ndim) if axis is None else [k % a.ndim for k in np.atleast_1d(axis)]
+        rest = tuple(1 if k in axes else length for k, length in enumerate(a.shape))
+    else:
+        rest = flat.shape[:-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    return flat, restore, order, (low, high), weights, position.shape + rest
+
+
+def quantile_select(t, a, q, axis=None, keepdims=False, slope=False):
+    """``t``'s elements combined as ``np.quantile(a, q, axis, keepdims=keepdims)``
+    combines ``a``'s (the two sorted elements each q interpolates between, with its
+    weights; ``slope``: with their derivatives in q): the tangent of np.quantile.
+
+    >>> quantile_select(np.array([10.0, 20.0, 30.0]), np.array([3.0, 1.0, 2.0]), 0.25).tolist()
+    25.0
+    """
+    _, _, order, positions, weights, shape = _quantile_layout(a, q, axis, keepdims, slope)
+    flat_t, _ = _reduced_axes_last(np.broadcast_to(t, np.shape(a)), axis)
+    ordered = np.take_along_axis(flat_t, order, -1)
+    picked = sum(ordered[..., where] * weight for where, weight in zip(positions, weights))
+    leading = np.ndim(picked) - np.ndim(positions[0])
+    picked = np.moveaxis(picked, list(range(leading, np.ndim(picked))),
+                         list(range(np.ndim(picked) - leading)))
+    return np.reshape(picked, shape)
+
+
+def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
+    """The transpose of :func:`quantile_select`: each element of ``g`` given to the two
+    elements of ``a`` its quantile interpolates between, with their weights; the
+    gradient of np.quantile in ``a``.
+
+    >>> quantile_spread(1.0, np.array([3.0, 1.0, 2.0]), 0.25).tolist()
+    [0.0, 0.5, 0.5]
+    """
+    flat, restore, order, positions, weights, shape = _quantile_layout(a, q, axis, keepdims, slope)
+    quantiles = np.shape(positions[0])
+    g = np.reshape(np.broadcast_to(g, shape), quantiles + flat.shape[:-1])
+    ordered = np.zeros(flat.shape, dtype=np.result_type(g, 1.0))
+    for k in np.ndindex(*quantiles):
+        for where, weight in zip(positions, weights):
+            ordered[..., where[k]] += weight[k] * g[k]
+    out = np.empty_like(ordered)
+    np.put_along_axis(out, order, ordered, -1)
+    return restore(out)

@@ -59,6 +59,24 @@ CASES += [
     ("np.average(x, axis=-1, weights=y * y, keepdims=True)", [(2, 3), (3,)], "positive"),
     ("np.average(x * y, 0, y)", [(4,), (4,)], "positive"),
 ]
+for _axis in ("None", "0", "-1", "(0, 2)"):
+    for _keepdims in ("False", "True"):
+        CASES += [
+            (f"np.median(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+            (f"np.quantile(x, 0.3, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+            (f"np.percentile(x, [10.0, 75.0], axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+        ]
+CASES += [
+    ("np.median(x)", [(5,)]), ("np.median(x)", [(4,)]), ("np.median(x)", [(1,)]),
+    ("np.median(x * y, axis=1)", [(3, 4), (4,)]),
+    ("np.median(np.concatenate((x, x, x[:1])))", [(3,)]),  # ties
+    ("np.quantile(x, 1.0, axis=0)", [(3, 2)]), ("np.quantile(x, 0.0)", [(4,)]),
+    ("np.quantile(x, np.array([[0.2, 0.45], [0.6, 0.9]]), axis=1)", [(2, 5)]),
+    ("np.quantile(x, 0.1 + 0.5 * y * y, axis=0)", [(4, 3), ()], "unit"),
+    ("np.quantile(x, 0.1 + 0.5 * y * y, axis=-1, keepdims=True)", [(2, 4), (3,)], "unit"),
+    ("np.percentile(x, 10.0 + 50.0 * y * y)", [(6,), (2, 2)], "unit"),
+    ("np.percentile(x * x, 30.0 + 40.0 * y, axis=(0, 1))", [(3, 2, 2), ()], "unit"),
+]
 
 
 test_reduction = table_test(CASES, seed=300)
