@@ -436,3 +436,16 @@ def _(gg, ans, g, a, q, axis, keepdims, slope):
         return runtime.unbroadcast(selected, g), np.zeros_like(q)
     rate = runtime.quantile_select(gg, a, q, axis, keepdims, True)
     return runtime.unbroadcast(selected, g), _per_quantile(g * rate, q)
+
+
+# Weights of a's shape are applied as they are: for one signature, nothing to do.
+@spread_weights.defspecialize
+def _(rewrite, weights, a, axis):
+    shape = rewrite.array_shape(weights)
+    return weights if shape is not None and shape == rewrite.array_shape(a) else None
+
+
+@unspread_weights.defspecialize
+def _(rewrite, g, weights, axis):
+    shape = rewrite.array_shape(weights)
+    return g if shape is not None and shape == rewrite.array_shape(g) else None
