@@ -15,7 +15,7 @@ from autodiff.ops import runtime
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 from autodiff.ops.shape_rules import reduced, shape_like
-from autodiff.ops.sympy_forms import elementwise, fold, objects, sp
+from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
 
 REDUCE = {"diff": ("a",), "shape": reduced}
 
@@ -177,9 +177,17 @@ def _(t, ans, a, axis, keepdims):
 # them, so their gradient is 0 there (as in JAX, whose nansum sums where(isnan, 0, a)).
 
 def _sympy_kept(a):
-    """Where the object array ``a`` holds no NaN (a symbol is never NaN)."""
-    is_nan = np.frompyfunc(lambda v: v is sp.nan or (isinstance(v, float) and math.isnan(v)), 1, 1)
-    return np.logical_not(is_nan(a).astype(bool))
+    """Where the object array ``a`` holds no NaN. An expression that is NaN for some
+    inputs alone (np.where(x > 1, np.nan, x)) is refused: which elements count would
+    depend on the values."""
+    def kept(v):
+        if v is sp.nan or (isinstance(v, float) and math.isnan(v)):
+            return False
+        if isinstance(v, sp.Basic) and v.has(sp.nan):
+            raise Unsupported("np.nansum/np.nanmean of an element NaN for some inputs only")
+        return True
+
+    return np.frompyfunc(kept, 1, 1)(a).astype(bool)
 
 
 def _sympy_nanmean(a, axis, keepdims):

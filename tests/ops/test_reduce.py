@@ -81,6 +81,18 @@ CASES += [
 
 test_reduction = table_test(CASES, seed=300)
 
+# SymPy's derivatives of the forms these reductions have (sort-based ones have none).
+SYMPY_CASES = [
+    ("np.ptp(x * x, axis=0)", [(2, 3)]), ("np.nansum(x * x, axis=1, keepdims=True)", [(2, 3)]),
+    ("np.nanmean(x * x, axis=0)", [(3, 2)]),
+    ("np.average(x, axis=1, weights=y)", [(2, 3), (3,)], "positive"),
+    ("np.average(x * x, weights=y)", [(2, 3), (2, 3)], "positive"),
+    ("np.var(x, axis=(0, 1), ddof=1, keepdims=True)", [(2, 3, 2)]),
+    ("np.std(x, axis=-1, ddof=1)", [(2, 3)]),
+]
+
+test_reduction_against_sympy = table_test(SYMPY_CASES, seed=350, routes=("sympy",))
+
 
 def test_max_shares_gradient_among_tied_elements(user_module):
     mod = user_module("""
@@ -122,3 +134,13 @@ def test_average_returning_the_weights_sum_is_refused(user_module):
     """)
     with pytest.raises(ad.AutodiffError, match="returned"):
         ad.grad(mod.f)(np.ones(3))
+
+
+def test_sympy_refuses_nan_skipping_of_elements_nan_for_some_inputs(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.nansum(np.where(x > 1.0, np.nan, x))
+    """)
+    with pytest.raises(ad.AutodiffError, match="NaN for some inputs"):
+        ad.symbolic_grad(mod.f, shapes={"x": (3,)})(np.ones(3))
