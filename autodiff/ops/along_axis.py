@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autodiff.graph.ir import Const, SliceSpec
+from autodiff.ops import runtime
 from autodiff.ops.elementwise import subtract
 from autodiff.ops.registry import defop
 from autodiff.ops.shape import getitem
@@ -121,3 +122,137 @@ def _(rewrite, a, n, axis):
         a = rewrite.emit(subtract, _indexed(rewrite, a, len(shape), later),
                          _indexed(rewrite, a, len(shape), earlier))
     return a
+
+
+# ----- running products -----
+#
+# d cumprod(a)[i] / d a[j] is the product of a[:i + 1] but a[j]. Dividing ans by a[j]
+# fails where an element is 0; instead the rules run a linear recurrence along the axis
+# (suffix_scan), with no division, so they are exact with zeros to every order, as JAX's
+# scan-based rule is. The rules work along the last axis: the op's axis is moved there
+# (or the array flattened, for axis None) and moved back.
+
+@defop("suffix_scan", "suffix_scan(g, c)", aliases=(runtime.suffix_scan,), diff=("g", "c"),
+       shape=shape_like("g"), no_sympy="a helper of derivatives: user code never calls it")
+def suffix_scan(g, c): ...
+
+
+def _next(s):
+    """s[..., j + 1] at j, 0 past the end (along the last axis)."""
+    return np.concatenate((s[..., 1:], np.zeros_like(s[..., :1])), axis=-1)
+
+
+@suffix_scan.defjvp("g")
+def _(t, ans, g, c):
+    return runtime.suffix_scan(t, c)
+
+
+@suffix_scan.defjvp("c")
+def _(t, ans, g, c):
+    return runtime.suffix_scan(t * _next(ans), c)
+
+
+# s is linear in g, s = L g with L[j, i] the product of c[j:i]; its transpose is the
+# same recurrence run forwards (a suffix scan of the flipped arrays, c moved by one).
+# s[j] reads c[j] as c[j] * s[j + 1], so c's adjoint is that total adjoint times s[j + 1].
+@suffix_scan.defvjp
+def _(gg, ans, g, c):
+    total = np.flip(runtime.suffix_scan(np.flip(gg, -1), _next(np.flip(c, -1))), -1)
+    return total, total * _next(ans)
+
+
+def _along_last(a, axis):
+    return np.reshape(a, (-1,)) if axis is None else np.moveaxis(a, axis, -1)
+
+
+def _products_before(a):
+    """The product of a[..., :j] at j (1 at j = 0), along the last axis."""
+    return np.concatenate((np.ones_like(a[..., :1]), np.cumprod(a[..., :-1], axis=-1)), axis=-1)
+
+
+@defop("cumprod", "np.cumprod(a, axis=axis)", aliases=(np.cumprod,), methods=("cumprod",),
+       diff=("a",), sympy=lambda a, axis: np.cumprod(objects(a), axis=axis))
+def cumprod(a, axis=None): ...
+
+
+# a[j]'s adjoint is products_before[j] * s[j], where s[j] sums g[i] times the product of
+# a[j + 1:i + 1] over i >= j: s[j] = g[j] + a[j + 1] * s[j + 1].
+@cumprod.defvjp
+def _(g, ans, a, axis):
+    flat = _along_last(a, axis)
+    grad = _products_before(flat) * runtime.suffix_scan(_along_last(g, axis), _next(flat))
+    if axis is None:
+        return np.reshape(grad, np.shape(a))
+    return np.moveaxis(grad, -1, axis)
+
+
+# The tangent d[i] sums t[j] * products_before[j] * the product of a[j + 1:i + 1] over
+# j <= i: d[i] = t[i] * products_before[i] + a[i] * d[i - 1], a suffix scan of the flipped.
+@cumprod.defjvp
+def _(t, ans, a, axis):
+    flat = _along_last(a, axis)
+    spread = np.flip(_along_last(np.broadcast_to(t, np.shape(a)), axis) * _products_before(flat), -1)
+    tangent = np.flip(runtime.suffix_scan(spread, np.flip(flat, -1)), -1)
+    return tangent if axis is None else np.moveaxis(tangent, -1, axis)
+
+
+# ----- sorting -----
+#
+# np.sort and np.partition move a's elements: their gradients move the adjoint's back
+# (unsorted_like) and their tangents move the tangent's the same way (sorted_like).
+# The permutation depends on a but is constant near almost every a, so the helpers
+# have no derivative in it. Where elements tie the derivative is undefined: tied
+# elements keep their order, as JAX's sort does (its stable sort permutes the tangent
+# with the values); for np.partition, each tied element takes the place
+# np.argpartition gives it.
+
+_NO_SYMPY_ORDER = "SymPy cannot order symbols: the permutation depends on the values"
+
+
+@defop("sorted_like", "sorted_like(t, a, axis, kth)", aliases=(runtime.sorted_like,),
+       diff=("t",), zeros="first", jvp="linear", no_sympy=_NO_SYMPY_ORDER)
+def sorted_like(t, a, axis=-1, kth=None): ...
+
+
+@defop("unsorted_like", "unsorted_like(g, a, axis, kth)", aliases=(runtime.unsorted_like,),
+       diff=("g",), zeros="first", jvp="linear", shape=shape_like("a"), no_sympy=_NO_SYMPY_ORDER)
+def unsorted_like(g, a, axis=-1, kth=None): ...
+
+
+@sorted_like.defvjp
+def _(gg, ans, t, a, axis, kth):
+    return runtime.unbroadcast(runtime.unsorted_like(gg, a, axis, kth), t)
+
+
+@unsorted_like.defvjp
+def _(gg, ans, g, a, axis, kth):
+    return runtime.unbroadcast(runtime.sorted_like(gg, a, axis, kth), g)
+
+
+@defop("sort", "np.sort(a, axis=axis)", aliases=(np.sort,), diff=("a",), no_sympy=_NO_SYMPY_ORDER)
+def sort(a, axis=-1): ...
+
+
+@sort.defvjp
+def _(g, ans, a, axis):
+    return runtime.unsorted_like(g, a, axis, None)
+
+
+@sort.defjvp
+def _(t, ans, a, axis):
+    return runtime.sorted_like(t, a, axis, None)
+
+
+@defop("partition", "np.partition(a, kth, axis=axis)", aliases=(np.partition,), diff=("a",),
+       no_sympy=_NO_SYMPY_ORDER)
+def partition(a, kth, axis=-1): ...
+
+
+@partition.defvjp
+def _(g, ans, a, kth, axis):
+    return runtime.unsorted_like(g, a, axis, kth)
+
+
+@partition.defjvp
+def _(t, ans, a, kth, axis):
+    return runtime.sorted_like(t, a, axis, kth)

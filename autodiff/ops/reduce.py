@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min over ``axis`` (None, int or tuple), ``keepdims``.
+"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``.
 
 Every rule first puts back the reduced axes (``expand_reduced``) so that the
 incoming gradient broadcasts against the input.
@@ -6,13 +6,16 @@ incoming gradient broadcasts against the input.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from autodiff.graph.patterns import is_false, is_none
+from autodiff.ops import runtime
 from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
-from autodiff.ops.shape_rules import reduced
-from autodiff.ops.sympy_forms import elementwise, fold, objects, sp
+from autodiff.ops.shape_rules import reduced, shape_like
+from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
 
 REDUCE = {"diff": ("a",), "shape": reduced}
 
@@ -143,3 +146,314 @@ def _(t, ans, a, axis, ddof, keepdims):
     n = reduced_size(a, axis)
     centred = a - np.mean(a, axis=axis, keepdims=True)
     return np.sum(centred * t, axis=axis, keepdims=keepdims) / (ans * (n - ddof) + (n <= 1))
+
+
+@defop("ptp", "np.ptp(a, axis=axis, keepdims=keepdims)", aliases=(np.ptp,), **REDUCE,
+       sympy=lambda a, axis, keepdims: fold(sp.Max, a, axis, keepdims) - fold(sp.Min, a, axis, keepdims))
+def ptp(a, axis=None, keepdims=False): ...
+
+
+# max - min: the rules of both. Tied extremes share their part evenly, as for max and
+# min; where max and min are the same element (one element, or all equal) they cancel.
+@ptp.defvjp
+def _(g, ans, a, axis, keepdims):
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    shares = top / np.sum(top, axis=axis, keepdims=True) - bottom / np.sum(bottom, axis=axis, keepdims=True)
+    return expand_reduced(g, axis, keepdims) * shares
+
+
+@ptp.defjvp
+def _(t, ans, a, axis, keepdims):
+    top = a == np.max(a, axis=axis, keepdims=True)
+    bottom = a == np.min(a, axis=axis, keepdims=True)
+    return (np.sum(top * t, axis=axis, keepdims=keepdims) / np.sum(top, axis=axis, keepdims=keepdims)
+            - np.sum(bottom * t, axis=axis, keepdims=keepdims) / np.sum(bottom, axis=axis, keepdims=keepdims))
+
+
+# ----- NaN-skipping and weighted means -----
+#
+# np.nansum and np.nanmean leave out the NaN elements: the result does not depend on
+# them, so their gradient is 0 there (as in JAX, whose nansum sums where(isnan, 0, a)).
+
+def _sympy_kept(a):
+    """Where the object array ``a`` holds no NaN. An expression that is NaN for some
+    inputs alone (np.where(x > 1, np.nan, x)) is refused: which elements count would
+    depend on the values."""
+    def kept(v):
+        if v is sp.nan or (isinstance(v, float) and math.isnan(v)):
+            return False
+        if isinstance(v, sp.Basic) and v.has(sp.nan):
+            raise Unsupported("np.nansum/np.nanmean of an element NaN for some inputs only")
+        return True
+
+    return np.frompyfunc(kept, 1, 1)(a).astype(bool)
+
+
+def _sympy_nanmean(a, axis, keepdims):
+    a = objects(a)
+    kept = _sympy_kept(a)
+    return (np.sum(np.where(kept, a, 0), axis=axis, keepdims=keepdims)
+            / np.sum(kept, axis=axis, keepdims=keepdims))
+
+
+@defop("nansum", "np.nansum(a, axis=axis, keepdims=keepdims)", aliases=(np.nansum,), **REDUCE,
+       sympy=lambda a, axis, keepdims: np.sum(np.where(_sympy_kept(objects(a)), objects(a), 0), axis=axis, keepdims=keepdims))
+def nansum(a, axis=None, keepdims=False): ...
+
+
+@nansum.defvjp
+def _(g, ans, a, axis, keepdims):
+    return np.where(np.isnan(a), 0.0, expand_reduced(g, axis, keepdims))
+
+
+@nansum.defjvp
+def _(t, ans, a, axis, keepdims):
+    return np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)
+
+
+@defop("nanmean", "np.nanmean(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmean,),
+       floating="always", **REDUCE, sympy=_sympy_nanmean)
+def nanmean(a, axis=None, keepdims=False): ...
+
+
+@nanmean.defvjp
+def _(g, ans, a, axis, keepdims):
+    kept = np.logical_not(np.isnan(a))
+    return np.where(kept, expand_reduced(g, axis, keepdims) / np.sum(kept, axis=axis, keepdims=True), 0.0)
+
+
+@nanmean.defjvp
+def _(t, ans, a, axis, keepdims):
+    kept = np.logical_not(np.isnan(a))
+    return (np.sum(np.where(kept, t, 0.0), axis=axis, keepdims=keepdims)
+            / np.sum(kept, axis=axis, keepdims=keepdims))
+
+
+def _sympy_average(a, axis, weights, keepdims):
+    a = objects(a)
+    if weights is None:
+        return np.mean(a, axis=axis, keepdims=keepdims)
+    weights = runtime.spread_weights(objects(weights), a, axis)
+    return (np.sum(a * weights, axis=axis, keepdims=keepdims)
+            / np.sum(np.broadcast_to(weights, a.shape), axis=axis, keepdims=keepdims))
+
+
+@defop("average", "np.average(a, axis=axis, weights=weights, keepdims=keepdims)",
+       aliases=(np.average,), floating="always", diff=("a", "weights"), shape=reduced,
+       sympy=_sympy_average)
+def average(a, axis=None, weights=None, keepdims=False): ...
+
+
+def _unweighted_is_mean(named, builder):
+    if is_none(named["weights"]):
+        return builder.emit(mean, (named["a"], named["axis"], named["keepdims"]))
+    return None
+
+
+average.simplify = _unweighted_is_mean
+
+
+# sum(w * a) / sum(w): a's part is w / sum(w); the weights' is (a - average) / sum(w),
+# summed back to their shape when they are 1-D along axis.
+@average.defvjp
+def _(g, ans, a, axis, weights, keepdims):
+    spread = np.broadcast_to(runtime.spread_weights(weights, a, axis), np.shape(a))
+    share = expand_reduced(g, axis, keepdims) / np.sum(spread, axis=axis, keepdims=True)
+    centred = a - expand_reduced(ans, axis, keepdims)
+    return share * spread, runtime.unspread_weights(share * centred, weights, axis)
+
+
+@average.defjvp("a")
+def _(t, ans, a, axis, weights, keepdims):
+    spread = np.broadcast_to(runtime.spread_weights(weights, a, axis), np.shape(a))
+    return (np.sum(spread * t, axis=axis, keepdims=keepdims)
+            / np.sum(spread, axis=axis, keepdims=keepdims))
+
+
+@average.defjvp("weights")
+def _(t, ans, a, axis, weights, keepdims):
+    spread = np.broadcast_to(runtime.spread_weights(weights, a, axis), np.shape(a))
+    centred = a - expand_reduced(ans, axis, keepdims)
+    return (np.sum(runtime.spread_weights(t, a, axis) * centred, axis=axis, keepdims=keepdims)
+            / np.sum(spread, axis=axis, keepdims=keepdims))
+
+
+@defop("spread_weights", "spread_weights(weights, a, axis)", aliases=(runtime.spread_weights,),
+       diff=("weights",), fresh=False, zeros="first", jvp="linear", shape_params=("a",),
+       no_sympy="a helper of derivatives: user code never calls it")
+def spread_weights(weights, a, axis): ...
+
+
+@spread_weights.defvjp
+def _(gg, ans, weights, a, axis):
+    return runtime.unspread_weights(runtime.unbroadcast(gg, ans), weights, axis)
+
+
+@defop("unspread_weights", "unspread_weights(g, weights, axis)", aliases=(runtime.unspread_weights,),
+       diff=("g",), fresh=False, zeros="first", jvp="linear", shape=shape_like("weights"),
+       shape_params=("weights",), no_sympy="a helper of derivatives: user code never calls it")
+def unspread_weights(g, weights, axis): ...
+
+
+@unspread_weights.defvjp
+def _(gg, ans, g, weights, axis):
+    return np.broadcast_to(runtime.spread_weights(gg, g, axis), np.shape(g))
+
+
+# ----- order statistics -----
+#
+# np.median and np.quantile/np.percentile (method "linear") interpolate between two
+# elements of the sorted array: the gradient goes to those two elements with the
+# interpolation's weights (quantile_spread), the tangent is taken from them
+# (quantile_select). Which elements they are depends on a but is constant near almost
+# every a. Tied elements keep their order in the sort, as in JAX (whose quantile sorts
+# with a stable sort and differentiates through it). In q, the result is linear
+# between two sorted positions: its slope is the difference of the two elements times
+# n - 1, the right-hand slope where q falls on a position exactly (0 at q = 1).
+
+_NO_SYMPY_ORDER = "SymPy cannot order symbols: which elements are picked depends on the values"
+
+
+@defop("median", "np.median(a, axis=axis, keepdims=keepdims)", aliases=(np.median,),
+       floating="always", **REDUCE, no_sympy=_NO_SYMPY_ORDER)
+def median(a, axis=None, keepdims=False): ...
+
+
+@median.defvjp
+def _(g, ans, a, axis, keepdims):
+    return runtime.quantile_spread(g, a, 0.5, axis, keepdims, False)
+
+
+@median.defjvp
+def _(t, ans, a, axis, keepdims):
+    return runtime.quantile_select(t, a, 0.5, axis, keepdims, False)
+
+
+def _per_quantile(x, q):
+    """``x``, of np.quantile's result shape (q's axes first), summed to q's shape."""
+    return np.sum(np.reshape(x, np.shape(q) + (-1,)), axis=-1)
+
+
+def _spread_over_result(t, q, like):
+    """``t``, of q's shape, shaped to broadcast against ``like`` (q's axes first)."""
+    return np.reshape(t, np.shape(q) + (1,) * (np.ndim(like) - np.ndim(q)))
+
+
+@defop("quantile", "np.quantile(a, q, axis=axis, keepdims=keepdims)", aliases=(np.quantile,),
+       floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def quantile(a, q, axis=None, keepdims=False): ...
+
+
+@quantile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, q, axis, keepdims, True)
+    return runtime.quantile_spread(g, a, q, axis, keepdims, False), _per_quantile(g * slope, q)
+
+
+@quantile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.quantile_select(t, a, q, axis, keepdims, False)
+
+
+@quantile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, q, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope)
+
+
+@defop("percentile", "np.percentile(a, q, axis=axis, keepdims=keepdims)",
+       aliases=(np.percentile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def percentile(a, q, axis=None, keepdims=False): ...
+
+
+# np.quantile at q / 100.
+@percentile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return (runtime.quantile_spread(g, a, np.asarray(q) / 100.0, axis, keepdims, False),
+            _per_quantile(g * slope, q) / 100.0)
+
+
+@percentile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.quantile_select(t, a, np.asarray(q) / 100.0, axis, keepdims, False)
+
+
+@percentile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.quantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope) / 100.0
+
+
+# The helpers: linear in t (g), piecewise linear in q (its weights are); the positions
+# they pick depend on a but are constant near almost every a, so a has no derivative.
+_HELPER = "a helper of derivatives: user code never calls it"
+
+
+@defop("quantile_select", "quantile_select(t, a, q, axis, keepdims, slope)",
+       aliases=(runtime.quantile_select,), diff=("t", "q"), no_sympy=_HELPER)
+def quantile_select(t, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@defop("quantile_spread", "quantile_spread(g, a, q, axis, keepdims, slope)",
+       aliases=(runtime.quantile_spread,), diff=("g", "q"), shape=shape_like("a"), no_sympy=_HELPER)
+def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@quantile_select.defjvp("t")
+def _(dt, ans, t, a, q, axis, keepdims, slope):
+    return runtime.quantile_select(dt, a, q, axis, keepdims, slope)
+
+
+@quantile_select.defjvp("q")
+def _(dq, ans, t, a, q, axis, keepdims, slope):
+    if slope:  # the slopes are constant between positions
+        return np.zeros_like(ans)
+    rate = runtime.quantile_select(t, a, q, axis, keepdims, True)
+    return rate * _spread_over_result(dq, q, rate)
+
+
+@quantile_select.defvjp
+def _(gg, ans, t, a, q, axis, keepdims, slope):
+    spread = runtime.quantile_spread(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(spread, t), np.zeros_like(q)
+    rate = runtime.quantile_select(t, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(spread, t), _per_quantile(gg * rate, q)
+
+
+@quantile_spread.defjvp("g")
+def _(dg, ans, g, a, q, axis, keepdims, slope):
+    return runtime.quantile_spread(dg, a, q, axis, keepdims, slope)
+
+
+@quantile_spread.defjvp("q")
+def _(dq, ans, g, a, q, axis, keepdims, slope):
+    if slope:
+        return np.zeros_like(ans)
+    shaped = np.broadcast_to(g, np.shape(runtime.quantile_select(a, a, q, axis, keepdims, True)))
+    return runtime.quantile_spread(shaped * _spread_over_result(dq, q, shaped), a, q, axis, keepdims, True)
+
+
+# <gg, spread(g)> is <select(gg), g>: g's part is select(gg); q's, from the slopes.
+@quantile_spread.defvjp
+def _(gg, ans, g, a, q, axis, keepdims, slope):
+    selected = runtime.quantile_select(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(selected, g), np.zeros_like(q)
+    rate = runtime.quantile_select(gg, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(selected, g), _per_quantile(g * rate, q)
+
+
+# Weights of a's shape are applied as they are: for one signature, nothing to do.
+@spread_weights.defspecialize
+def _(rewrite, weights, a, axis):
+    shape = rewrite.array_shape(weights)
+    return weights if shape is not None and shape == rewrite.array_shape(a) else None
+
+
+@unspread_weights.defspecialize
+def _(rewrite, g, weights, axis):
+    shape = rewrite.array_shape(weights)
+    return g if shape is not None and shape == rewrite.array_shape(g) else None

@@ -669,3 +669,138 @@ def list_index_grad(g, items, index):
     grads = [np.zeros_like(item, dtype=np.result_type(g)) for item in items]
     grads[index] = grads[index] + g
     return grads
+
+
+def suffix_scan(g, c):
+    """``s`` with ``s[..., j] = g[..., j] + c[..., j] * s[..., j + 1]`` along the last
+    axis (the last element is ``g``'s; ``c``'s last is unused): the running sums of
+    a cumprod's adjoint, with no division, so exact where ``c`` has zeros.
+
+    >>> suffix_scan(np.array([1.0, 1.0, 1.0]), np.array([2.0, 3.0, 0.0])).tolist()
+    [9.0, 4.0, 1.0]
+    """
+    g, c = np.broadcast_arrays(g, c)
+    s = np.array(g, dtype=np.result_type(g, c, 1.0))
+    for j in range(s.shape[-1] - 2, -1, -1):
+        s[..., j] += c[..., j] * s[..., j + 1]
+    return s
+
+
+def _order(a, axis, kth):
+    """The permutation ``np.sort(a, axis)`` (stable) or, with ``kth``, ``np.partition(a,
+    kth, axis)`` applies along an axis, and that axis (the last of the flattened ``a``
+    for axis None)."""
+    a = np.asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), -1
+    if kth is None:
+        return np.argsort(a, axis=axis, kind="stable"), axis
+    return np.argpartition(a, kth, axis=axis), axis
+
+
+def sorted_like(t, a, axis=-1, kth=None):
+    """``t`` rearranged as ``np.sort(a, axis)`` (``np.partition(a, kth, axis)`` when
+    ``kth`` is given) rearranges ``a``; tied elements keep their order (a stable sort).
+
+    >>> sorted_like(np.array([10.0, 20.0, 30.0]), np.array([2.0, 3.0, 1.0])).tolist()
+    [30.0, 10.0, 20.0]
+    """
+    order, along = _order(a, axis, kth)
+    t = np.broadcast_to(t, _shape(a))
+    return np.take_along_axis(t.reshape(-1) if axis is None else t, order, along)
+
+
+def unsorted_like(g, a, axis=-1, kth=None):
+    """The inverse of :func:`sorted_like`: ``g``, laid out as ``np.sort(a, axis)`` lays
+    out ``a``, put back where each element of ``a`` came from, in ``a``'s shape.
+
+    >>> unsorted_like(np.array([30.0, 10.0, 20.0]), np.array([2.0, 3.0, 1.0])).tolist()
+    [10.0, 20.0, 30.0]
+    """
+    order, along = _order(a, axis, kth)
+    out = np.empty(order.shape, dtype=np.result_type(g, 1.0))
+    np.put_along_axis(out, order, np.broadcast_to(g, order.shape), along)
+    return out.reshape(_shape(a))
+
+
+def spread_weights(weights, a, axis):
+    """``np.average``'s weights as it applies them to ``a``: as they are when of ``a``'s
+    shape, else (1-D, along ``axis``) shaped to broadcast against ``a``.
+
+    >>> spread_weights(np.array([1.0, 2.0]), np.zeros((3, 2)), 1).shape
+    (1, 2)
+    """
+    weights = np.asarray(weights)
+    if weights.shape == _shape(a):
+        return weights
+    lined_up = np.reshape(weights, (1,) * (np.ndim(a) - 1) + weights.shape)
+    return np.swapaxes(lined_up, -1, axis)
+
+
+def unspread_weights(g, weights, axis):
+    """The transpose of :func:`spread_weights`: ``g`` summed back to the weights' shape."""
+    if _shape(g) == _shape(weights):
+        return g
+    return np.sum(np.reshape(np.moveaxis(g, axis, -1), (-1, _shape(weights)[0])), axis=0)
+
+
+def _quantile_layout(a, q, axis, keepdims, slope):
+    """What np.quantile(a, q, axis) (method linear) reads of ``a``: ``a`` with the
+    reduced axes last and merged, its function back, the stable sort order along that
+    axis, the two sorted positions each ``q`` interpolates between and their weights
+    (``slope``: the weights' derivatives in ``q``), and the result's shape."""
+    a = np.asarray(a)
+    flat, restore = _reduced_axes_last(a, axis)
+    n = flat.shape[-1]
+    position = np.asarray(q, dtype=float) * (n - 1)
+    low = np.clip(np.floor(position).astype(int), 0, n - 1)
+    high = np.minimum(low + 1, n - 1)
+    if slope:
+        weights = (np.full(position.shape, 1.0 - n), np.full(position.shape, n - 1.0))
+    else:
+        weights = (1.0 - (position - low), position - low)
+    if keepdims:
+        axes = range(a.ndim) if axis is None else [k % a.ndim for k in np.atleast_1d(axis)]
+        rest = tuple(1 if k in axes else length for k, length in enumerate(a.shape))
+    else:
+        rest = flat.shape[:-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    return flat, restore, order, (low, high), weights, position.shape + rest
+
+
+def quantile_select(t, a, q, axis=None, keepdims=False, slope=False):
+    """``t``'s elements combined as ``np.quantile(a, q, axis, keepdims=keepdims)``
+    combines ``a``'s (the two sorted elements each q interpolates between, with its
+    weights; ``slope``: with their derivatives in q): the tangent of np.quantile.
+
+    >>> quantile_select(np.array([10.0, 20.0, 30.0]), np.array([3.0, 1.0, 2.0]), 0.25).tolist()
+    25.0
+    """
+    _, _, order, positions, weights, shape = _quantile_layout(a, q, axis, keepdims, slope)
+    flat_t, _ = _reduced_axes_last(np.broadcast_to(t, np.shape(a)), axis)
+    ordered = np.take_along_axis(flat_t, order, -1)
+    picked = sum(ordered[..., where] * weight for where, weight in zip(positions, weights))
+    leading = np.ndim(picked) - np.ndim(positions[0])
+    picked = np.moveaxis(picked, list(range(leading, np.ndim(picked))),
+                         list(range(np.ndim(picked) - leading)))
+    return np.reshape(picked, shape)
+
+
+def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
+    """The transpose of :func:`quantile_select`: each element of ``g`` given to the two
+    elements of ``a`` its quantile interpolates between, with their weights; the
+    gradient of np.quantile in ``a``.
+
+    >>> quantile_spread(1.0, np.array([3.0, 1.0, 2.0]), 0.25).tolist()
+    [0.0, 0.5, 0.5]
+    """
+    flat, restore, order, positions, weights, shape = _quantile_layout(a, q, axis, keepdims, slope)
+    quantiles = np.shape(positions[0])
+    g = np.reshape(np.broadcast_to(g, shape), quantiles + flat.shape[:-1])
+    ordered = np.zeros(flat.shape, dtype=np.result_type(g, 1.0))
+    for k in np.ndindex(*quantiles):
+        for where, weight in zip(positions, weights):
+            ordered[..., where[k]] += weight[k] * g[k]
+    out = np.empty_like(ordered)
+    np.put_along_axis(out, order, ordered, -1)
+    return restore(out)

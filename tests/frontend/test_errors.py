@@ -126,8 +126,8 @@ def test_nonlocal_declaration(user_module):
 CALLS = [
     ("np.fft.fft", "return np.sum(np.abs(np.fft.fft(x)))", "'np.fft.fft'", "hint:"),
     ("fractions", "return fractions.Fraction(x)", "'fractions.Fraction'", "hint:"),
-    ("np.cumprod", "return np.sum(np.cumprod(x))", "'np.cumprod'", "hint:"),
-    ("method", "return np.sum(x.cumprod())", "'.cumprod()'"),
+    ("np.histogram", "return np.sum(np.histogram(x)[0])", "'np.histogram'", "hint:"),
+    ("method", "return np.sum(x.searchsorted(0.5))", "'.searchsorted()'"),
     ("unknown attribute", "return np.sum(np.not_a_function(x))", "'np.not_a_function'"),
 ]
 

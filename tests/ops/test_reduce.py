@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import autodiff as ad
 from tests.ops.table import table_test
@@ -31,9 +32,66 @@ CASES += [
     ("np.amin(x, axis=0)", [(3, 4)]),
     ("np.prod(x - 0.5, axis=0)", [(3, 4)]),
 ]
+for _name in ("var", "std"):  # ddof with keepdims and several axes
+    CASES += [
+        (f"np.{_name}(x, axis=(0, 2), ddof=1, keepdims=True)", [(2, 3, 4)]),
+        (f"np.{_name}(x, axis=(-1, 0), ddof=2)", [(2, 3, 4)]),
+        (f"x.{_name}(axis=1, ddof=1, keepdims=True)", [(3, 4)]),
+        (f"np.{_name}(x, ddof=1)", [(5,)]),
+        (f"np.{_name}(x * y, axis=0, ddof=1) ** 2", [(4, 3), (3,)]),
+    ]
+for _axis in ("None", "0", "-1", "(0, 2)"):
+    for _keepdims in ("False", "True"):
+        CASES += [(f"np.{_name}(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)])
+                  for _name in ("ptp", "nansum", "nanmean")]
+        CASES.append((f"np.average(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]))
+        CASES.append((f"np.average(x, axis={_axis}, weights=y, keepdims={_keepdims})",
+                      [(2, 3, 4), (2, 3, 4)], "positive"))
+CASES += [
+    ("np.ptp(x)", [(5,)]), ("np.ptp(x)", [(1,)]), ("np.ptp(x, axis=1)", [(3, 1)]),
+    ("np.ptp(np.concatenate((x, x)))", [(3,)]),  # tied extremes
+    ("np.nansum(np.where(x > 1.0, np.nan, x), axis=0)", [(4, 3)]),
+    ("np.nanmean(np.where(x > 1.0, np.nan, x * x), axis=1)", [(3, 6)]),
+    ("np.nansum(x)", [()]), ("np.nanmean(x)", [(5,)]),
+    ("np.average(x)", [(5,)]), ("np.average(x, weights=y)", [(5,), (5,)], "positive"),
+    ("np.average(x, axis=1, weights=y)", [(3, 4), (4,)], "positive"),
+    ("np.average(x, axis=0, weights=y)", [(3, 2, 2), (3,)], "positive"),
+    ("np.average(x, axis=-1, weights=y * y, keepdims=True)", [(2, 3), (3,)], "positive"),
+    ("np.average(x * y, 0, y)", [(4,), (4,)], "positive"),
+]
+for _axis in ("None", "0", "-1", "(0, 2)"):
+    for _keepdims in ("False", "True"):
+        CASES += [
+            (f"np.median(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+            (f"np.quantile(x, 0.3, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+            (f"np.percentile(x, [10.0, 75.0], axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+        ]
+CASES += [
+    ("np.median(x)", [(5,)]), ("np.median(x)", [(4,)]), ("np.median(x)", [(1,)]),
+    ("np.median(x * y, axis=1)", [(3, 4), (4,)]),
+    ("np.median(np.concatenate((x, x, x[:1])))", [(3,)]),  # ties
+    ("np.quantile(x, 1.0, axis=0)", [(3, 2)]), ("np.quantile(x, 0.0)", [(4,)]),
+    ("np.quantile(x, np.array([[0.2, 0.45], [0.6, 0.9]]), axis=1)", [(2, 5)]),
+    ("np.quantile(x, 0.1 + 0.5 * y * y, axis=0)", [(4, 3), ()], "unit"),
+    ("np.quantile(x, 0.1 + 0.5 * y * y, axis=-1, keepdims=True)", [(2, 4), (3,)], "unit"),
+    ("np.percentile(x, 10.0 + 50.0 * y * y)", [(6,), (2, 2)], "unit"),
+    ("np.percentile(x * x, 30.0 + 40.0 * y, axis=(0, 1))", [(3, 2, 2), ()], "unit"),
+]
 
 
 test_reduction = table_test(CASES, seed=300)
+
+# SymPy's derivatives of the forms these reductions have (sort-based ones have none).
+SYMPY_CASES = [
+    ("np.ptp(x * x, axis=0)", [(2, 3)]), ("np.nansum(x * x, axis=1, keepdims=True)", [(2, 3)]),
+    ("np.nanmean(x * x, axis=0)", [(3, 2)]),
+    ("np.average(x, axis=1, weights=y)", [(2, 3), (3,)], "positive"),
+    ("np.average(x * x, weights=y)", [(2, 3), (2, 3)], "positive"),
+    ("np.var(x, axis=(0, 1), ddof=1, keepdims=True)", [(2, 3, 2)]),
+    ("np.std(x, axis=-1, ddof=1)", [(2, 3)]),
+]
+
+test_reduction_against_sympy = table_test(SYMPY_CASES, seed=350, routes=("sympy",))
 
 
 def test_max_shares_gradient_among_tied_elements(user_module):
@@ -54,3 +112,35 @@ def test_prod_is_exact_with_zeros(user_module):
     """)
     np.testing.assert_array_equal(ad.grad(mod.f)(np.array([2.0, 0.0, 3.0])), [0.0, 6.0, 0.0])
     np.testing.assert_array_equal(ad.grad(mod.f)(np.array([0.0, 0.0, 3.0])), [0.0, 0.0, 0.0])
+
+
+def test_nan_skipping_means_pass_no_gradient_to_nan_elements(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return 2.0 * np.nanmean(x, axis=0).sum() + np.nansum(x)
+    """)
+    x = np.array([[1.0, np.nan], [3.0, 2.0], [np.nan, 4.0]])
+    np.testing.assert_array_equal(ad.grad(mod.f)(x), [[2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
+    _, tangent = ad.jvp(mod.f)(x, np.ones_like(x))
+    assert tangent == 2.0 * 2 + 4.0
+
+
+def test_average_returning_the_weights_sum_is_refused(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.average(x, weights=x, returned=True)[0]
+    """)
+    with pytest.raises(ad.AutodiffError, match="returned"):
+        ad.grad(mod.f)(np.ones(3))
+
+
+def test_sympy_refuses_nan_skipping_of_elements_nan_for_some_inputs(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.nansum(np.where(x > 1.0, np.nan, x))
+    """)
+    with pytest.raises(ad.AutodiffError, match="NaN for some inputs"):
+        ad.symbolic_grad(mod.f, shapes={"x": (3,)})(np.ones(3))
