@@ -12,7 +12,7 @@ from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
-from autodiff.ops.registry import OPS, Op, alias, defop
+from autodiff.ops.registry import OPS, Op, alias, defop, helper_op
 from autodiff.ops.shape_rules import indexed, scalar_result, shape_given_by, shape_like
 from autodiff.ops.sympy_forms import cast, objects, sp
 from autodiff.ops.sympy_forms import index as sympy_index
@@ -622,3 +622,123 @@ def _(t, ans, start, stop, num, endpoint, dtype, axis):
 def _(t, ans, start, stop, num, endpoint, dtype, axis):
     return np.linspace(np.zeros(np.shape(start)), t, num, endpoint=endpoint, axis=axis)
 
+
+
+# ----- repeating, rolling, flipping, rotating: each linear, each moving or summing elements -----
+
+
+def _linear_helper(fn, params: str, **facts) -> Op:
+    """The runtime helper ``fn``, linear in its first parameter (an adjoint), as an op
+    rules can call: its JVP is itself applied to the tangent, its VJP the op it is
+    the transpose of (given in each block)."""
+    return helper_op(fn, params=[p.strip() for p in params.split(",")], diff=("g",),
+                     fresh=False, zeros="first", jvp="linear", **facts)
+
+
+# Element i of a repeated along an axis has its copies side by side: it receives the
+# sum of their adjoints (none when repeated zero times).
+@defop("repeat", "np.repeat(a, repeats, axis=axis)", aliases=(np.repeat,), methods=("repeat",),
+       diff=("a",), zeros="first", jvp="linear",
+       sympy=lambda a, repeats, axis: np.repeat(objects(a), repeats, axis=axis))
+def repeat(a, repeats, axis=None): ...
+
+
+@repeat.defvjp
+def _(g, ans, a, repeats, axis):
+    return runtime.repeat_sum(g, a, repeats, axis)
+
+
+repeat_sum = _linear_helper(runtime.repeat_sum, "g, a, repeats, axis", shape=shape_like("a"))
+
+
+@repeat_sum.defvjp
+def _(gg, ans, g, a, repeats, axis):
+    return np.repeat(gg, repeats, axis=axis)
+
+
+@defop("tile", "np.tile(A, reps)", aliases=(np.tile,), diff=("A",), zeros="first", jvp="linear",
+       sympy=lambda A, reps: np.tile(objects(A), reps))
+def tile(A, reps): ...
+
+
+@tile.defvjp
+def _(g, ans, A, reps):
+    return runtime.tile_sum(g, A, reps)
+
+
+tile_sum = _linear_helper(runtime.tile_sum, "g, a, reps", shape=shape_like("a"))
+
+
+@tile_sum.defvjp
+def _(gg, ans, g, a, reps):
+    return np.tile(gg, reps)
+
+
+# A roll moves each element: the adjoint rolls back by the opposite shift (a tuple of
+# shifts, one per axis, as an array of their opposites, which np.roll takes).
+@defop("roll", "np.roll(a, shift, axis=axis)", aliases=(np.roll,), diff=("a",), fresh=False,
+       shape=shape_like("a"), zeros="first", jvp="linear",
+       sympy=lambda a, shift, axis: np.roll(objects(a), shift, axis=axis))
+def roll(a, shift, axis=None): ...
+
+
+@roll.defvjp
+def _(g, ans, a, shift, axis):
+    return np.roll(g, np.negative(np.asarray(shift)), axis=axis)
+
+
+@defop("flipud", "np.flipud(m)", aliases=(np.flipud,), diff=("m",), fresh=False,
+       shape=shape_like("m"), zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m: np.flipud(objects(m)))
+def flipud(m): ...
+
+
+@flipud.defvjp
+def _(g, ans, m):
+    return np.flipud(g)
+
+
+@defop("fliplr", "np.fliplr(m)", aliases=(np.fliplr,), diff=("m",), fresh=False,
+       shape=shape_like("m"), zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m: np.fliplr(objects(m)))
+def fliplr(m): ...
+
+
+@fliplr.defvjp
+def _(g, ans, m):
+    return np.fliplr(g)
+
+
+# A rotation by k quarter turns is undone by -k of them, in the same plane.
+@defop("rot90", "np.rot90(m, k=k, axes=axes)", aliases=(np.rot90,), diff=("m",), fresh=False,
+       zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m, k, axes: np.rot90(objects(m), k, axes))
+def rot90(m, k=1, axes=(0, 1)): ...
+
+
+@rot90.defvjp
+def _(g, ans, m, k, axes):
+    return np.rot90(g, np.negative(k), axes)
+
+
+# ----- triangles and diagonals -----
+
+# A vector is taken as every row of a square matrix: its adjoint sums the rows.
+
+
+@defop("triu", "np.triu(m, k=k)", aliases=(np.triu,), diff=("m",), zeros="first", jvp="linear", sympy=lambda m, k: np.triu(objects(m), k=k))
+def triu(m, k=0): ...
+
+
+@triu.defvjp
+def _(g, ans, m, k):
+    return runtime.unbroadcast(np.triu(g, k=k), m)
+
+
+@defop("tril", "np.tril(m, k=k)", aliases=(np.tril,), diff=("m",), zeros="first", jvp="linear", sympy=lambda m, k: np.tril(objects(m), k=k))
+def tril(m, k=0): ...
+
+
+@tril.defvjp
+def _(g, ans, m, k):
+    return runtime.unbroadcast(np.tril(g, k=k), m)
