@@ -13,7 +13,13 @@ from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
 from autodiff.ops.registry import OPS, Op, alias, defop, helper_op
-from autodiff.ops.shape_rules import indexed, scalar_result, shape_given_by, shape_like
+from autodiff.ops.shape_rules import (
+    indexed,
+    list_result,
+    scalar_result,
+    shape_given_by,
+    shape_like,
+)
 from autodiff.ops.sympy_forms import cast, objects, sp
 from autodiff.ops.sympy_forms import index as sympy_index
 
@@ -742,3 +748,115 @@ def tril(m, k=0): ...
 @tril.defvjp
 def _(g, ans, m, k):
     return runtime.unbroadcast(np.tril(g, k=k), m)
+
+
+# The elements of a diagonal are elements of the matrix: each receives its adjoint
+# there, zeros elsewhere; a matrix built from a vector gives the vector its diagonal.
+@defop("diag", "np.diag(v, k=k)", aliases=(np.diag,), diff=("v",), zeros="first", jvp="linear",
+       sympy=lambda v, k: np.diag(objects(v), k=k))
+def diag(v, k=0): ...
+
+
+@diag.defvjp
+def _(g, ans, v, k):
+    return runtime.diag_grad(g, v, k)
+
+
+diag_grad = _linear_helper(runtime.diag_grad, "g, v, k", shape=shape_like("v"))
+
+
+@diag_grad.defvjp
+def _(gg, ans, g, v, k):
+    return np.diag(gg, k=k)
+
+
+@defop("diagonal", "np.diagonal(a, offset=offset, axis1=axis1, axis2=axis2)",
+       aliases=(np.diagonal,), methods=("diagonal",), diff=("a",), fresh=False, zeros="first",
+       jvp="linear", sympy=lambda a, offset, axis1, axis2: np.diagonal(objects(a), offset, axis1,
+                                                                       axis2))
+def diagonal(a, offset=0, axis1=0, axis2=1): ...
+
+
+@diagonal.defvjp
+def _(g, ans, a, offset, axis1, axis2):
+    return runtime.diagonal_grad(g, a, offset, axis1, axis2)
+
+
+diagonal_grad = _linear_helper(runtime.diagonal_grad, "g, a, offset, axis1, axis2",
+                               shape=shape_like("a"))
+
+
+@diagonal_grad.defvjp
+def _(gg, ans, g, a, offset, axis1, axis2):
+    return np.diagonal(gg, offset=offset, axis1=axis1, axis2=axis2)
+
+
+@defop("diagflat", "np.diagflat(v, k=k)", aliases=(np.diagflat,), diff=("v",), zeros="first",
+       jvp="linear", sympy=lambda v, k: np.diagflat(objects(v), k=k))
+def diagflat(v, k=0): ...
+
+
+@diagflat.defvjp
+def _(g, ans, v, k):
+    return np.reshape(np.diag(g, k=k), np.shape(v))
+
+
+# ----- stacks: np.concatenate of the arrays each given a rank first -----
+# Each array's adjoint is its piece of the result's, in its own shape; one tangent per
+# array (a zero one for an array that does not vary), as for np.concatenate.
+
+
+def _stacking(kind: str) -> Op:
+    op = defop(kind, f"np.{kind}(tup)", aliases=(getattr(np, kind),), diff=("tup",),
+               jvp="linear", sympy=lambda tup: getattr(np, kind)([objects(a) for a in tup]))(
+        lambda tup: None)
+    op.defvjp(lambda g, ans, tup: runtime.split_stacked(g, tup, kind))
+    return op
+
+
+vstack, hstack, dstack, column_stack = (_stacking(kind) for kind in (
+    "vstack", "hstack", "dstack", "column_stack"))
+split_stacked = helper_op(runtime.split_stacked, diff=("g",), shape=list_result, fresh=False,
+                          jvp="linear")
+
+
+# Transposed, cutting the adjoint is joining the pieces again.
+@split_stacked.defvjp
+def _(gg, ans, g, arrays, kind):
+    if kind == "vstack":
+        return np.vstack(gg)
+    if kind == "hstack":
+        return np.hstack(gg)
+    if kind == "dstack":
+        return np.dstack(gg)
+    return np.column_stack(gg)
+
+
+# ----- ranks and axis orders -----
+
+
+def _at_least(rank: int) -> Op:
+    name = f"atleast_{rank}d"
+    op = defop(name, f"np.{name}(a)", aliases=(getattr(np, name),), diff=("a",), fresh=False,
+               zeros="first", recompute="always", jvp="linear",
+               sympy=lambda a: getattr(np, name)(objects(a)))(lambda a: None)
+    op.defvjp(lambda g, ans, a: np.reshape(g, np.shape(a)))
+    return op
+
+
+atleast_1d, atleast_2d, atleast_3d = (_at_least(rank) for rank in (1, 2, 3))
+
+
+@defop("rollaxis", "np.rollaxis(a, axis, start=start)", aliases=(np.rollaxis,), diff=("a",),
+       fresh=False, zeros="first", recompute="always", jvp="linear",
+       sympy=lambda a, axis, start: np.rollaxis(objects(a), axis, start))
+def rollaxis(a, axis, start=0): ...
+
+
+@rollaxis.defvjp
+def _(g, ans, a, axis, start):
+    return np.transpose(g, runtime.rollaxis_inverse(a, axis, start))
+
+
+helper_op(runtime.rollaxis_inverse, nondiff_output=True, floating=None, shape_params=("a",),
+          recompute="always", no_gradient="axis numbers")

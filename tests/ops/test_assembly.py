@@ -26,6 +26,27 @@ CASES = [
     ("np.triu(x)", [(3, 4)]), ("np.triu(x, 1)", [(4, 3)]), ("np.triu(x, k=-1)", [(2, 3, 3)]),
     ("np.tril(x)", [(3, 3)]), ("np.tril(x, -1) * x", [(3, 4)]), ("np.tril(x, k=2)", [(2, 3, 4)]),
     ("np.triu(x)", [(4,)]), ("np.tril(x, 1)", [(3,)]),
+    # diagonals
+    ("np.diag(x)", [(3,)]), ("np.diag(x, 1)", [(3,)]), ("np.diag(x, k=-2) * y", [(2,), (4, 4)]),
+    ("np.diag(x)", [(3, 3)]), ("np.diag(x, -1)", [(3, 4)]), ("np.diag(x, k=2)", [(3, 5)]),
+    ("np.diag(np.diag(x)) * x", [(3,)]), ("np.diag(x @ x.T)", [(3, 2)]),
+    ("np.diagonal(x)", [(3, 4)]), ("np.diagonal(x, 1)", [(3, 4)]),
+    ("np.diagonal(x, offset=-1, axis1=2, axis2=0)", [(3, 2, 4)]), ("x.diagonal()", [(2, 3, 3)]),
+    ("x.diagonal(1, 0, -1) * y", [(3, 2, 4), (2, 3)]), ("np.diagonal(x, 5)", [(3, 3)]),
+    ("np.diagflat(x)", [(2, 2)]), ("np.diagflat(x, 1)", [(3,)]), ("np.diagflat(x * y, -1)", [None, None]),
+    # stacks
+    ("np.vstack([x, y])", [(3,), (2, 3)]), ("np.vstack((x, y, x))", [(2, 3), (1, 3)]),
+    ("np.vstack([x, 2.0])", [None]), ("np.vstack([x, y * x])", [(2, 2, 2), (1, 2, 2)]),
+    ("np.hstack([x, y])", [(3,), (2,)]), ("np.hstack((x, y, x))", [(2, 3), (2, 1)]),
+    ("np.hstack([x, y])", [None, (2,)]),
+    ("np.dstack([x, y])", [(3,), (3,)]), ("np.dstack((x, y))", [(2, 3), (2, 3, 2)]),
+    ("np.column_stack([x, y])", [(3,), (3, 2)]), ("np.column_stack((x, y, x))", [(4,), (4,)]),
+    # ranks and axis orders
+    ("np.atleast_1d(x)", [None]), ("np.atleast_1d(x) * x", [(3,)]), ("np.atleast_2d(x)", [(3,)]),
+    ("np.atleast_2d(x) * y", [None, (2, 2)]), ("np.atleast_3d(x)", [(3,)]),
+    ("np.atleast_3d(x)", [(2, 3)]), ("np.atleast_3d(x)", [(2, 3, 4)]),
+    ("np.rollaxis(x, 2)", [(2, 3, 4)]), ("np.rollaxis(x, 0, 3)", [(2, 3, 4)]),
+    ("np.rollaxis(x, -1, 1) * y", [(2, 3, 4), (4, 1)]), ("np.rollaxis(x, 1, start=-1)", [(2, 3, 4)]),
 ]
 
 test_assembly_op = table_test(CASES, seed=900, routes=("sympy",))
