@@ -738,6 +738,7 @@ def take_grad(g, a, indices, axis):
     """Adjoint of ``a`` in ``np.take(a, indices, axis)``: repeated indices add up."""
     shape = _shape(a)
     out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    indices = np.asarray(indices)  # a list of indices is one axis' indices, not a tuple's
     if axis is None:
         np.add.at(out.reshape(-1), indices, g)
     else:
@@ -751,6 +752,7 @@ def take_along_axis_grad(g, arr, indices, axis):
     receives the sum along it."""
     shape = _shape(arr)
     out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    indices = np.asarray(indices)
     if axis is None:
         np.add.at(out.reshape(-1), indices, g)
         return out
@@ -760,7 +762,7 @@ def take_along_axis_grad(g, arr, indices, axis):
     index = []
     for d in range(ndim):
         if d == axis:
-            index.append(np.asarray(indices))
+            index.append(indices)
             continue
         layout = [1] * ndim
         layout[d] = g.shape[d]

@@ -860,3 +860,116 @@ def _(g, ans, a, axis, start):
 
 helper_op(runtime.rollaxis_inverse, nondiff_output=True, floating=None, shape_params=("a",),
           recompute="always", no_gradient="axis numbers")
+
+
+# ----- gathering: each element of a receives the adjoints of its copies (repeats add) -----
+
+
+@defop("take", "np.take(a, indices, axis=axis)", aliases=(np.take,), methods=("take",),
+       diff=("a",), zeros="first", jvp="linear",
+       sympy=lambda a, indices, axis: np.take(objects(a), indices, axis=axis))
+def take(a, indices, axis=None): ...
+
+
+@take.defvjp
+def _(g, ans, a, indices, axis):
+    return runtime.take_grad(g, a, indices, axis)
+
+
+take_grad = _linear_helper(runtime.take_grad, "g, a, indices, axis", shape=shape_like("a"))
+
+
+@take_grad.defvjp
+def _(gg, ans, g, a, indices, axis):
+    return np.take(gg, indices, axis=axis)
+
+
+@defop("take_along_axis", "np.take_along_axis(arr, indices, axis=axis)",
+       aliases=(np.take_along_axis,), diff=("arr",), zeros="first", jvp="linear",
+       sympy=lambda arr, indices, axis: np.take_along_axis(objects(arr), indices, axis=axis))
+def take_along_axis(arr, indices, axis=-1): ...
+
+
+@take_along_axis.defvjp
+def _(g, ans, arr, indices, axis):
+    return runtime.take_along_axis_grad(g, arr, indices, axis)
+
+
+take_along_axis_grad = _linear_helper(runtime.take_along_axis_grad, "g, arr, indices, axis",
+                                      shape=shape_like("arr"))
+
+
+@take_along_axis_grad.defvjp
+def _(gg, ans, g, arr, indices, axis):
+    return np.take_along_axis(gg, indices, axis=axis)
+
+
+# ----- products that arrange their factors: kron, cross, tensordot -----
+# Bilinear: the JVP of one factor is the product with its tangent. Each adjoint helper
+# is linear in g and in the other factor, and its VJP is the product again (for g)
+# and the other factor's adjoint (for that factor), as for matmul's helpers.
+
+
+@defop("kron", "np.kron(a, b)", aliases=(np.kron,), diff=("a", "b"), jvp="linear",
+       sympy=lambda a, b: np.kron(objects(a), objects(b)))
+def kron(a, b): ...
+
+
+@kron.defvjp
+def _(g, ans, a, b):
+    return runtime.kron_grad_lhs(g, a, b), runtime.kron_grad_rhs(g, a, b)
+
+
+kron_grad_lhs = helper_op(runtime.kron_grad_lhs, diff=("g", "b"), shape=shape_like("a"),
+                          jvp="linear")
+kron_grad_rhs = helper_op(runtime.kron_grad_rhs, diff=("g", "a"), shape=shape_like("b"),
+                          jvp="linear")
+
+
+@kron_grad_lhs.defvjp
+def _(gg, ans, g, a, b):
+    return np.kron(gg, b), runtime.kron_grad_rhs(g, gg, b)
+
+
+@kron_grad_rhs.defvjp
+def _(gg, ans, g, a, b):
+    return np.kron(a, gg), runtime.kron_grad_lhs(g, a, gg)
+
+
+# <g, a x b> = <a, b x g> = <b, g x a>, broadcasting summed back. Vectors of 3 only:
+# with vectors of 2 a cross product is a number and these rules fail at run time.
+@defop("cross", "np.cross(a, b, axis=axis)", aliases=(np.cross,), diff=("a", "b"), jvp="linear",
+       sympy=lambda a, b, axis: np.cross(objects(a), objects(b), axis=axis))
+def cross(a, b, axis=None): ...
+
+
+@cross.defvjp
+def _(g, ans, a, b, axis):
+    return (runtime.unbroadcast(np.cross(b, g, axis=axis), a),
+            runtime.unbroadcast(np.cross(g, a, axis=axis), b))
+
+
+@defop("tensordot", "np.tensordot(a, b, axes=axes)", aliases=(np.tensordot,), diff=("a", "b"),
+       jvp="linear", sympy=lambda a, b, axes: np.tensordot(objects(a), objects(b), axes=axes))
+def tensordot(a, b, axes=2): ...
+
+
+@tensordot.defvjp
+def _(g, ans, a, b, axes):
+    return runtime.tensordot_grad_lhs(g, a, b, axes), runtime.tensordot_grad_rhs(g, a, b, axes)
+
+
+tensordot_grad_lhs = helper_op(runtime.tensordot_grad_lhs, diff=("g", "b"),
+                               shape=shape_like("a"), jvp="linear")
+tensordot_grad_rhs = helper_op(runtime.tensordot_grad_rhs, diff=("g", "a"),
+                               shape=shape_like("b"), jvp="linear")
+
+
+@tensordot_grad_lhs.defvjp
+def _(gg, ans, g, a, b, axes):
+    return np.tensordot(gg, b, axes=axes), runtime.tensordot_grad_rhs(g, gg, b, axes)
+
+
+@tensordot_grad_rhs.defvjp
+def _(gg, ans, g, a, b, axes):
+    return np.tensordot(a, gg, axes=axes), runtime.tensordot_grad_lhs(g, a, gg, axes)

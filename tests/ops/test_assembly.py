@@ -47,6 +47,25 @@ CASES = [
     ("np.atleast_3d(x)", [(2, 3)]), ("np.atleast_3d(x)", [(2, 3, 4)]),
     ("np.rollaxis(x, 2)", [(2, 3, 4)]), ("np.rollaxis(x, 0, 3)", [(2, 3, 4)]),
     ("np.rollaxis(x, -1, 1) * y", [(2, 3, 4), (4, 1)]), ("np.rollaxis(x, 1, start=-1)", [(2, 3, 4)]),
+    # gathering (repeated and negative indices add up)
+    ("np.take(x, [0, 2, 2, -1])", [(2, 3)]), ("np.take(x, [[1, 0], [1, 1]], axis=1)", [(2, 3)]),
+    ("x.take(1, axis=0)", [(3, 2)]), ("x.take([3, 0, 3])", [(4,)]), ("np.take(x, 0) * y", [None, (2,)]),
+    ("np.take(x, np.array([2, 0, 1]), axis=-1) * y", [(2, 3), (3,)]),
+    ("np.take_along_axis(x, np.array([[1, 0, 3, 2], [3, 2, 1, 0], [0, 0, 1, 1]]), axis=1)", [(3, 4)]),
+    ("np.take_along_axis(x, np.array([[0, 2, 2]]), axis=0)", [(3, 3)]),
+    ("np.take_along_axis(x, np.array([[0], [2], [2]]), 1) * y", [(3, 4), (3, 1)]),
+    ("np.take_along_axis(x, np.array([[0, 1, 0, 1]]), axis=0)", [(2, 1)]),
+    ("np.take_along_axis(x, np.array([3, 0, 0]), axis=None)", [(2, 2)]),
+    # products that arrange their factors
+    ("np.kron(x, y)", [(2, 3), (3, 2)]), ("np.kron(x, y)", [(3,), (2,)]),
+    ("np.kron(x, y)", [(2, 3), (2,)]), ("np.kron(x, y)", [(2,), (2, 2, 2)]),
+    ("np.kron(x, x)", [(2, 2)]), ("np.kron(x, y)", [None, (3,)]),
+    ("np.cross(x, y)", [(3,), (3,)]), ("np.cross(x, y)", [(4, 3), (3,)]),
+    ("np.cross(x, y, axis=0)", [(3, 2), (3, 1)]), ("np.cross(x, x * y)", [(2, 3), (2, 3)]),
+    ("np.tensordot(x, y)", [(2, 3), (2, 3)]), ("np.tensordot(x, y, 1)", [(2, 3), (3, 4)]),
+    ("np.tensordot(x, y, axes=0)", [(2,), (3,)]),
+    ("np.tensordot(x, y, axes=([1, 0], [0, 2]))", [(3, 2, 2), (2, 4, 3)]),
+    ("np.tensordot(x, y, axes=(1, 0))", [(2, 3), (3,)]), ("np.tensordot(x, x, axes=([0], [1]))", [(3, 3)]),
 ]
 
 test_assembly_op = table_test(CASES, seed=900, routes=("sympy",))
