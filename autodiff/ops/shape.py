@@ -973,3 +973,96 @@ def _(gg, ans, g, a, b, axes):
 @tensordot_grad_rhs.defvjp
 def _(gg, ans, g, a, b, axes):
     return np.tensordot(a, gg, axes=axes), runtime.tensordot_grad_lhs(g, a, gg, axes)
+
+
+# ----- np.append and np.pad -----
+
+
+# np.concatenate of the two (flattened first when no axis is given): the adjoint cut
+# where arr ends. Linear in both together, not in each: a tangent's part is appended
+# to zeros of the other's shape.
+@defop("append", "np.append(arr, values, axis=axis)", aliases=(np.append,),
+       diff=("arr", "values"),
+       sympy=lambda arr, values, axis: np.append(objects(arr), objects(values), axis=axis))
+def append(arr, values, axis=None): ...
+
+
+@append.defvjp
+def _(g, ans, arr, values, axis):
+    if axis is None:
+        n = np.size(arr)
+        return np.reshape(g[:n], np.shape(arr)), np.reshape(g[n:], np.shape(values))
+    n = np.shape(arr)[axis]
+    moved = np.moveaxis(g, axis, 0)
+    return np.moveaxis(moved[:n], 0, axis), np.moveaxis(moved[n:], 0, axis)
+
+
+@append.defjvp("arr")
+def _(t, ans, arr, values, axis):
+    return np.append(t, np.zeros(np.shape(values)), axis=axis)
+
+
+@append.defjvp("values")
+def _(t, ans, arr, values, axis):
+    return np.append(np.zeros(np.shape(arr)), t, axis=axis)
+
+
+_COPYING_PADS = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_check(named) -> str | None:
+    mode = named["mode"]
+    if isinstance(mode, Const) and mode.value in _COPYING_PADS:
+        return None
+    return ("np.pad is differentiated for the modes that copy elements or fill constants "
+            f"({', '.join(map(repr, _COPYING_PADS))}), given as a constant string")
+
+
+def _sympy_pad(array, pad_width, mode, constant_values):
+    filled = {"constant_values": constant_values} if mode == "constant" else {}
+    return np.pad(objects(array), pad_width, mode=mode, **filled)
+
+
+# Linear in the array and in the constant values, separately (a padded element is one
+# or the other): each element of the array receives the adjoints of its copies, each
+# constant value those of the elements it fills.
+@defop("pad", "np.pad(array, pad_width, mode=mode, constant_values=constant_values)",
+       aliases=(np.pad,), diff=("array", "constant_values"), zeros="first", sympy=_sympy_pad)
+def pad(array, pad_width, mode="constant", constant_values=0): ...
+
+
+pad.vjp_check = _pad_check
+
+
+@pad.defvjp
+def _(g, ans, array, pad_width, mode, constant_values):
+    return (runtime.pad_grad(g, array, pad_width, mode),
+            runtime.pad_fill_grad(g, array, pad_width, mode, constant_values))
+
+
+@pad.defjvp("array")
+def _(t, ans, array, pad_width, mode, constant_values):
+    return np.pad(t, pad_width, mode=mode)
+
+
+@pad.defjvp("constant_values")
+def _(t, ans, array, pad_width, mode, constant_values):
+    return np.pad(np.zeros(np.shape(array)), pad_width, mode="constant", constant_values=t)
+
+
+pad_grad = _linear_helper(runtime.pad_grad, "g, array, pad_width, mode", shape=shape_like("array"))
+pad_fill_grad = _linear_helper(runtime.pad_fill_grad,
+                               "g, array, pad_width, mode, constant_values",
+                               shape=shape_like("constant_values"))
+
+
+@pad_grad.defvjp
+def _(gg, ans, g, array, pad_width, mode):
+    return np.pad(gg, pad_width, mode=mode)
+
+
+@pad_fill_grad.defvjp
+def _(gg, ans, g, array, pad_width, mode, constant_values):
+    if mode != "constant":
+        return np.zeros(np.shape(g))
+    return np.pad(np.zeros(np.shape(array)), pad_width, mode="constant", constant_values=gg)

@@ -7,6 +7,11 @@ transpose, written with the op itself or a helper whose own VJP is the op.
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
+import autodiff as ad
+from autodiff.errors import NonDifferentiableError
 from tests.ops.table import table_test
 
 CASES = [
@@ -66,6 +71,49 @@ CASES = [
     ("np.tensordot(x, y, axes=0)", [(2,), (3,)]),
     ("np.tensordot(x, y, axes=([1, 0], [0, 2]))", [(3, 2, 2), (2, 4, 3)]),
     ("np.tensordot(x, y, axes=(1, 0))", [(2, 3), (3,)]), ("np.tensordot(x, x, axes=([0], [1]))", [(3, 3)]),
+    # append: flattened without an axis
+    ("np.append(x, y)", [(2, 3), (2,)]), ("np.append(x, y)", [None, (2, 2)]),
+    ("np.append(x, y, axis=0)", [(2, 3), (1, 3)]), ("np.append(x, x * y, axis=-1)", [(2, 2), (2, 2)]),
+    ("np.append(x, 2.0)", [(3,)]),
+    # pad, with pad widths in each form NumPy takes
+    ("np.pad(x, 1)", [(2, 3)]), ("np.pad(x, (1, 2))", [(2, 3)]), ("np.pad(x, ((0, 2), (1, 0)))", [(2, 3)]),
+    ("np.pad(x, ((2,),))", [(2, 3)]), ("np.pad(x, [(1, 1), (0, 3)], constant_values=2.0)", [(2, 3)]),
+    ("np.pad(x, 2, constant_values=y)", [(2, 3), None]),
+    ("np.pad(x, ((1, 2), (2, 1)), constant_values=y)", [(2, 3), (2,)]),
+    ("np.pad(x, ((1, 2), (2, 1)), constant_values=y)", [(2, 3), (2, 2)]),
+    ("np.pad(x, ((1, 2),), constant_values=y)", [(3,), (1, 2)]),
+    ("np.pad(x, 1, 'edge')", [(2, 3)]), ("np.pad(x, (2, 3), mode='edge')", [(3,)]),
+    ("np.pad(x, ((3, 1), (1, 2)), mode='reflect')", [(3, 3)]), ("np.pad(x, 5, mode='reflect')", [(3,)]),
+    ("np.pad(x, 2, mode='symmetric')", [(2, 3)]), ("np.pad(x, (1, 4), mode='wrap') * x[0]", [(3,)]),
+    ("np.pad(x * y, 1, mode='reflect')", [(2, 3), (3,)]),
 ]
 
 test_assembly_op = table_test(CASES, seed=900, routes=("sympy",))
+
+
+def test_gather_with_indices_known_at_run_time(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x, idx, reps):
+            taken = np.take(x, idx, axis=1) + np.take_along_axis(x, idx[None, :], axis=1)
+            return np.sum(np.sin(taken) * np.repeat(x, reps, axis=0)[:2, :1])
+    """)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 4))
+    idx, reps = np.array([3, 3, 0, -1]), np.array([2, 0])
+    expected = ad.numeric_grad(lambda v: mod.f(v, idx, reps), x)
+    np.testing.assert_allclose(ad.grad(mod.f)(x, idx, reps), expected, rtol=1e-6, atol=1e-8)
+    tangent = rng.normal(size=x.shape)
+    _, pushed = ad.jvp(mod.f)(x, idx, reps, tangent)
+    np.testing.assert_allclose(pushed, np.sum(expected * tangent), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["mean", "linear_ramp", "maximum"])
+def test_pad_refuses_modes_that_compute_values(user_module, mode):
+    mod = user_module(f"""
+        import numpy as np
+        def f(x):
+            return np.sum(np.pad(x, 1, mode={mode!r}) ** 2)
+    """)
+    with pytest.raises(NonDifferentiableError, match="modes that copy elements"):
+        ad.grad(mod.f)(np.ones(3))
