@@ -901,3 +901,26 @@ def pad_fill_grad(g, array, pad_width, mode, constant_values):
     sums = np.zeros(2 * ndim, dtype=np.result_type(g, 1.0))
     np.add.at(sums, labels[filled], np.asarray(g)[filled])
     return unbroadcast(sums.reshape(ndim, 2), constant_values)
+
+
+def split_grad(g, ary, indices_or_sections, axis):
+    """Adjoint of ``ary`` in ``np.split(ary, indices_or_sections, axis)`` (and
+    ``np.array_split``): the adjoint of each piece added where the piece was cut from
+    (pieces overlap when the indices do not increase). ``axis`` None is np.hsplit's
+    axis: the first of a vector, else the second."""
+    shape = _shape(ary)
+    if axis is None:
+        axis = 0 if len(shape) == 1 else 1
+    axis = axis % len(shape)
+    length = shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        each, extra = divmod(length, int(indices_or_sections))
+        sizes = [each + 1] * extra + [each] * (int(indices_or_sections) - extra)
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+    else:
+        bounds = [0, *np.ravel(indices_or_sections).tolist(), length]
+    out = np.zeros(shape, dtype=np.result_type(*g, 1.0) if len(g) else float)
+    before = (slice(None),) * axis
+    for start, stop, piece in zip(bounds[:-1], bounds[1:], g):
+        out[before + (slice(start, stop),)] += piece
+    return out

@@ -807,15 +807,33 @@ def _(g, ans, v, k):
 
 
 def _stacking(kind: str) -> Op:
-    op = defop(kind, f"np.{kind}(tup)", aliases=(getattr(np, kind),), diff=("tup",),
-               jvp="linear", sympy=lambda tup: getattr(np, kind)([objects(a) for a in tup]))(
+    return defop(kind, f"np.{kind}(tup)", aliases=(getattr(np, kind),), diff=("tup",),
+                 jvp="linear", sympy=lambda tup: getattr(np, kind)([objects(a) for a in tup]))(
         lambda tup: None)
-    op.defvjp(lambda g, ans, tup: runtime.split_stacked(g, tup, kind))
-    return op
 
 
 vstack, hstack, dstack, column_stack = (_stacking(kind) for kind in (
     "vstack", "hstack", "dstack", "column_stack"))
+
+
+@vstack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "vstack")
+
+
+@hstack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "hstack")
+
+
+@dstack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "dstack")
+
+
+@column_stack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "column_stack")
 split_stacked = helper_op(runtime.split_stacked, diff=("g",), shape=list_result, fresh=False,
                           jvp="linear")
 
@@ -1066,3 +1084,72 @@ def _(gg, ans, g, array, pad_width, mode, constant_values):
     if mode != "constant":
         return np.zeros(np.shape(g))
     return np.pad(np.zeros(np.shape(array)), pad_width, mode="constant", constant_values=gg)
+
+
+# ----- splits: a list of pieces -----
+# The result is a list (unpacked, indexed or looped over as the user's code does); its
+# adjoint is one per piece, zeros for a piece nothing reads, each added back where its
+# piece was cut from (indices that do not increase cut overlapping pieces).
+
+
+@defop("split", "np.split(ary, indices_or_sections, axis=axis)", aliases=(np.split,),
+       diff=("ary",), shape=list_result, fresh=False, jvp="linear",
+       sympy=lambda ary, indices_or_sections, axis: np.split(objects(ary), indices_or_sections,
+                                                             axis=axis))
+def split(ary, indices_or_sections, axis=0): ...
+
+
+@split.defvjp
+def _(g, ans, ary, indices_or_sections, axis):
+    return runtime.split_grad(g, ary, indices_or_sections, axis)
+
+
+split_grad = _linear_helper(runtime.split_grad, "g, ary, indices_or_sections, axis",
+                            shape=shape_like("ary"))
+
+
+@split_grad.defvjp
+def _(gg, ans, g, ary, indices_or_sections, axis):
+    if axis is None:
+        return np.hsplit(gg, indices_or_sections)
+    return np.array_split(gg, indices_or_sections, axis=axis)
+
+
+@defop("array_split", "np.array_split(ary, indices_or_sections, axis=axis)",
+       aliases=(np.array_split,), diff=("ary",), shape=list_result, fresh=False, jvp="linear",
+       sympy=lambda ary, indices_or_sections, axis: np.array_split(
+           objects(ary), indices_or_sections, axis=axis))
+def array_split(ary, indices_or_sections, axis=0): ...
+
+
+@array_split.defvjp
+def _(g, ans, ary, indices_or_sections, axis):
+    return runtime.split_grad(g, ary, indices_or_sections, axis)
+
+
+# np.hsplit cuts along the axis np.hstack joins along (the first of a vector, else the
+# second: split_grad's axis None), np.vsplit and np.dsplit along the first and third.
+def _splitting(kind: str) -> Op:
+    return defop(kind, f"np.{kind}(ary, indices_or_sections)", aliases=(getattr(np, kind),),
+                 diff=("ary",), shape=list_result, fresh=False, jvp="linear",
+                 sympy=lambda ary, indices_or_sections: getattr(np, kind)(objects(ary),
+                                                                          indices_or_sections))(
+        lambda ary, indices_or_sections: None)
+
+
+hsplit, vsplit, dsplit = (_splitting(kind) for kind in ("hsplit", "vsplit", "dsplit"))
+
+
+@hsplit.defvjp
+def _(g, ans, ary, indices_or_sections):
+    return runtime.split_grad(g, ary, indices_or_sections, None)
+
+
+@vsplit.defvjp
+def _(g, ans, ary, indices_or_sections):
+    return runtime.split_grad(g, ary, indices_or_sections, 0)
+
+
+@dsplit.defvjp
+def _(g, ans, ary, indices_or_sections):
+    return runtime.split_grad(g, ary, indices_or_sections, 2)

@@ -86,9 +86,30 @@ CASES = [
     ("np.pad(x, ((3, 1), (1, 2)), mode='reflect')", [(3, 3)]), ("np.pad(x, 5, mode='reflect')", [(3,)]),
     ("np.pad(x, 2, mode='symmetric')", [(2, 3)]), ("np.pad(x, (1, 4), mode='wrap') * x[0]", [(3,)]),
     ("np.pad(x * y, 1, mode='reflect')", [(2, 3), (3,)]),
+    # splits: lists of pieces, indexed or unpacked (pieces nothing reads get zeros)
+    ("np.split(x, 2)[0] * np.split(x, 2)[1]", [(4, 3)]), ("np.split(x, [1, 3], axis=1)[1]", [(2, 4)]),
+    ("np.split(x, [1, 3], axis=-1)[2] + np.split(x, [1, 3], axis=-1)[0]", [(2, 4)]),
+    ("np.concatenate(np.split(x, 3)) * y", [(6,), (6,)]), ("np.split(x, [2, 1])[2] * x[1:]", [(4,)]),
+    ("np.split(x, [3, 1, 5])[2] + np.split(x, [3, 1, 5])[0]", [(4,)]),
+    ("np.split(x, [0, -1], axis=1)[1] * np.split(x, [0, -1], axis=1)[2]", [(2, 3)]),
+    ("pieces(x)", [(3, 4)]),
+    ("np.array_split(x, 3)[0]", [(5,)]), ("np.array_split(x, 2, axis=1)[1] * 2.0", [(2, 3)]),
+    ("np.array_split(x, [1])[1] * np.array_split(x, [1])[0]", [(3, 2)]),
+    ("np.hsplit(x, 2)[1]", [(4,)]), ("np.hsplit(x, [1])[1] * x[:, :1]", [(2, 3)]),
+    ("np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1]", [(4, 2)]), ("np.dsplit(x, [1])[1]", [(2, 2, 3)]),
 ]
 
-test_assembly_op = table_test(CASES, seed=900, routes=("sympy",))
+# Functions the cases call: a split unpacked and looped over.
+PREAMBLE = """
+def pieces(x):
+    top, bottom, rest = np.split(x, [1, 2])
+    total = top * bottom
+    for piece in np.hsplit(rest, 2):
+        total = total + np.sum(np.sin(piece))
+    return total
+"""
+
+test_assembly_op = table_test(CASES, seed=900, preamble=PREAMBLE, routes=("sympy",))
 
 
 def test_gather_with_indices_known_at_run_time(user_module):
