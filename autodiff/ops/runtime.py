@@ -924,3 +924,35 @@ def split_grad(g, ary, indices_or_sections, axis):
     for start, stop, piece in zip(bounds[:-1], bounds[1:], g):
         out[before + (slice(start, stop),)] += piece
     return out
+
+
+def _as_3_vectors(v, axis):
+    """The vectors of ``v`` along ``axis``, moved last, vectors of 2 given a zero third."""
+    v = np.moveaxis(np.asarray(v), axis, -1)
+    if v.shape[-1] == 2:
+        v = np.concatenate([v, np.zeros(v.shape[:-1] + (1,), dtype=v.dtype)], axis=-1)
+    return v
+
+
+def _cross_adjoint(g, a, b, axis):
+    """The adjoint of ``np.cross(a, b, axis=axis)`` as vectors of 3 (last): of two
+    vectors of 2 the cross product is a number, the third component of theirs."""
+    if np.shape(a)[axis] == 2 and np.shape(b)[axis] == 2:
+        g = np.asarray(g)
+        return np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
+    return np.moveaxis(np.asarray(g), axis, -1)
+
+
+def cross_grad_lhs(g, a, b, axis):
+    """Adjoint of ``a`` in ``np.cross(a, b, axis=axis)``: <g, a x b> is <a, b x g>,
+    vectors of 2 being vectors of 3 with a zero third component."""
+    axis = -1 if axis is None else axis
+    grad = np.cross(_as_3_vectors(b, axis), _cross_adjoint(g, a, b, axis))
+    return unbroadcast(np.moveaxis(grad[..., :np.shape(a)[axis]], -1, axis), a)
+
+
+def cross_grad_rhs(g, a, b, axis):
+    """Adjoint of ``b`` in ``np.cross(a, b, axis=axis)``: <g, a x b> is <b, g x a>."""
+    axis = -1 if axis is None else axis
+    grad = np.cross(_cross_adjoint(g, a, b, axis), _as_3_vectors(a, axis))
+    return unbroadcast(np.moveaxis(grad[..., :np.shape(b)[axis]], -1, axis), b)

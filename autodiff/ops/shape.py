@@ -954,8 +954,8 @@ def _(gg, ans, g, a, b):
     return np.kron(a, gg), runtime.kron_grad_lhs(g, a, gg)
 
 
-# <g, a x b> = <a, b x g> = <b, g x a>, broadcasting summed back. Vectors of 3 only:
-# with vectors of 2 a cross product is a number and these rules fail at run time.
+# <g, a x b> = <a, b x g> = <b, g x a>, broadcasting summed back; vectors of 2 are
+# vectors of 3 with a zero third component (two of them give the third of theirs).
 @defop("cross", "np.cross(a, b, axis=axis)", aliases=(np.cross,), diff=("a", "b"), jvp="linear",
        sympy=lambda a, b, axis: np.cross(objects(a), objects(b), axis=axis))
 def cross(a, b, axis=None): ...
@@ -963,8 +963,23 @@ def cross(a, b, axis=None): ...
 
 @cross.defvjp
 def _(g, ans, a, b, axis):
-    return (runtime.unbroadcast(np.cross(b, g, axis=axis), a),
-            runtime.unbroadcast(np.cross(g, a, axis=axis), b))
+    return runtime.cross_grad_lhs(g, a, b, axis), runtime.cross_grad_rhs(g, a, b, axis)
+
+
+cross_grad_lhs = helper_op(runtime.cross_grad_lhs, diff=("g", "b"), shape=shape_like("a"),
+                           jvp="linear")
+cross_grad_rhs = helper_op(runtime.cross_grad_rhs, diff=("g", "a"), shape=shape_like("b"),
+                           jvp="linear")
+
+
+@cross_grad_lhs.defvjp
+def _(gg, ans, g, a, b, axis):
+    return np.cross(gg, b, axis=axis), runtime.cross_grad_rhs(g, gg, b, axis)
+
+
+@cross_grad_rhs.defvjp
+def _(gg, ans, g, a, b, axis):
+    return np.cross(a, gg, axis=axis), runtime.cross_grad_lhs(g, a, gg, axis)
 
 
 @defop("tensordot", "np.tensordot(a, b, axes=axes)", aliases=(np.tensordot,), diff=("a", "b"),
