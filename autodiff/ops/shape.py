@@ -629,7 +629,6 @@ def _(t, ans, start, stop, num, endpoint, dtype, axis):
     return np.linspace(np.zeros(np.shape(start)), t, num, endpoint=endpoint, axis=axis)
 
 
-
 # ----- repeating, rolling, flipping, rotating: each linear, each moving or summing elements -----
 
 
@@ -682,7 +681,7 @@ def _(gg, ans, g, a, reps):
 
 # A roll moves each element: the adjoint rolls back by the opposite shift (a tuple of
 # shifts, one per axis, as an array of their opposites, which np.roll takes).
-@defop("roll", "np.roll(a, shift, axis=axis)", aliases=(np.roll,), diff=("a",), fresh=False,
+@defop("roll", "np.roll(a, shift, axis=axis)", aliases=(np.roll,), diff=("a",),
        shape=shape_like("a"), zeros="first", jvp="linear",
        sympy=lambda a, shift, axis: np.roll(objects(a), shift, axis=axis))
 def roll(a, shift, axis=None): ...
@@ -814,6 +813,11 @@ def _stacking(kind: str) -> Op:
 
 vstack, hstack, dstack, column_stack = (_stacking(kind) for kind in (
     "vstack", "hstack", "dstack", "column_stack"))
+
+
+# np.row_stack, deprecated in NumPy 2, is np.vstack under another name.
+if hasattr(np, "row_stack"):
+    alias(np.row_stack, vstack)
 
 
 @vstack.defvjp

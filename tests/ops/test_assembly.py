@@ -45,7 +45,7 @@ CASES = [
     ("np.hstack([x, y])", [(3,), (2,)]), ("np.hstack((x, y, x))", [(2, 3), (2, 1)]),
     ("np.hstack([x, y])", [None, (2,)]),
     ("np.dstack([x, y])", [(3,), (3,)]), ("np.dstack((x, y))", [(2, 3), (2, 3, 2)]),
-    ("np.column_stack([x, y])", [(3,), (3, 2)]), ("np.column_stack((x, y, x))", [(4,), (4,)]),
+    ("np.row_stack([x, y])", [(3,), (2, 3)]), ("np.column_stack([x, y])", [(3,), (3, 2)]), ("np.column_stack((x, y, x))", [(4,), (4,)]),
     # ranks and axis orders
     ("np.atleast_1d(x)", [None]), ("np.atleast_1d(x) * x", [(3,)]), ("np.atleast_2d(x)", [(3,)]),
     ("np.atleast_2d(x) * y", [None, (2, 2)]), ("np.atleast_3d(x)", [(3,)]),
@@ -113,10 +113,11 @@ def pieces(x):
     return total
 """
 
-# NumPy 2 deprecates np.cross of vectors of 2 (the cases' own calls warn).
+# NumPy 2 deprecates np.cross of vectors of 2 and np.row_stack (the cases' own calls warn).
 test_assembly_op = pytest.mark.filterwarnings(
     "ignore:Arrays of 2-dimensional vectors are deprecated:DeprecationWarning")(
-    table_test(CASES, seed=900, preamble=PREAMBLE, routes=("sympy",)))
+    pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")(
+        table_test(CASES, seed=900, preamble=PREAMBLE, routes=("sympy",))))
 
 
 def test_gather_with_indices_known_at_run_time(user_module):
