@@ -804,3 +804,290 @@ def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
     out = np.empty_like(ordered)
     np.put_along_axis(out, order, ordered, -1)
     return restore(out)
+
+
+# ----- adjoints of the shape and assembly ops of ops/shape.py -----
+#
+# Each is linear in the adjoint ``g`` and the transpose of its op: the op itself is
+# its VJP, and the helper applied to the tangent its JVP.
+
+
+def repeat_sum(g, a, repeats, axis):
+    """Adjoint of ``a`` in ``np.repeat(a, repeats, axis)``: each element receives the
+    sum of the adjoints of its copies (none for an element repeated zero times)."""
+    shape = _shape(a)
+    if axis is None:
+        return np.reshape(repeat_sum(g, np.empty(int(np.prod(shape))), repeats, 0), shape)
+    axis = axis % len(shape)
+    moved = np.moveaxis(np.asarray(g), axis, 0)
+    owner = np.repeat(np.arange(shape[axis]), repeats)
+    out = np.zeros((shape[axis],) + moved.shape[1:], dtype=np.result_type(g, 1.0))
+    np.add.at(out, owner, moved)
+    return np.moveaxis(out, 0, axis)
+
+
+def _interleaved(first, second) -> list:
+    return [n for pair in zip(first, second) for n in pair]
+
+
+def _reps(reps) -> tuple:
+    return tuple(int(r) for r in np.ravel(reps))
+
+
+def tile_sum(g, a, reps):
+    """Adjoint of ``a`` in ``np.tile(a, reps)``: the sum of the adjoints of its tiles.
+
+    Both the shape and ``reps`` are padded with leading ones to the result's rank;
+    the result's index along an axis is ``tile * size + position``.
+    """
+    shape, reps = _shape(a), _reps(reps)
+    ndim = max(len(shape), len(reps))
+    full = (1,) * (ndim - len(shape)) + shape
+    reps = (1,) * (ndim - len(reps)) + reps
+    tiles = np.reshape(g, _interleaved(reps, full))
+    return np.reshape(np.sum(tiles, axis=tuple(range(0, 2 * ndim, 2))), shape)
+
+
+def diagonal_grad(g, a, offset, axis1, axis2):
+    """Adjoint of ``a`` in ``np.diagonal(a, offset, axis1, axis2)``: ``g`` (the diagonal
+    last, the other axes in order) put back on that diagonal, zeros elsewhere."""
+    shape = _shape(a)
+    ndim = len(shape)
+    first, second = axis1 % ndim, axis2 % ndim
+    others = [n for i, n in enumerate(shape) if i not in (first, second)]
+    out = np.zeros(others + [shape[first], shape[second]], dtype=np.result_type(g, 1.0))
+    i = np.arange(np.shape(g)[-1])
+    out[..., i + max(-offset, 0), i + max(offset, 0)] = g
+    return np.moveaxis(out, (-2, -1), (first, second))
+
+
+def diag_grad(g, v, k):
+    """Adjoint of ``v`` in ``np.diag(v, k)``: the diagonal of ``g`` for a vector ``v``
+    (the matrix built from it), ``g`` on ``v``'s diagonal for a matrix ``v``."""
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    return diagonal_grad(g, v, k, 0, 1)
+
+
+def take_grad(g, a, indices, axis):
+    """Adjoint of ``a`` in ``np.take(a, indices, axis)``: repeated indices add up."""
+    shape = _shape(a)
+    out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    indices = np.asarray(indices)  # a list of indices is one axis' indices, not a tuple's
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, g)
+    else:
+        np.add.at(out, (slice(None),) * (axis % len(shape)) + (indices,), g)
+    return out
+
+
+def take_along_axis_grad(g, arr, indices, axis):
+    """Adjoint of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: repeated
+    indices add up, and an axis of ``arr`` of length one broadcast to the result's
+    receives the sum along it."""
+    shape = _shape(arr)
+    out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    indices = np.asarray(indices)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, g)
+        return out
+    g = np.asarray(g)
+    ndim = g.ndim
+    axis = axis % ndim
+    index = []
+    for d in range(ndim):
+        if d == axis:
+            index.append(indices)
+            continue
+        layout = [1] * ndim
+        layout[d] = g.shape[d]
+        along = np.arange(g.shape[d]) if shape[d] != 1 else np.zeros(g.shape[d], dtype=int)
+        index.append(along.reshape(layout))
+    np.add.at(out, tuple(index), g)
+    return out
+
+
+def _kron_parts(g, a, b):
+    """``g`` with each axis split into (a's, b's), and both shapes padded to one rank."""
+    sa, sb = _shape(a), _shape(b)
+    ndim = max(len(sa), len(sb))
+    sa, sb = (1,) * (ndim - len(sa)) + sa, (1,) * (ndim - len(sb)) + sb
+    return np.reshape(g, _interleaved(sa, sb)), sa, sb, ndim
+
+
+def kron_grad_lhs(g, a, b):
+    """Adjoint of ``a`` in ``np.kron(a, b)``, whose element at ``i * len(b) + k`` is
+    ``a[i] * b[k]`` along each axis."""
+    parts, _, sb, ndim = _kron_parts(g, a, b)
+    b_parts = np.reshape(b, _interleaved((1,) * ndim, sb))
+    return np.reshape(np.sum(parts * b_parts, axis=tuple(range(1, 2 * ndim, 2))), _shape(a))
+
+
+def kron_grad_rhs(g, a, b):
+    """Adjoint of ``b`` in ``np.kron(a, b)``."""
+    parts, sa, _, ndim = _kron_parts(g, a, b)
+    a_parts = np.reshape(a, _interleaved(sa, (1,) * ndim))
+    return np.reshape(np.sum(parts * a_parts, axis=tuple(range(0, 2 * ndim, 2))), _shape(b))
+
+
+def _tensordot_axes(axes, a_ndim, b_ndim):
+    """The summed axes of ``a`` and of ``b`` (paired in order) and their free axes."""
+    if isinstance(axes, (int, np.integer)):
+        summed_a, summed_b = list(range(a_ndim - axes, a_ndim)), list(range(axes))
+    else:
+        summed_a, summed_b = ([x] if isinstance(x, (int, np.integer)) else list(x) for x in axes)
+    summed_a = [x % a_ndim for x in summed_a]
+    summed_b = [x % b_ndim for x in summed_b]
+    free_a = [i for i in range(a_ndim) if i not in summed_a]
+    free_b = [i for i in range(b_ndim) if i not in summed_b]
+    return summed_a, summed_b, free_a, free_b
+
+
+def tensordot_grad_lhs(g, a, b, axes):
+    """Adjoint of ``a`` in ``np.tensordot(a, b, axes)``: ``g`` (a's free axes, then
+    b's) contracted with ``b`` over b's free axes, its axes put back in a's order."""
+    summed_a, summed_b, free_a, free_b = _tensordot_axes(axes, np.ndim(a), np.ndim(b))
+    out = np.tensordot(g, b, axes=(list(range(len(free_a), np.ndim(g))), free_b))
+    order = free_a + [summed_a[summed_b.index(j)] for j in sorted(summed_b)]
+    return np.transpose(out, np.argsort(order))
+
+
+def tensordot_grad_rhs(g, a, b, axes):
+    """Adjoint of ``b`` in ``np.tensordot(a, b, axes)``."""
+    summed_a, summed_b, free_a, free_b = _tensordot_axes(axes, np.ndim(a), np.ndim(b))
+    out = np.tensordot(a, g, axes=(free_a, list(range(len(free_a)))))
+    order = [summed_b[summed_a.index(i)] for i in sorted(summed_a)] + free_b
+    return np.transpose(out, np.argsort(order))
+
+
+def rollaxis_inverse(a, axis, start):
+    """The axes order undoing ``np.rollaxis`` of an array shaped as ``a``."""
+    return tuple(int(i) for i in np.argsort(_rollaxis_order(np.ndim(a), axis, start)))
+
+
+def _rollaxis_order(ndim, axis, start):
+    order = list(range(ndim))
+    axis = axis % ndim
+    start = start + ndim if start < 0 else start
+    order.remove(axis)
+    order.insert(start - 1 if start > axis else start, axis)
+    return order
+
+
+_UPGRADES = {"vstack": (np.atleast_2d, 0), "dstack": (np.atleast_3d, 2)}
+
+
+def _stacked_parts(arrays, kind):
+    """The arrays as ``np.vstack`` (``kind``) and its kin join them, and the axis."""
+    if kind == "hstack":
+        parts = [np.atleast_1d(a) for a in arrays]
+        return parts, 0 if parts and parts[0].ndim == 1 else 1
+    if kind == "column_stack":
+        return [np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else np.asarray(a)
+                for a in arrays], 1
+    upgrade, axis = _UPGRADES[kind]
+    return [upgrade(a) for a in arrays], axis
+
+
+def split_stacked(g, arrays, kind):
+    """Adjoints of the arrays of ``np.vstack(arrays)`` (``kind``: "vstack", "hstack",
+    "dstack" or "column_stack"): ``g`` cut along the joined axis, each piece in its
+    array's shape."""
+    parts, axis = _stacked_parts(arrays, kind)
+    pieces = np.split(g, np.cumsum([np.shape(p)[axis] for p in parts])[:-1], axis=axis)
+    return [np.reshape(piece, np.shape(a)) for piece, a in zip(pieces, arrays)]
+
+
+_SELECTING_PADS = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_grad(g, array, pad_width, mode):
+    """Adjoint of ``array`` in ``np.pad(array, pad_width, mode)``, for the modes that
+    copy elements (``constant`` pads with values that are not the array's).
+
+    Padding the elements' flat indices in the same way gives, for each element of
+    the result, the element it copies (-1 for a constant): each receives the sum of
+    the adjoints of its copies.
+    """
+    shape = _shape(array)
+    size = int(np.prod(shape))
+    source = np.reshape(np.arange(size), shape)
+    if mode == "constant":
+        source = np.pad(source, pad_width, mode="constant", constant_values=-1)
+    else:
+        source = np.pad(source, pad_width, mode=mode)
+    copied = source >= 0
+    out = np.zeros(size, dtype=np.result_type(g, 1.0))
+    np.add.at(out, source[copied], np.asarray(g)[copied])
+    return np.reshape(out, shape)
+
+
+def pad_fill_grad(g, array, pad_width, mode, constant_values):
+    """Adjoint of ``constant_values`` in ``np.pad(array, pad_width, mode="constant",
+    constant_values=constant_values)``: each value receives the sum of the adjoints
+    of the elements it fills (labelling the values tells which it fills, later axes'
+    corners included); zero for the other modes, which take no values."""
+    if mode != "constant":
+        return np.zeros(_shape(constant_values), dtype=np.result_type(g, 1.0))
+    ndim = len(_shape(array))
+    labels = np.pad(np.full(_shape(array), -1), pad_width, mode="constant",
+                    constant_values=np.arange(2 * ndim).reshape(ndim, 2))
+    filled = labels >= 0
+    sums = np.zeros(2 * ndim, dtype=np.result_type(g, 1.0))
+    np.add.at(sums, labels[filled], np.asarray(g)[filled])
+    return unbroadcast(sums.reshape(ndim, 2), constant_values)
+
+
+def split_grad(g, ary, indices_or_sections, axis):
+    """Adjoint of ``ary`` in ``np.split(ary, indices_or_sections, axis)`` (and
+    ``np.array_split``): the adjoint of each piece added where the piece was cut from
+    (pieces overlap when the indices do not increase). ``axis`` None is np.hsplit's
+    axis: the first of a vector, else the second."""
+    shape = _shape(ary)
+    if axis is None:
+        axis = 0 if len(shape) == 1 else 1
+    axis = axis % len(shape)
+    length = shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        each, extra = divmod(length, int(indices_or_sections))
+        sizes = [each + 1] * extra + [each] * (int(indices_or_sections) - extra)
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+    else:
+        bounds = [0, *np.ravel(indices_or_sections).tolist(), length]
+    out = np.zeros(shape, dtype=np.result_type(*g, 1.0) if len(g) else float)
+    before = (slice(None),) * axis
+    for start, stop, piece in zip(bounds[:-1], bounds[1:], g):
+        out[before + (slice(start, stop),)] += piece
+    return out
+
+
+def _as_3_vectors(v, axis):
+    """The vectors of ``v`` along ``axis``, moved last, vectors of 2 given a zero third."""
+    v = np.moveaxis(np.asarray(v), axis, -1)
+    if v.shape[-1] == 2:
+        v = np.concatenate([v, np.zeros(v.shape[:-1] + (1,), dtype=v.dtype)], axis=-1)
+    return v
+
+
+def _cross_adjoint(g, a, b, axis):
+    """The adjoint of ``np.cross(a, b, axis=axis)`` as vectors of 3 (last): of two
+    vectors of 2 the cross product is a number, the third component of theirs."""
+    if np.shape(a)[axis] == 2 and np.shape(b)[axis] == 2:
+        g = np.asarray(g)
+        return np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
+    return np.moveaxis(np.asarray(g), axis, -1)
+
+
+def cross_grad_lhs(g, a, b, axis):
+    """Adjoint of ``a`` in ``np.cross(a, b, axis=axis)``: <g, a x b> is <a, b x g>,
+    vectors of 2 being vectors of 3 with a zero third component."""
+    axis = -1 if axis is None else axis
+    grad = np.cross(_as_3_vectors(b, axis), _cross_adjoint(g, a, b, axis))
+    return unbroadcast(np.moveaxis(grad[..., :np.shape(a)[axis]], -1, axis), a)
+
+
+def cross_grad_rhs(g, a, b, axis):
+    """Adjoint of ``b`` in ``np.cross(a, b, axis=axis)``: <g, a x b> is <b, g x a>."""
+    axis = -1 if axis is None else axis
+    grad = np.cross(_cross_adjoint(g, a, b, axis), _as_3_vectors(a, axis))
+    return unbroadcast(np.moveaxis(grad[..., :np.shape(b)[axis]], -1, axis), b)

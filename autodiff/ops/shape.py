@@ -12,8 +12,14 @@ from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
-from autodiff.ops.registry import OPS, Op, alias, defop
-from autodiff.ops.shape_rules import indexed, scalar_result, shape_given_by, shape_like
+from autodiff.ops.registry import OPS, Op, alias, defop, helper_op
+from autodiff.ops.shape_rules import (
+    indexed,
+    list_result,
+    scalar_result,
+    shape_given_by,
+    shape_like,
+)
 from autodiff.ops.sympy_forms import cast, objects, sp
 from autodiff.ops.sympy_forms import index as sympy_index
 
@@ -622,3 +628,547 @@ def _(t, ans, start, stop, num, endpoint, dtype, axis):
 def _(t, ans, start, stop, num, endpoint, dtype, axis):
     return np.linspace(np.zeros(np.shape(start)), t, num, endpoint=endpoint, axis=axis)
 
+
+# ----- repeating, rolling, flipping, rotating: each linear, each moving or summing elements -----
+
+
+def _linear_helper(fn, params: str, **facts) -> Op:
+    """The runtime helper ``fn``, linear in its first parameter (an adjoint), as an op
+    rules can call: its JVP is itself applied to the tangent, its VJP the op it is
+    the transpose of (given in each block)."""
+    return helper_op(fn, params=[p.strip() for p in params.split(",")], diff=("g",),
+                     fresh=False, zeros="first", jvp="linear", **facts)
+
+
+# Element i of a repeated along an axis has its copies side by side: it receives the
+# sum of their adjoints (none when repeated zero times).
+@defop("repeat", "np.repeat(a, repeats, axis=axis)", aliases=(np.repeat,), methods=("repeat",),
+       diff=("a",), zeros="first", jvp="linear",
+       sympy=lambda a, repeats, axis: np.repeat(objects(a), repeats, axis=axis))
+def repeat(a, repeats, axis=None): ...
+
+
+@repeat.defvjp
+def _(g, ans, a, repeats, axis):
+    return runtime.repeat_sum(g, a, repeats, axis)
+
+
+repeat_sum = _linear_helper(runtime.repeat_sum, "g, a, repeats, axis", shape=shape_like("a"))
+
+
+@repeat_sum.defvjp
+def _(gg, ans, g, a, repeats, axis):
+    return np.repeat(gg, repeats, axis=axis)
+
+
+@defop("tile", "np.tile(A, reps)", aliases=(np.tile,), diff=("A",), zeros="first", jvp="linear",
+       sympy=lambda A, reps: np.tile(objects(A), reps))
+def tile(A, reps): ...
+
+
+@tile.defvjp
+def _(g, ans, A, reps):
+    return runtime.tile_sum(g, A, reps)
+
+
+tile_sum = _linear_helper(runtime.tile_sum, "g, a, reps", shape=shape_like("a"))
+
+
+@tile_sum.defvjp
+def _(gg, ans, g, a, reps):
+    return np.tile(gg, reps)
+
+
+# A roll moves each element: the adjoint rolls back by the opposite shift (a tuple of
+# shifts, one per axis, as an array of their opposites, which np.roll takes).
+@defop("roll", "np.roll(a, shift, axis=axis)", aliases=(np.roll,), diff=("a",),
+       shape=shape_like("a"), zeros="first", jvp="linear",
+       sympy=lambda a, shift, axis: np.roll(objects(a), shift, axis=axis))
+def roll(a, shift, axis=None): ...
+
+
+@roll.defvjp
+def _(g, ans, a, shift, axis):
+    return np.roll(g, np.negative(np.asarray(shift)), axis=axis)
+
+
+@defop("flipud", "np.flipud(m)", aliases=(np.flipud,), diff=("m",), fresh=False,
+       shape=shape_like("m"), zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m: np.flipud(objects(m)))
+def flipud(m): ...
+
+
+@flipud.defvjp
+def _(g, ans, m):
+    return np.flipud(g)
+
+
+@defop("fliplr", "np.fliplr(m)", aliases=(np.fliplr,), diff=("m",), fresh=False,
+       shape=shape_like("m"), zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m: np.fliplr(objects(m)))
+def fliplr(m): ...
+
+
+@fliplr.defvjp
+def _(g, ans, m):
+    return np.fliplr(g)
+
+
+# A rotation by k quarter turns is undone by -k of them, in the same plane.
+@defop("rot90", "np.rot90(m, k=k, axes=axes)", aliases=(np.rot90,), diff=("m",), fresh=False,
+       zeros="first", recompute="always", jvp="linear",
+       sympy=lambda m, k, axes: np.rot90(objects(m), k, axes))
+def rot90(m, k=1, axes=(0, 1)): ...
+
+
+@rot90.defvjp
+def _(g, ans, m, k, axes):
+    return np.rot90(g, np.negative(k), axes)
+
+
+# ----- triangles and diagonals -----
+
+# A vector is taken as every row of a square matrix: its adjoint sums the rows.
+
+
+@defop("triu", "np.triu(m, k=k)", aliases=(np.triu,), diff=("m",), zeros="first", jvp="linear", sympy=lambda m, k: np.triu(objects(m), k=k))
+def triu(m, k=0): ...
+
+
+@triu.defvjp
+def _(g, ans, m, k):
+    return runtime.unbroadcast(np.triu(g, k=k), m)
+
+
+@defop("tril", "np.tril(m, k=k)", aliases=(np.tril,), diff=("m",), zeros="first", jvp="linear", sympy=lambda m, k: np.tril(objects(m), k=k))
+def tril(m, k=0): ...
+
+
+@tril.defvjp
+def _(g, ans, m, k):
+    return runtime.unbroadcast(np.tril(g, k=k), m)
+
+
+# The elements of a diagonal are elements of the matrix: each receives its adjoint
+# there, zeros elsewhere; a matrix built from a vector gives the vector its diagonal.
+@defop("diag", "np.diag(v, k=k)", aliases=(np.diag,), diff=("v",), zeros="first", jvp="linear",
+       sympy=lambda v, k: np.diag(objects(v), k=k))
+def diag(v, k=0): ...
+
+
+@diag.defvjp
+def _(g, ans, v, k):
+    return runtime.diag_grad(g, v, k)
+
+
+diag_grad = _linear_helper(runtime.diag_grad, "g, v, k", shape=shape_like("v"))
+
+
+@diag_grad.defvjp
+def _(gg, ans, g, v, k):
+    return np.diag(gg, k=k)
+
+
+@defop("diagonal", "np.diagonal(a, offset=offset, axis1=axis1, axis2=axis2)",
+       aliases=(np.diagonal,), methods=("diagonal",), diff=("a",), fresh=False, zeros="first",
+       jvp="linear", sympy=lambda a, offset, axis1, axis2: np.diagonal(objects(a), offset, axis1,
+                                                                       axis2))
+def diagonal(a, offset=0, axis1=0, axis2=1): ...
+
+
+@diagonal.defvjp
+def _(g, ans, a, offset, axis1, axis2):
+    return runtime.diagonal_grad(g, a, offset, axis1, axis2)
+
+
+diagonal_grad = _linear_helper(runtime.diagonal_grad, "g, a, offset, axis1, axis2",
+                               shape=shape_like("a"))
+
+
+@diagonal_grad.defvjp
+def _(gg, ans, g, a, offset, axis1, axis2):
+    return np.diagonal(gg, offset=offset, axis1=axis1, axis2=axis2)
+
+
+@defop("diagflat", "np.diagflat(v, k=k)", aliases=(np.diagflat,), diff=("v",), zeros="first",
+       jvp="linear", sympy=lambda v, k: np.diagflat(objects(v), k=k))
+def diagflat(v, k=0): ...
+
+
+@diagflat.defvjp
+def _(g, ans, v, k):
+    return np.reshape(np.diag(g, k=k), np.shape(v))
+
+
+# ----- stacks: np.concatenate of the arrays each given a rank first -----
+# Each array's adjoint is its piece of the result's, in its own shape; one tangent per
+# array (a zero one for an array that does not vary), as for np.concatenate.
+
+
+def _stacking(kind: str) -> Op:
+    return defop(kind, f"np.{kind}(tup)", aliases=(getattr(np, kind),), diff=("tup",),
+                 jvp="linear", sympy=lambda tup: getattr(np, kind)([objects(a) for a in tup]))(
+        lambda tup: None)
+
+
+vstack, hstack, dstack, column_stack = (_stacking(kind) for kind in (
+    "vstack", "hstack", "dstack", "column_stack"))
+
+
+# np.row_stack, deprecated in NumPy 2, is np.vstack under another name.
+if hasattr(np, "row_stack"):
+    alias(np.row_stack, vstack)
+
+
+@vstack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "vstack")
+
+
+@hstack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "hstack")
+
+
+@dstack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "dstack")
+
+
+@column_stack.defvjp
+def _(g, ans, tup):
+    return runtime.split_stacked(g, tup, "column_stack")
+split_stacked = helper_op(runtime.split_stacked, diff=("g",), shape=list_result, fresh=False,
+                          jvp="linear")
+
+
+# Transposed, cutting the adjoint is joining the pieces again.
+@split_stacked.defvjp
+def _(gg, ans, g, arrays, kind):
+    if kind == "vstack":
+        return np.vstack(gg)
+    if kind == "hstack":
+        return np.hstack(gg)
+    if kind == "dstack":
+        return np.dstack(gg)
+    return np.column_stack(gg)
+
+
+# ----- ranks and axis orders -----
+
+
+def _at_least(rank: int) -> Op:
+    name = f"atleast_{rank}d"
+    op = defop(name, f"np.{name}(a)", aliases=(getattr(np, name),), diff=("a",), fresh=False,
+               zeros="first", recompute="always", jvp="linear",
+               sympy=lambda a: getattr(np, name)(objects(a)))(lambda a: None)
+    op.defvjp(lambda g, ans, a: np.reshape(g, np.shape(a)))
+    return op
+
+
+atleast_1d, atleast_2d, atleast_3d = (_at_least(rank) for rank in (1, 2, 3))
+
+
+@defop("rollaxis", "np.rollaxis(a, axis, start=start)", aliases=(np.rollaxis,), diff=("a",),
+       fresh=False, zeros="first", recompute="always", jvp="linear",
+       sympy=lambda a, axis, start: np.rollaxis(objects(a), axis, start))
+def rollaxis(a, axis, start=0): ...
+
+
+@rollaxis.defvjp
+def _(g, ans, a, axis, start):
+    return np.transpose(g, runtime.rollaxis_inverse(a, axis, start))
+
+
+helper_op(runtime.rollaxis_inverse, nondiff_output=True, floating=None, shape_params=("a",),
+          recompute="always", no_gradient="axis numbers")
+
+
+# ----- gathering: each element of a receives the adjoints of its copies (repeats add) -----
+
+
+@defop("take", "np.take(a, indices, axis=axis)", aliases=(np.take,), methods=("take",),
+       diff=("a",), zeros="first", jvp="linear",
+       sympy=lambda a, indices, axis: np.take(objects(a), indices, axis=axis))
+def take(a, indices, axis=None): ...
+
+
+@take.defvjp
+def _(g, ans, a, indices, axis):
+    return runtime.take_grad(g, a, indices, axis)
+
+
+take_grad = _linear_helper(runtime.take_grad, "g, a, indices, axis", shape=shape_like("a"))
+
+
+@take_grad.defvjp
+def _(gg, ans, g, a, indices, axis):
+    return np.take(gg, indices, axis=axis)
+
+
+@defop("take_along_axis", "np.take_along_axis(arr, indices, axis=axis)",
+       aliases=(np.take_along_axis,), diff=("arr",), zeros="first", jvp="linear",
+       sympy=lambda arr, indices, axis: np.take_along_axis(objects(arr), indices, axis=axis))
+def take_along_axis(arr, indices, axis=-1): ...
+
+
+@take_along_axis.defvjp
+def _(g, ans, arr, indices, axis):
+    return runtime.take_along_axis_grad(g, arr, indices, axis)
+
+
+take_along_axis_grad = _linear_helper(runtime.take_along_axis_grad, "g, arr, indices, axis",
+                                      shape=shape_like("arr"))
+
+
+@take_along_axis_grad.defvjp
+def _(gg, ans, g, arr, indices, axis):
+    return np.take_along_axis(gg, indices, axis=axis)
+
+
+# ----- products that arrange their factors: kron, cross, tensordot -----
+# Bilinear: the JVP of one factor is the product with its tangent. Each adjoint helper
+# is linear in g and in the other factor, and its VJP is the product again (for g)
+# and the other factor's adjoint (for that factor), as for matmul's helpers.
+
+
+@defop("kron", "np.kron(a, b)", aliases=(np.kron,), diff=("a", "b"), jvp="linear",
+       sympy=lambda a, b: np.kron(objects(a), objects(b)))
+def kron(a, b): ...
+
+
+@kron.defvjp
+def _(g, ans, a, b):
+    return runtime.kron_grad_lhs(g, a, b), runtime.kron_grad_rhs(g, a, b)
+
+
+kron_grad_lhs = helper_op(runtime.kron_grad_lhs, diff=("g", "b"), shape=shape_like("a"),
+                          jvp="linear")
+kron_grad_rhs = helper_op(runtime.kron_grad_rhs, diff=("g", "a"), shape=shape_like("b"),
+                          jvp="linear")
+
+
+@kron_grad_lhs.defvjp
+def _(gg, ans, g, a, b):
+    return np.kron(gg, b), runtime.kron_grad_rhs(g, gg, b)
+
+
+@kron_grad_rhs.defvjp
+def _(gg, ans, g, a, b):
+    return np.kron(a, gg), runtime.kron_grad_lhs(g, a, gg)
+
+
+# <g, a x b> = <a, b x g> = <b, g x a>, broadcasting summed back; vectors of 2 are
+# vectors of 3 with a zero third component (two of them give the third of theirs).
+@defop("cross", "np.cross(a, b, axis=axis)", aliases=(np.cross,), diff=("a", "b"), jvp="linear",
+       sympy=lambda a, b, axis: np.cross(objects(a), objects(b), axis=axis))
+def cross(a, b, axis=None): ...
+
+
+@cross.defvjp
+def _(g, ans, a, b, axis):
+    return runtime.cross_grad_lhs(g, a, b, axis), runtime.cross_grad_rhs(g, a, b, axis)
+
+
+cross_grad_lhs = helper_op(runtime.cross_grad_lhs, diff=("g", "b"), shape=shape_like("a"),
+                           jvp="linear")
+cross_grad_rhs = helper_op(runtime.cross_grad_rhs, diff=("g", "a"), shape=shape_like("b"),
+                           jvp="linear")
+
+
+@cross_grad_lhs.defvjp
+def _(gg, ans, g, a, b, axis):
+    return np.cross(gg, b, axis=axis), runtime.cross_grad_rhs(g, gg, b, axis)
+
+
+@cross_grad_rhs.defvjp
+def _(gg, ans, g, a, b, axis):
+    return np.cross(a, gg, axis=axis), runtime.cross_grad_lhs(g, a, gg, axis)
+
+
+@defop("tensordot", "np.tensordot(a, b, axes=axes)", aliases=(np.tensordot,), diff=("a", "b"),
+       jvp="linear", sympy=lambda a, b, axes: np.tensordot(objects(a), objects(b), axes=axes))
+def tensordot(a, b, axes=2): ...
+
+
+@tensordot.defvjp
+def _(g, ans, a, b, axes):
+    return runtime.tensordot_grad_lhs(g, a, b, axes), runtime.tensordot_grad_rhs(g, a, b, axes)
+
+
+tensordot_grad_lhs = helper_op(runtime.tensordot_grad_lhs, diff=("g", "b"),
+                               shape=shape_like("a"), jvp="linear")
+tensordot_grad_rhs = helper_op(runtime.tensordot_grad_rhs, diff=("g", "a"),
+                               shape=shape_like("b"), jvp="linear")
+
+
+@tensordot_grad_lhs.defvjp
+def _(gg, ans, g, a, b, axes):
+    return np.tensordot(gg, b, axes=axes), runtime.tensordot_grad_rhs(g, gg, b, axes)
+
+
+@tensordot_grad_rhs.defvjp
+def _(gg, ans, g, a, b, axes):
+    return np.tensordot(a, gg, axes=axes), runtime.tensordot_grad_lhs(g, a, gg, axes)
+
+
+# ----- np.append and np.pad -----
+
+
+# np.concatenate of the two (flattened first when no axis is given): the adjoint cut
+# where arr ends. Linear in both together, not in each: a tangent's part is appended
+# to zeros of the other's shape.
+@defop("append", "np.append(arr, values, axis=axis)", aliases=(np.append,),
+       diff=("arr", "values"),
+       sympy=lambda arr, values, axis: np.append(objects(arr), objects(values), axis=axis))
+def append(arr, values, axis=None): ...
+
+
+@append.defvjp
+def _(g, ans, arr, values, axis):
+    if axis is None:
+        n = np.size(arr)
+        return np.reshape(g[:n], np.shape(arr)), np.reshape(g[n:], np.shape(values))
+    n = np.shape(arr)[axis]
+    moved = np.moveaxis(g, axis, 0)
+    return np.moveaxis(moved[:n], 0, axis), np.moveaxis(moved[n:], 0, axis)
+
+
+@append.defjvp("arr")
+def _(t, ans, arr, values, axis):
+    return np.append(t, np.zeros(np.shape(values)), axis=axis)
+
+
+@append.defjvp("values")
+def _(t, ans, arr, values, axis):
+    return np.append(np.zeros(np.shape(arr)), t, axis=axis)
+
+
+_COPYING_PADS = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_check(named) -> str | None:
+    mode = named["mode"]
+    if isinstance(mode, Const) and mode.value in _COPYING_PADS:
+        return None
+    return ("np.pad is differentiated for the modes that copy elements or fill constants "
+            f"({', '.join(map(repr, _COPYING_PADS))}), given as a constant string")
+
+
+def _sympy_pad(array, pad_width, mode, constant_values):
+    filled = {"constant_values": constant_values} if mode == "constant" else {}
+    return np.pad(objects(array), pad_width, mode=mode, **filled)
+
+
+# Linear in the array and in the constant values, separately (a padded element is one
+# or the other): each element of the array receives the adjoints of its copies, each
+# constant value those of the elements it fills.
+@defop("pad", "np.pad(array, pad_width, mode=mode, constant_values=constant_values)",
+       aliases=(np.pad,), diff=("array", "constant_values"), zeros="first", sympy=_sympy_pad)
+def pad(array, pad_width, mode="constant", constant_values=0): ...
+
+
+pad.vjp_check = _pad_check
+
+
+@pad.defvjp
+def _(g, ans, array, pad_width, mode, constant_values):
+    return (runtime.pad_grad(g, array, pad_width, mode),
+            runtime.pad_fill_grad(g, array, pad_width, mode, constant_values))
+
+
+@pad.defjvp("array")
+def _(t, ans, array, pad_width, mode, constant_values):
+    return np.pad(t, pad_width, mode=mode)
+
+
+@pad.defjvp("constant_values")
+def _(t, ans, array, pad_width, mode, constant_values):
+    return np.pad(np.zeros(np.shape(array)), pad_width, mode="constant", constant_values=t)
+
+
+pad_grad = _linear_helper(runtime.pad_grad, "g, array, pad_width, mode", shape=shape_like("array"))
+pad_fill_grad = _linear_helper(runtime.pad_fill_grad,
+                               "g, array, pad_width, mode, constant_values",
+                               shape=shape_like("constant_values"))
+
+
+@pad_grad.defvjp
+def _(gg, ans, g, array, pad_width, mode):
+    return np.pad(gg, pad_width, mode=mode)
+
+
+@pad_fill_grad.defvjp
+def _(gg, ans, g, array, pad_width, mode, constant_values):
+    if mode != "constant":
+        return np.zeros(np.shape(g))
+    return np.pad(np.zeros(np.shape(array)), pad_width, mode="constant", constant_values=gg)
+
+
+# ----- splits: a list of pieces -----
+# The result is a list (unpacked, indexed or looped over as the user's code does); its
+# adjoint is one per piece, zeros for a piece nothing reads, each added back where its
+# piece was cut from (indices that do not increase cut overlapping pieces).
+
+
+@defop("split", "np.split(ary, indices_or_sections, axis=axis)", aliases=(np.split,),
+       diff=("ary",), shape=list_result, fresh=False, jvp="linear",
+       sympy=lambda ary, indices_or_sections, axis: np.split(objects(ary), indices_or_sections,
+                                                             axis=axis))
+def split(ary, indices_or_sections, axis=0): ...
+
+
+@split.defvjp
+def _(g, ans, ary, indices_or_sections, axis):
+    return runtime.split_grad(g, ary, indices_or_sections, axis)
+
+
+split_grad = _linear_helper(runtime.split_grad, "g, ary, indices_or_sections, axis",
+                            shape=shape_like("ary"))
+
+
+@split_grad.defvjp
+def _(gg, ans, g, ary, indices_or_sections, axis):
+    if axis is None:
+        return np.hsplit(gg, indices_or_sections)
+    return np.array_split(gg, indices_or_sections, axis=axis)
+
+
+@defop("array_split", "np.array_split(ary, indices_or_sections, axis=axis)",
+       aliases=(np.array_split,), diff=("ary",), shape=list_result, fresh=False, jvp="linear",
+       sympy=lambda ary, indices_or_sections, axis: np.array_split(
+           objects(ary), indices_or_sections, axis=axis))
+def array_split(ary, indices_or_sections, axis=0): ...
+
+
+@array_split.defvjp
+def _(g, ans, ary, indices_or_sections, axis):
+    return runtime.split_grad(g, ary, indices_or_sections, axis)
+
+
+# np.hsplit cuts along the axis np.hstack joins along (the first of a vector, else the
+# second: split_grad's axis None), np.vsplit and np.dsplit along the first and third.
+def _splitting(kind: str) -> Op:
+    return defop(kind, f"np.{kind}(ary, indices_or_sections)", aliases=(getattr(np, kind),),
+                 diff=("ary",), shape=list_result, fresh=False, jvp="linear",
+                 sympy=lambda ary, indices_or_sections: getattr(np, kind)(objects(ary),
+                                                                          indices_or_sections))(
+        lambda ary, indices_or_sections: None)
+
+
+hsplit, vsplit, dsplit = (_splitting(kind) for kind in ("hsplit", "vsplit", "dsplit"))
+
+
+@hsplit.defvjp
+def _(g, ans, ary, indices_or_sections):
+    return runtime.split_grad(g, ary, indices_or_sections, None)
+
+
+@vsplit.defvjp
+def _(g, ans, ary, indices_or_sections):
+    return runtime.split_grad(g, ary, indices_or_sections, 0)
+
+
+@dsplit.defvjp
+def _(g, ans, ary, indices_or_sections):
+    return runtime.split_grad(g, ary, indices_or_sections, 2)

@@ -7,9 +7,10 @@ import pytest
 
 import autodiff as ad
 from autodiff.errors import NonDifferentiableError
+from tests.ops import test_assembly
 from tests.ops.table import table_test
 
-CASES = [
+SHAPE_CASES = [
     ("np.reshape(x, (3, 2))", [(2, 3)]), ("x.reshape(6)", [(2, 3)]),
     ("x.reshape(3, -1)", [(2, 3)]), ("x.reshape((1, 6))", [(2, 3)]),
     ("np.ravel(x)", [(2, 3)]), ("x.ravel()", [(2, 3)]), ("x.flatten()", [(2, 3)]),
@@ -54,7 +55,7 @@ CASES = [
 ]
 
 # Functions the cases call: element updates need statements.
-PREAMBLE = """
+SHAPE_PREAMBLE = """
 def filled(x):
     out = np.zeros(np.shape(x))
     for i in range(len(x)):
@@ -63,7 +64,12 @@ def filled(x):
 """
 
 
-test_shape_op = table_test(CASES, seed=500, preamble=PREAMBLE)
+test_shape_op = table_test(SHAPE_CASES, seed=500, preamble=SHAPE_PREAMBLE)
+
+# Every case of the family, the assembly ops' (checked with SymPy too, in
+# test_assembly.py) included: the cases tests/ops/test_registry.py walks.
+CASES = SHAPE_CASES + test_assembly.CASES
+PREAMBLE = SHAPE_PREAMBLE + test_assembly.PREAMBLE
 
 
 def test_index_by_an_integer_argument(user_module):

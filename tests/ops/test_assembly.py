@@ -1,0 +1,148 @@
+"""Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
+the stacks, take, kron, cross, tensordot, append, pad.
+
+Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
+transpose, written with the op itself or a helper whose own VJP is the op.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from autodiff.errors import NonDifferentiableError
+from tests.ops.table import table_test
+
+CASES = [
+    # repeating, rolling, flipping, rotating
+    ("np.repeat(x, 2)", [(2, 3)]), ("np.repeat(x, 3, axis=1)", [(2, 3)]),
+    ("np.repeat(x, [2, 0, 1], axis=-1)", [(2, 3)]), ("x.repeat([1, 3], axis=0)", [(2, 3)]),
+    ("np.repeat(x, 2)", [None]), ("np.repeat(x * y, 2, axis=0) * y", [(3, 1), (3,)]),
+    ("np.repeat(x, 0, axis=0)", [(2, 3)]), ("np.repeat(x, 2, axis=1)", [(2, 0)]),
+    ("np.tile(x, 2)", [(3,)]), ("np.tile(x, (2, 1, 3))", [(2, 3)]), ("np.tile(x, (2,))", [(2, 3)]),
+    ("np.tile(x, (1, 2)) * y", [None, (2,)]), ("np.tile(x, (0, 2))", [(3,)]),
+    ("np.roll(x, 2)", [(2, 3)]), ("np.roll(x, -1, axis=1)", [(2, 3)]),
+    ("np.roll(x, (1, 2), axis=(0, 1))", [(3, 4)]), ("np.roll(x, (1, -1), axis=(1, 1))", [(2, 4)]),
+    ("np.flipud(x) * x", [(3, 2)]), ("np.fliplr(x) * x", [(2, 3, 2)]), ("np.flipud(x)", [(4,)]),
+    ("np.rot90(x)", [(2, 3)]), ("np.rot90(x, 2)", [(2, 3)]), ("np.rot90(x, -1) * y", [(2, 3), (3, 2)]),
+    ("np.rot90(x, k=3, axes=(1, 2))", [(2, 3, 4)]), ("np.rot90(x, 5, axes=(-1, 0))", [(2, 3, 4)]),
+    # triangles (a vector is every row of a square matrix)
+    ("np.triu(x)", [(3, 4)]), ("np.triu(x, 1)", [(4, 3)]), ("np.triu(x, k=-1)", [(2, 3, 3)]),
+    ("np.tril(x)", [(3, 3)]), ("np.tril(x, -1) * x", [(3, 4)]), ("np.tril(x, k=2)", [(2, 3, 4)]),
+    ("np.triu(x)", [(4,)]), ("np.tril(x, 1)", [(3,)]),
+    # diagonals
+    ("np.diag(x)", [(3,)]), ("np.diag(x, 1)", [(3,)]), ("np.diag(x, k=-2) * y", [(2,), (4, 4)]),
+    ("np.diag(x)", [(3, 3)]), ("np.diag(x, -1)", [(3, 4)]), ("np.diag(x, k=2)", [(3, 5)]),
+    ("np.diag(np.diag(x)) * x", [(3,)]), ("np.diag(x @ x.T)", [(3, 2)]),
+    ("np.diagonal(x)", [(3, 4)]), ("np.diagonal(x, 1)", [(3, 4)]),
+    ("np.diagonal(x, offset=-1, axis1=2, axis2=0)", [(3, 2, 4)]), ("x.diagonal()", [(2, 3, 3)]),
+    ("x.diagonal(1, 0, -1) * y", [(3, 2, 4), (2, 3)]), ("np.diagonal(x, 5)", [(3, 3)]),
+    ("np.diagflat(x)", [(2, 2)]), ("np.diagflat(x, 1)", [(3,)]), ("np.diagflat(x * y, -1)", [None, None]),
+    # stacks
+    ("np.vstack([x, y])", [(3,), (2, 3)]), ("np.vstack((x, y, x))", [(2, 3), (1, 3)]),
+    ("np.vstack([x, 2.0])", [None]), ("np.vstack([x, y * x])", [(2, 2, 2), (1, 2, 2)]),
+    ("np.hstack([x, y])", [(3,), (2,)]), ("np.hstack((x, y, x))", [(2, 3), (2, 1)]),
+    ("np.hstack([x, y])", [None, (2,)]),
+    ("np.dstack([x, y])", [(3,), (3,)]), ("np.dstack((x, y))", [(2, 3), (2, 3, 2)]),
+    ("np.row_stack([x, y])", [(3,), (2, 3)]), ("np.column_stack([x, y])", [(3,), (3, 2)]), ("np.column_stack((x, y, x))", [(4,), (4,)]),
+    # ranks and axis orders
+    ("np.atleast_1d(x)", [None]), ("np.atleast_1d(x) * x", [(3,)]), ("np.atleast_2d(x)", [(3,)]),
+    ("np.atleast_2d(x) * y", [None, (2, 2)]), ("np.atleast_3d(x)", [(3,)]),
+    ("np.atleast_3d(x)", [(2, 3)]), ("np.atleast_3d(x)", [(2, 3, 4)]),
+    ("np.rollaxis(x, 2)", [(2, 3, 4)]), ("np.rollaxis(x, 0, 3)", [(2, 3, 4)]),
+    ("np.rollaxis(x, -1, 1) * y", [(2, 3, 4), (4, 1)]), ("np.rollaxis(x, 1, start=-1)", [(2, 3, 4)]),
+    # gathering (repeated and negative indices add up)
+    ("np.take(x, [0, 2, 2, -1])", [(2, 3)]), ("np.take(x, [[1, 0], [1, 1]], axis=1)", [(2, 3)]),
+    ("x.take(1, axis=0)", [(3, 2)]), ("x.take([3, 0, 3])", [(4,)]), ("np.take(x, 0) * y", [None, (2,)]),
+    ("np.take(x, np.array([2, 0, 1]), axis=-1) * y", [(2, 3), (3,)]),
+    ("np.take_along_axis(x, np.array([[1, 0, 3, 2], [3, 2, 1, 0], [0, 0, 1, 1]]), axis=1)", [(3, 4)]),
+    ("np.take_along_axis(x, np.array([[0, 2, 2]]), axis=0)", [(3, 3)]),
+    ("np.take_along_axis(x, np.array([[0], [2], [2]]), 1) * y", [(3, 4), (3, 1)]),
+    ("np.take_along_axis(x, np.array([[0, 1, 0, 1]]), axis=0)", [(2, 1)]),
+    ("np.take_along_axis(x, np.array([3, 0, 0]), axis=None)", [(2, 2)]),
+    ("np.take(x, np.zeros((2, 0), dtype=int), axis=0)", [(3, 2)]),
+    # products that arrange their factors
+    ("np.kron(x, y)", [(2, 3), (3, 2)]), ("np.kron(x, y)", [(3,), (2,)]),
+    ("np.kron(x, y)", [(2, 3), (2,)]), ("np.kron(x, y)", [(2,), (2, 2, 2)]),
+    ("np.kron(x, x)", [(2, 2)]), ("np.kron(x, y)", [None, (3,)]), ("np.kron(x, y)", [(0, 2), (2, 3)]),
+    ("np.cross(x, y)", [(3,), (3,)]), ("np.cross(x, y)", [(4, 3), (3,)]),
+    ("np.cross(x, y, axis=0)", [(3, 2), (3, 1)]), ("np.cross(x, x * y)", [(2, 3), (2, 3)]),
+    ("np.cross(x, y)", [(2,), (2,)]), ("np.cross(x, y)", [(4, 2), (2,)]), ("np.cross(x, y)", [(3,), (2,)]),
+    ("np.cross(x, y)", [(2, 2), (2, 3)]), ("np.cross(x, y, axis=0)", [(2, 4), (3, 1)]),
+    ("np.cross(x, y, axis=0)", [(2, 3), (2, 3)]), ("np.cross(x, y)", [(0, 3), (3,)]),
+    ("np.tensordot(x, y)", [(2, 3), (2, 3)]), ("np.tensordot(x, y, 1)", [(2, 3), (3, 4)]),
+    ("np.tensordot(x, y, axes=0)", [(2,), (3,)]),
+    ("np.tensordot(x, y, axes=([1, 0], [0, 2]))", [(3, 2, 2), (2, 4, 3)]),
+    ("np.tensordot(x, y, axes=(1, 0))", [(2, 3), (3,)]), ("np.tensordot(x, x, axes=([0], [1]))", [(3, 3)]),
+    # append: flattened without an axis
+    ("np.append(x, y)", [(2, 3), (2,)]), ("np.append(x, y)", [None, (2, 2)]),
+    ("np.append(x, y, axis=0)", [(2, 3), (1, 3)]), ("np.append(x, x * y, axis=-1)", [(2, 2), (2, 2)]),
+    ("np.append(x, 2.0)", [(3,)]),
+    # pad, with pad widths in each form NumPy takes
+    ("np.pad(x, 1)", [(2, 3)]), ("np.pad(x, ((1, 1), (0, 0)), constant_values=y)", [(0, 2), None]), ("np.pad(x, (1, 2))", [(2, 3)]), ("np.pad(x, ((0, 2), (1, 0)))", [(2, 3)]),
+    ("np.pad(x, ((2,),))", [(2, 3)]), ("np.pad(x, [(1, 1), (0, 3)], constant_values=2.0)", [(2, 3)]),
+    ("np.pad(x, 2, constant_values=y)", [(2, 3), None]),
+    ("np.pad(x, ((1, 2), (2, 1)), constant_values=y)", [(2, 3), (2,)]),
+    ("np.pad(x, ((1, 2), (2, 1)), constant_values=y)", [(2, 3), (2, 2)]),
+    ("np.pad(x, ((1, 2),), constant_values=y)", [(3,), (1, 2)]),
+    ("np.pad(x, 1, 'edge')", [(2, 3)]), ("np.pad(x, (2, 3), mode='edge')", [(3,)]),
+    ("np.pad(x, ((3, 1), (1, 2)), mode='reflect')", [(3, 3)]), ("np.pad(x, 5, mode='reflect')", [(3,)]),
+    ("np.pad(x, 2, mode='symmetric')", [(2, 3)]), ("np.pad(x, (1, 4), mode='wrap') * x[0]", [(3,)]),
+    ("np.pad(x * y, 1, mode='reflect')", [(2, 3), (3,)]),
+    # splits: lists of pieces, indexed or unpacked (pieces nothing reads get zeros)
+    ("np.split(x, 2)[0] * np.split(x, 2)[1]", [(4, 3)]), ("np.split(x, [1, 3], axis=1)[1]", [(2, 4)]),
+    ("np.split(x, [1, 3], axis=-1)[2] + np.split(x, [1, 3], axis=-1)[0]", [(2, 4)]),
+    ("np.concatenate(np.split(x, 3)) * y", [(6,), (6,)]), ("np.split(x, [2, 1])[2] * x[1:]", [(4,)]),
+    ("np.split(x, [3, 1, 5])[2] + np.split(x, [3, 1, 5])[0]", [(4,)]),
+    ("np.split(x, [0, -1], axis=1)[1] * np.split(x, [0, -1], axis=1)[2]", [(2, 3)]),
+    ("pieces(x)", [(3, 4)]),
+    ("np.array_split(x, 3)[0]", [(5,)]), ("np.array_split(x, 2, axis=1)[1] * 2.0", [(2, 3)]),
+    ("np.array_split(x, [1])[1] * np.array_split(x, [1])[0]", [(3, 2)]),
+    ("np.hsplit(x, 2)[1]", [(4,)]), ("np.hsplit(x, [1])[1] * x[:, :1]", [(2, 3)]),
+    ("np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1]", [(4, 2)]), ("np.dsplit(x, [1])[1]", [(2, 2, 3)]),
+]
+
+# Functions the cases call: a split unpacked and looped over.
+PREAMBLE = """
+def pieces(x):
+    top, bottom, rest = np.split(x, [1, 2])
+    total = top * bottom
+    for piece in np.hsplit(rest, 2):
+        total = total + np.sum(np.sin(piece))
+    return total
+"""
+
+# NumPy 2 deprecates np.cross of vectors of 2 and np.row_stack (the cases' own calls warn).
+test_assembly_op = pytest.mark.filterwarnings(
+    "ignore:Arrays of 2-dimensional vectors are deprecated:DeprecationWarning")(
+    pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated:DeprecationWarning")(
+        table_test(CASES, seed=900, preamble=PREAMBLE, routes=("sympy",))))
+
+
+def test_gather_with_indices_known_at_run_time(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x, idx, reps):
+            taken = np.take(x, idx, axis=1) + np.take_along_axis(x, idx[None, :], axis=1)
+            return np.sum(np.sin(taken) * np.repeat(x, reps, axis=0)[:2, :1])
+    """)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 4))
+    idx, reps = np.array([3, 3, 0, -1]), np.array([2, 0])
+    expected = ad.numeric_grad(lambda v: mod.f(v, idx, reps), x)
+    np.testing.assert_allclose(ad.grad(mod.f)(x, idx, reps), expected, rtol=1e-6, atol=1e-8)
+    tangent = rng.normal(size=x.shape)
+    _, pushed = ad.jvp(mod.f)(x, idx, reps, tangent)
+    np.testing.assert_allclose(pushed, np.sum(expected * tangent), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["mean", "linear_ramp", "maximum"])
+def test_pad_refuses_modes_that_compute_values(user_module, mode):
+    mod = user_module(f"""
+        import numpy as np
+        def f(x):
+            return np.sum(np.pad(x, 1, mode={mode!r}) ** 2)
+    """)
+    with pytest.raises(NonDifferentiableError, match="modes that copy elements"):
+        ad.grad(mod.f)(np.ones(3))
