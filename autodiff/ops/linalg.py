@@ -335,3 +335,65 @@ def _(t, ans, a, b):
 @solve.defjvp("b")
 def _(t, ans, a, b):
     return np.linalg.solve(a, t)
+
+
+# ----- np.linalg factorizations: cholesky, slogdet, eigh, svd -----
+#
+# NumPy's Cholesky and eigh read one triangle of their operand (the lower one): the
+# other does not change the result, so its adjoint is zero, and an entry below the
+# diagonal stands for both entries of the symmetric matrix the routine sees. The
+# rules below are the derivatives of that function of every entry, so they hold for a
+# matrix that is not symmetric too (the tables check them on such matrices).
+
+
+def _lower(n):
+    """The mask of the lower triangle of an n-by-n matrix, diagonal included."""
+    return np.tri(n)
+
+
+def _symmetric_from_lower(t):
+    """The symmetric matrix a routine reading the lower triangle of ``t`` sees."""
+    n = np.shape(t)[-1]
+    below = t * np.tri(n, k=-1)
+    return t * np.eye(n) + below + np.swapaxes(below, -1, -2)
+
+
+def _lower_adjoint(s):
+    """The adjoint of ``t`` given the adjoint ``s`` of ``_symmetric_from_lower(t)``."""
+    n = np.shape(s)[-1]
+    return s * np.tri(n) + np.swapaxes(s, -1, -2) * np.tri(n, k=-1)
+
+
+def _sympy_cholesky(a):
+    a = matrix(a)
+    n = a.shape[0]
+    s = a.copy()
+    for i in range(n):
+        for j in range(i + 1, n):
+            s[i, j] = a[j, i]
+    return objects(s.cholesky(hermitian=False).tolist())
+
+
+@defop("cholesky", "np.linalg.cholesky(a)", aliases=(np.linalg.cholesky,), diff=("a",),
+       shape=shape_like("a"), floating="always", sympy=_sympy_cholesky)
+def cholesky(a): ...
+
+
+# With a = L L^T, dL = L Phi(L^-1 dA L^-T), where Phi keeps the lower triangle and
+# halves the diagonal (Murray, "Differentiation of the Cholesky decomposition", 2016);
+# Phi is its own adjoint, so dA's adjoint is L^-T Phi(L^T g) L^-1, read through the
+# lower triangle.
+@cholesky.defvjp
+def _(g, ans, a):
+    n = np.shape(a)[-1]
+    inverse = np.linalg.inv(ans)
+    inner = (np.swapaxes(ans, -1, -2) @ g) * (np.tri(n) - 0.5 * np.eye(n))
+    return _lower_adjoint(np.swapaxes(inverse, -1, -2) @ inner @ inverse)
+
+
+@cholesky.defjvp
+def _(t, ans, a):
+    n = np.shape(a)[-1]
+    inverse = np.linalg.inv(ans)
+    inner = inverse @ _symmetric_from_lower(t) @ np.swapaxes(inverse, -1, -2)
+    return ans @ (inner * (np.tri(n) - 0.5 * np.eye(n)))

@@ -44,6 +44,11 @@ CASES = [
     ("np.linalg.solve(x + 3.0 * np.eye(2), y)", [(4, 2, 2), (4, 2, 3)]),
     ("np.swapaxes(x, 0, 2)", [(2, 3, 4)]), ("x.swapaxes(-1, 0) @ y", [(2, 3), (2, 2)]),
     ("np.moveaxis(x, 0, -1)", [(2, 3, 4)]),
+    # Factorizations read the lower triangle: the cases give matrices that are not
+    # symmetric, so that the rules are checked for the entries NumPy ignores too.
+    ("np.linalg.cholesky(x + 3.0 * np.eye(3))", [(3, 3)], "unit"),
+    ("np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 2.0 * np.eye(2))", [(4, 2, 2)]),
+    ("np.linalg.cholesky(x @ x.T + 4.0 * np.eye(4))", [(4, 3)]),
 ]
 
 
