@@ -8,7 +8,7 @@ import numpy as np
 
 from autodiff.graph.ir import Const
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
 from autodiff.ops.shape_rules import einsum_result, list_result, reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
@@ -397,3 +397,65 @@ def _(t, ans, a):
     inverse = np.linalg.inv(ans)
     inner = inverse @ _symmetric_from_lower(t) @ np.swapaxes(inverse, -1, -2)
     return ans @ (inner * (np.tri(n) - 0.5 * np.eye(n)))
+
+
+def _results(routine: str, parts: tuple[str, ...]):
+    """The ``simplify`` of an op whose NumPy function returns a tuple (slogdet, eigh,
+    svd, qr): the call becomes one node running the routine (``routine``, which passes
+    no gradient) and one node per result reading its part of the routine's tuple, which
+    carries the gradient to the operand by a rule of its own. The call's value is the
+    tuple of those results, known while compiling, so ``s, l = np.linalg.slogdet(a)``
+    and ``np.linalg.slogdet(a)[1]`` read them. (The fields of NumPy's named tuple,
+    ``.logabsdet``, are not read: unpack or index the result.)"""
+
+    def simplify(named, builder):
+        args = tuple(named.values())
+        computed = builder.emit(OPS[routine], args)
+        return tuple(builder.emit(OPS[part], (*args, computed)) for part in parts)
+
+    return simplify
+
+
+def _unused(*args):
+    """The SymPy form of a routine node: nothing, as its results' forms compute from the
+    operand itself."""
+
+
+_TUPLE = ("{} returns a tuple: it is built as a node running the routine and one op per "
+          "result, which carry the gradient")
+_ROUTINE = "runs {} for the ops reading its results, which carry the gradient by their own rules"
+
+
+@defop("slogdet", "np.linalg.slogdet(a)", aliases=(np.linalg.slogdet,),
+       simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet")),
+       no_gradient=_TUPLE.format("np.linalg.slogdet"),
+       no_sympy=_TUPLE.format("np.linalg.slogdet"))
+def slogdet(a): ...
+
+
+@defop("slogdet_routine", "np.linalg.slogdet(a)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.slogdet"), sympy=_unused)
+def slogdet_routine(a): ...
+
+
+@defop("slogdet_sign", "computed[0]", nondiff_output=True, floating="always",
+       no_gradient="the sign of the determinant is piecewise constant: its derivative is zero "
+       "where it is defined", sympy=lambda a, computed: elementwise("sign")(matrix(a).det()))
+def slogdet_sign(a, computed): ...
+
+
+@defop("slogdet_logabsdet", "computed[1]", diff=("a",), floating="always",
+       sympy=lambda a, computed: elementwise("log")(elementwise("Abs")(matrix(a).det())))
+def slogdet_logabsdet(a, computed): ...
+
+
+# d log|det A| = trace(A^-1 dA), for one matrix or a stack (the sign does not vary
+# where the determinant is not zero).
+@slogdet_logabsdet.defvjp
+def _(g, ans, a, computed):
+    return np.expand_dims(np.expand_dims(g, -1), -1) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@slogdet_logabsdet.defjvp
+def _(t, ans, a, computed):
+    return np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1))

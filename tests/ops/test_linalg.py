@@ -49,6 +49,9 @@ CASES = [
     ("np.linalg.cholesky(x + 3.0 * np.eye(3))", [(3, 3)], "unit"),
     ("np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 2.0 * np.eye(2))", [(4, 2, 2)]),
     ("np.linalg.cholesky(x @ x.T + 4.0 * np.eye(4))", [(4, 3)]),
+    ("np.linalg.slogdet(x)[1]", [(3, 3)]), ("np.linalg.slogdet(x)[1]", [(2, 3, 3)]),
+    ("np.linalg.slogdet(x)[0] * np.linalg.slogdet(x)[1]", [(4, 2, 2)]),
+    ("np.linalg.slogdet(x)[0] * np.exp(np.linalg.slogdet(x)[1])", [(3, 3)]),
 ]
 
 
