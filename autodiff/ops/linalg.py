@@ -346,21 +346,20 @@ def _(t, ans, a, b):
 # matrix that is not symmetric too (the tables check them on such matrices).
 
 
-def _lower(n):
-    """The mask of the lower triangle of an n-by-n matrix, diagonal included."""
-    return np.tri(n)
-
-
-def _symmetric_from_lower(t):
-    """The symmetric matrix a routine reading the lower triangle of ``t`` sees."""
+def _symmetric_from(t, UPLO="L"):
+    """The symmetric matrix a routine reading the ``UPLO`` triangle of ``t`` sees."""
     n = np.shape(t)[-1]
-    below = t * np.tri(n, k=-1)
-    return t * np.eye(n) + below + np.swapaxes(below, -1, -2)
+    outside = t * np.tri(n, k=-1)  # strictly below the diagonal
+    if UPLO == "U":
+        outside = t * np.transpose(np.tri(n, k=-1))
+    return t * np.eye(n) + outside + np.swapaxes(outside, -1, -2)
 
 
-def _lower_adjoint(s):
-    """The adjoint of ``t`` given the adjoint ``s`` of ``_symmetric_from_lower(t)``."""
+def _triangle_adjoint(s, UPLO="L"):
+    """The adjoint of ``t`` given the adjoint ``s`` of ``_symmetric_from(t, UPLO)``."""
     n = np.shape(s)[-1]
+    if UPLO == "U":
+        return s * np.transpose(np.tri(n)) + np.swapaxes(s, -1, -2) * np.transpose(np.tri(n, k=-1))
     return s * np.tri(n) + np.swapaxes(s, -1, -2) * np.tri(n, k=-1)
 
 
@@ -388,14 +387,14 @@ def _(g, ans, a):
     n = np.shape(a)[-1]
     inverse = np.linalg.inv(ans)
     inner = (np.swapaxes(ans, -1, -2) @ g) * (np.tri(n) - 0.5 * np.eye(n))
-    return _lower_adjoint(np.swapaxes(inverse, -1, -2) @ inner @ inverse)
+    return _triangle_adjoint(np.swapaxes(inverse, -1, -2) @ inner @ inverse)
 
 
 @cholesky.defjvp
 def _(t, ans, a):
     n = np.shape(a)[-1]
     inverse = np.linalg.inv(ans)
-    inner = inverse @ _symmetric_from_lower(t) @ np.swapaxes(inverse, -1, -2)
+    inner = inverse @ _symmetric_from(t) @ np.swapaxes(inverse, -1, -2)
     return ans @ (inner * (np.tri(n) - 0.5 * np.eye(n)))
 
 
@@ -459,3 +458,90 @@ def _(g, ans, a, computed):
 @slogdet_logabsdet.defjvp
 def _(t, ans, a, computed):
     return np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1))
+
+
+# np.linalg.eigh: w ascending and V with A = V diag(w) V^T, A the symmetric matrix of
+# the triangle UPLO names. dw = diag(V^T dA V) and dV = V (F * (V^T dA V)) with
+# F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it. The eigenvalues' rule needs
+# no F and holds with repeated eigenvalues too (their gradient is the one of the order
+# LAPACK returns them in). For eigenvectors the derivative is undefined where two
+# eigenvalues are equal: as in JAX and autograd, F is then infinite and so is the
+# gradient (NaN where it meets a zero), never a silently finite value. Each
+# eigenvector's sign is LAPACK's choice: functions invariant to it (v * v, V diag(e) V^T)
+# are differentiable, the vector itself only as long as that choice does not flip.
+
+
+def eigh_values(a, UPLO, computed):
+    """The eigenvalues in ``computed``, ``np.linalg.eigh(a, UPLO)``."""
+    return computed[0]
+
+
+def eigh_vectors(a, UPLO, computed):
+    """The eigenvectors (columns) in ``computed``, ``np.linalg.eigh(a, UPLO)``."""
+    return computed[1]
+
+
+def _eigh_check(named) -> str | None:
+    uplo = named["UPLO"]
+    if not (isinstance(uplo, Const) and uplo.value in ("L", "U")):
+        return "the UPLO of np.linalg.eigh must be the constant 'L' or 'U' to be differentiated"
+    return None
+
+
+_NO_SYMBOLIC_EIGH = ("the eigenvalues of a symbolic matrix have no closed form beyond 4 by 4 "
+                     "(SymPy's would be roots of the characteristic polynomial, unordered)")
+
+
+@defop("eigh", "np.linalg.eigh(a, UPLO=UPLO)", aliases=(np.linalg.eigh,),
+       simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors")),
+       no_gradient=_TUPLE.format("np.linalg.eigh"), no_sympy=_NO_SYMBOLIC_EIGH)
+def eigh(a, UPLO="L"): ...
+
+
+@defop("eigh_routine", "np.linalg.eigh(a, UPLO=UPLO)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.eigh"), sympy=_unused)
+def eigh_routine(a, UPLO="L"): ...
+
+
+@defop("eigh_values", "computed[0]", aliases=(eigh_values,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIGH)
+def _eigh_values(a, UPLO, computed): ...
+
+
+@defop("eigh_vectors", "computed[1]", aliases=(eigh_vectors,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIGH)
+def _eigh_vectors(a, UPLO, computed): ...
+
+
+OPS["eigh_values"].vjp_check = _eigh_check
+OPS["eigh_vectors"].vjp_check = _eigh_check
+
+
+@OPS["eigh_values"].defvjp
+def _(g, ans, a, UPLO, computed):
+    v = eigh_vectors(a, UPLO, computed)
+    return _triangle_adjoint((v * np.expand_dims(g, -2)) @ np.swapaxes(v, -1, -2), UPLO)
+
+
+@OPS["eigh_values"].defjvp
+def _(t, ans, a, UPLO, computed):
+    v = eigh_vectors(a, UPLO, computed)
+    return np.sum(v * (_symmetric_from(t, UPLO) @ v), axis=-2)
+
+
+def _gaps(w):
+    """F[..., i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
+    n = np.shape(w)[-1]
+    return 1.0 / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + np.eye(n)) - np.eye(n)
+
+
+@OPS["eigh_vectors"].defvjp
+def _(g, ans, a, UPLO, computed):
+    inner = _gaps(eigh_values(a, UPLO, computed)) * (np.swapaxes(ans, -1, -2) @ g)
+    return _triangle_adjoint(ans @ inner @ np.swapaxes(ans, -1, -2), UPLO)
+
+
+@OPS["eigh_vectors"].defjvp
+def _(t, ans, a, UPLO, computed):
+    inner = np.swapaxes(ans, -1, -2) @ _symmetric_from(t, UPLO) @ ans
+    return ans @ (_gaps(eigh_values(a, UPLO, computed)) * inner)

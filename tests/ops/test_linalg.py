@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from tests.ops.table import table_test
 
+# V sin(diag(w)) V^T from the eigenvalues w and eigenvectors V of one matrix.
+_REBUILT = ("np.linalg.eigh({0})[1] @ (np.expand_dims(np.sin(np.linalg.eigh({0})[0]), -1)"
+            " * np.swapaxes(np.linalg.eigh({0})[1], -1, -2))")
+
 CASES = [
     ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
     ("x @ y", [(2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (5, 3, 4)]),
@@ -52,6 +56,13 @@ CASES = [
     ("np.linalg.slogdet(x)[1]", [(3, 3)]), ("np.linalg.slogdet(x)[1]", [(2, 3, 3)]),
     ("np.linalg.slogdet(x)[0] * np.linalg.slogdet(x)[1]", [(4, 2, 2)]),
     ("np.linalg.slogdet(x)[0] * np.exp(np.linalg.slogdet(x)[1])", [(3, 3)]),
+    # Eigenvectors through functions invariant to each one's sign.
+    ("np.linalg.eigh(x)[0]", [(3, 3)]), ("np.linalg.eigh(x, 'U')[0]", [(2, 3, 3)]),
+    ("np.linalg.eigh(x)[1] ** 2", [(3, 3)]), ("np.linalg.eigh(x, UPLO='U')[1] ** 2", [(2, 4, 4)]),
+    (_REBUILT.format("x"), [(3, 3)]), (_REBUILT.format("x + np.swapaxes(x, -1, -2)"), [(2, 3, 3)]),
+    # Repeated eigenvalues: the eigenvalues' gradient is defined (here of 2I + x x^T, whose
+    # two smallest eigenvalues are 2).
+    ("np.linalg.eigh(2.0 * np.eye(3) + np.outer(x, x))[0]", [(3,)]),
 ]
 
 
