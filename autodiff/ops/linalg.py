@@ -545,3 +545,173 @@ def _(g, ans, a, UPLO, computed):
 def _(t, ans, a, UPLO, computed):
     inner = np.swapaxes(ans, -1, -2) @ _symmetric_from(t, UPLO) @ ans
     return ans @ (_gaps(eigh_values(a, UPLO, computed)) * inner)
+
+
+# np.linalg.svd: A = U diag(s) Vh with k = min(m, n) singular values, descending. With
+# dS = U^T dA V and F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal (0 on it):
+# ds = diag(dS), dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V S^-1 and
+# dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U S^-1 (Townsend, "Differentiating
+# the singular value decomposition", 2016; the forms of JAX's rule). The singular
+# values' rule needs neither F nor S^-1 and holds for repeated singular values. For the
+# singular vectors the derivative is undefined where two singular values are equal, or
+# one is zero: as in JAX and autograd, F or S^-1 is then infinite, and so is the
+# gradient (NaN where it meets a zero). Each pair u_i, v_i has its sign chosen by
+# LAPACK together: U diag(f(s)) Vh, u * u and v * v are differentiable regardless.
+# Singular vectors are differentiated for full_matrices=False alone: the extra columns
+# of a full U (or rows of Vh) of a matrix that is not square are not unique.
+
+
+def svd_u(a, full_matrices, compute_uv, hermitian, computed):
+    """U in ``computed``, ``np.linalg.svd(a, ...)``."""
+    return computed[0]
+
+
+def svd_s(a, full_matrices, compute_uv, hermitian, computed):
+    """The singular values in ``computed``, ``np.linalg.svd(a, ...)``."""
+    return computed[1]
+
+
+def svd_vh(a, full_matrices, compute_uv, hermitian, computed):
+    """Vh in ``computed``, ``np.linalg.svd(a, ...)``."""
+    return computed[2]
+
+
+def _svd_parts(named, builder):
+    compute_uv = named["compute_uv"]
+    if not isinstance(compute_uv, Const):
+        return None  # the call as it is: a gradient reaching it is refused (svd's no_gradient)
+    if not compute_uv.value:
+        return builder.emit(OPS["svd_values"], tuple(named.values()))
+    return _results("svd_routine", ("svd_u", "svd_s", "svd_vh"))(named, builder)
+
+
+def _svd_check(vectors: bool):
+    def check(named) -> str | None:
+        if not (isinstance(named["hermitian"], Const) and named["hermitian"].value is False):
+            return "np.linalg.svd is differentiated with hermitian=False (the default) alone"
+        if vectors and not (isinstance(named["full_matrices"], Const)
+                            and named["full_matrices"].value is False):
+            return ("the singular vectors of np.linalg.svd are differentiated with "
+                    "full_matrices=False (the extra vectors of a full U or Vh are not unique): "
+                    "pass full_matrices=False, which is the same for a square matrix")
+        return None
+    return check
+
+
+_NO_SYMBOLIC_SVD = ("singular values of a symbolic matrix are square roots of the roots of a "
+                    "polynomial, with no closed form beyond 4 by 4")
+
+
+@defop("svd", "np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, "
+       "hermitian=hermitian)", aliases=(np.linalg.svd,), simplify=_svd_parts,
+       no_gradient="np.linalg.svd is differentiated with a constant compute_uv alone (a tuple "
+       "or an array, decided while compiling)", no_sympy=_NO_SYMBOLIC_SVD)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False): ...
+
+
+@defop("svd_routine", "np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)",
+       nondiff_output=True, floating=None, no_gradient=_ROUTINE.format("np.linalg.svd"),
+       sympy=_unused)
+def svd_routine(a, full_matrices=True, compute_uv=True, hermitian=False): ...
+
+
+@defop("svd_values", "np.linalg.svd(a, compute_uv=False, hermitian=hermitian)", diff=("a",),
+       floating="always", no_sympy=_NO_SYMBOLIC_SVD)
+def svd_values(a, full_matrices=True, compute_uv=False, hermitian=False): ...
+
+
+@defop("svd_u", "computed[0]", aliases=(svd_u,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_SVD)
+def _svd_u(a, full_matrices, compute_uv, hermitian, computed): ...
+
+
+@defop("svd_s", "computed[1]", aliases=(svd_s,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_SVD)
+def _svd_s(a, full_matrices, compute_uv, hermitian, computed): ...
+
+
+@defop("svd_vh", "computed[2]", aliases=(svd_vh,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_SVD)
+def _svd_vh(a, full_matrices, compute_uv, hermitian, computed): ...
+
+
+OPS["svd_values"].vjp_check = _svd_check(False)
+OPS["svd_s"].vjp_check = _svd_check(False)
+OPS["svd_u"].vjp_check = _svd_check(True)
+OPS["svd_vh"].vjp_check = _svd_check(True)
+
+
+@OPS["svd_values"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return u @ (np.expand_dims(g, -1) * vh)
+
+
+@OPS["svd_values"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(u * (t @ np.swapaxes(vh, -1, -2)), axis=-2)
+
+
+def _reduced_factors(a, full_matrices, compute_uv, hermitian, computed):
+    """U and Vh of the reduced SVD of ``a``: those in ``computed``, unless it holds full
+    ones (then an SVD of its own)."""
+    if full_matrices:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return u, vh
+    return (svd_u(a, full_matrices, compute_uv, hermitian, computed),
+            svd_vh(a, full_matrices, compute_uv, hermitian, computed))
+
+
+@OPS["svd_s"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u, vh = _reduced_factors(a, full_matrices, compute_uv, hermitian, computed)
+    return u @ (np.expand_dims(g, -1) * vh)
+
+
+@OPS["svd_s"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u, vh = _reduced_factors(a, full_matrices, compute_uv, hermitian, computed)
+    return np.sum(u * (t @ np.swapaxes(vh, -1, -2)), axis=-2)
+
+
+@OPS["svd_u"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    vh = svd_vh(a, full_matrices, compute_uv, hermitian, computed)
+    j = _gaps(s * s) * (np.swapaxes(ans, -1, -2) @ g)
+    core = (j + np.swapaxes(j, -1, -2)) * np.expand_dims(s, -2)
+    rest = (g - ans @ (np.swapaxes(ans, -1, -2) @ g)) / np.expand_dims(s, -2)
+    return (ans @ core + rest) @ vh
+
+
+@OPS["svd_u"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    v = np.swapaxes(svd_vh(a, full_matrices, compute_uv, hermitian, computed), -1, -2)
+    tv = t @ v
+    ds = np.swapaxes(ans, -1, -2) @ tv
+    mixed = ds * np.expand_dims(s, -2) + np.swapaxes(ds, -1, -2) * np.expand_dims(s, -1)
+    return ans @ (_gaps(s * s) * mixed) + (tv - ans @ ds) / np.expand_dims(s, -2)
+
+
+@OPS["svd_vh"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    k = _gaps(s * s) * (ans @ np.swapaxes(g, -1, -2))
+    core = np.expand_dims(s, -1) * (k + np.swapaxes(k, -1, -2))
+    rest = (g - (g @ np.swapaxes(ans, -1, -2)) @ ans) / np.expand_dims(s, -1)
+    return u @ (core @ ans + rest)
+
+
+@OPS["svd_vh"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    v = np.swapaxes(ans, -1, -2)
+    tu = np.swapaxes(t, -1, -2) @ u
+    ds = np.swapaxes(u, -1, -2) @ t @ v
+    mixed = np.expand_dims(s, -1) * ds + np.swapaxes(ds, -1, -2) * np.expand_dims(s, -2)
+    dv = v @ (_gaps(s * s) * mixed) + (tu - v @ (ans @ tu)) / np.expand_dims(s, -2)
+    return np.swapaxes(dv, -1, -2)

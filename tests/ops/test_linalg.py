@@ -8,6 +8,11 @@ from tests.ops.table import table_test
 _REBUILT = ("np.linalg.eigh({0})[1] @ (np.expand_dims(np.sin(np.linalg.eigh({0})[0]), -1)"
             " * np.swapaxes(np.linalg.eigh({0})[1], -1, -2))")
 
+# U sin(diag(s)) Vh from one matrix's SVD.
+_SVD_REBUILT = ("np.linalg.svd({0}, full_matrices=False)[0] @ (np.expand_dims(np.sin("
+                "np.linalg.svd({0}, full_matrices=False)[1]), -1)"
+                " * np.linalg.svd({0}, full_matrices=False)[2])")
+
 CASES = [
     ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
     ("x @ y", [(2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (5, 3, 4)]),
@@ -63,6 +68,16 @@ CASES = [
     # Repeated eigenvalues: the eigenvalues' gradient is defined (here of 2I + x x^T, whose
     # two smallest eigenvalues are 2).
     ("np.linalg.eigh(2.0 * np.eye(3) + np.outer(x, x))[0]", [(3,)]),
+    ("np.linalg.svd(x, compute_uv=False)", [(3, 4)]),
+    ("np.linalg.svd(x, compute_uv=False)", [(2, 4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[1]", [(4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[1]", [(2, 3, 3)]), ("np.linalg.svd(x)[1]", [(2, 3, 4)]),
+    ("np.linalg.svd(x, full_matrices=False)[0] ** 2", [(4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[0] ** 2", [(3, 4)]),
+    ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(2, 3, 4)]),
+    (_SVD_REBUILT.format("x"), [(3, 4)]), (_SVD_REBUILT.format("x"), [(4, 3)]),
+    (_SVD_REBUILT.format("x"), [(2, 3, 3)]),
 ]
 
 
