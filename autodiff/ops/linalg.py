@@ -426,7 +426,7 @@ _ROUTINE = "runs {} for the ops reading its results, which carry the gradient by
 
 
 @defop("slogdet", "np.linalg.slogdet(a)", aliases=(np.linalg.slogdet,),
-       simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet")),
+       diff=("a",), simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet")),
        no_gradient=_TUPLE.format("np.linalg.slogdet"),
        no_sympy=_TUPLE.format("np.linalg.slogdet"))
 def slogdet(a): ...
@@ -493,7 +493,7 @@ _NO_SYMBOLIC_EIGH = ("the eigenvalues of a symbolic matrix have no closed form b
 
 
 @defop("eigh", "np.linalg.eigh(a, UPLO=UPLO)", aliases=(np.linalg.eigh,),
-       simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors")),
+       diff=("a",), simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors")),
        no_gradient=_TUPLE.format("np.linalg.eigh"), no_sympy=_NO_SYMBOLIC_EIGH)
 def eigh(a, UPLO="L"): ...
 
@@ -603,7 +603,7 @@ _NO_SYMBOLIC_SVD = ("singular values of a symbolic matrix are square roots of th
 
 
 @defop("svd", "np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, "
-       "hermitian=hermitian)", aliases=(np.linalg.svd,), simplify=_svd_parts,
+       "hermitian=hermitian)", aliases=(np.linalg.svd,), diff=("a",), simplify=_svd_parts,
        no_gradient="np.linalg.svd is differentiated with a constant compute_uv alone (a tuple "
        "or an array, decided while compiling)", no_sympy=_NO_SYMBOLIC_SVD)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False): ...
@@ -715,3 +715,122 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
     mixed = np.expand_dims(s, -1) * ds + np.swapaxes(ds, -1, -2) * np.expand_dims(s, -2)
     dv = v @ (_gaps(s * s) * mixed) + (tu - v @ (ans @ tu)) / np.expand_dims(s, -2)
     return np.swapaxes(dv, -1, -2)
+
+
+# np.linalg.qr (mode 'reduced', a matrix with at least as many rows as columns): with
+# X = dA R^-1, Y = Q^T X and Omega = L - L^T for L the part of Y below the diagonal,
+# dQ = Q (Omega - Y) + X and dR = (Y - Omega) R (the forms of JAX's rule). The adjoint:
+# with B = Q^T gQ - gR R^T and C = tril(B - B^T, -1) - B, gA = (gQ + Q C) R^-T. The
+# rules hold while the signs LAPACK gives R's diagonal stay (they do near a matrix of
+# full rank). A wide matrix (R not square) is not differentiated: R^-1 fails at run
+# time, as JAX refuses it; mode 'complete' is refused while compiling (the extra
+# columns of Q of a tall matrix are not unique).
+
+
+def qr_q(a, mode, computed):
+    """Q in ``computed``, ``np.linalg.qr(a, mode)``."""
+    return computed[0]
+
+
+def qr_r(a, mode, computed):
+    """R in ``computed``, ``np.linalg.qr(a, mode)``."""
+    return computed[1]
+
+
+def _qr_parts(named, builder):
+    mode = named["mode"]
+    if not (isinstance(mode, Const) and mode.value in ("reduced", "complete")):
+        return None  # the call as it is: a gradient reaching it is refused (qr's no_gradient)
+    return _results("qr_routine", ("qr_q", "qr_r"))(named, builder)
+
+
+def _qr_check(named) -> str | None:
+    if named["mode"].value != "reduced":
+        return ("np.linalg.qr is differentiated in mode 'reduced' (the default) alone: the "
+                "extra columns of Q in mode 'complete' are not unique")
+    return None
+
+
+@defop("qr", "np.linalg.qr(a, mode=mode)", aliases=(np.linalg.qr,), diff=("a",), simplify=_qr_parts,
+       no_gradient="np.linalg.qr is differentiated in mode 'reduced' alone (its tuple is "
+       "built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
+       "diagonal positive: not NumPy's signs")
+def qr(a, mode="reduced"): ...
+
+
+@defop("qr_routine", "np.linalg.qr(a, mode=mode)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.qr"), sympy=_unused)
+def qr_routine(a, mode="reduced"): ...
+
+
+@defop("qr_q", "computed[0]", aliases=(qr_q,), diff=("a",), floating="always",
+       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs")
+def _qr_q(a, mode, computed): ...
+
+
+@defop("qr_r", "computed[1]", aliases=(qr_r,), diff=("a",), floating="always",
+       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs")
+def _qr_r(a, mode, computed): ...
+
+
+OPS["qr_q"].vjp_check = _qr_check
+OPS["qr_r"].vjp_check = _qr_check
+
+
+def square_r(r):
+    """``r``, after checking it is square: the QR of a matrix with fewer rows than columns
+    is not differentiated (its R is wide)."""
+    if np.shape(r)[-2] != np.shape(r)[-1]:
+        raise ValueError("np.linalg.qr is differentiated for matrices with at least as many "
+                         f"rows as columns, not a {np.shape(r)[-2]} by {np.shape(r)[-1]} R")
+    return r
+
+
+square_r_op = helper_op(square_r, diff=("r",), shape=shape_like("r"), jvp="linear",
+                        no_sympy="a check of a shape")
+
+
+@square_r_op.defvjp
+def _(g, ans, r):
+    return g
+
+
+def _qr_adjoint(q, r, b, gq):
+    """gA = (gQ + Q C) R^-T with C = tril(B - B^T, -1) - B."""
+    r = square_r(r)
+    n = np.shape(r)[-1]
+    c = (b - np.swapaxes(b, -1, -2)) * np.tri(n, k=-1) - b
+    return (gq + q @ c) @ np.swapaxes(np.linalg.inv(r), -1, -2)
+
+
+def _qr_tangents(t, q, r):
+    """(Y - Omega, X) of the tangent ``t`` of ``a``: dQ = X - Q (Y - Omega), dR = (Y - Omega) R."""
+    r = square_r(r)
+    n = np.shape(r)[-1]
+    x = t @ np.linalg.inv(r)
+    y = np.swapaxes(q, -1, -2) @ x
+    below = y * np.tri(n, k=-1)
+    return y - below + np.swapaxes(below, -1, -2), x
+
+
+@OPS["qr_q"].defvjp
+def _(g, ans, a, mode, computed):
+    return _qr_adjoint(ans, qr_r(a, mode, computed), np.swapaxes(ans, -1, -2) @ g, g)
+
+
+@OPS["qr_r"].defvjp
+def _(g, ans, a, mode, computed):
+    q = qr_q(a, mode, computed)
+    return _qr_adjoint(q, ans, -(g @ np.swapaxes(ans, -1, -2)), 0.0)
+
+
+@OPS["qr_q"].defjvp
+def _(t, ans, a, mode, computed):
+    z, x = _qr_tangents(t, ans, qr_r(a, mode, computed))
+    return x - ans @ z
+
+
+@OPS["qr_r"].defjvp
+def _(t, ans, a, mode, computed):
+    z, _ = _qr_tangents(t, qr_q(a, mode, computed), ans)
+    return z @ ans

@@ -78,6 +78,9 @@ CASES = [
     ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(2, 3, 4)]),
     (_SVD_REBUILT.format("x"), [(3, 4)]), (_SVD_REBUILT.format("x"), [(4, 3)]),
     (_SVD_REBUILT.format("x"), [(2, 3, 3)]),
+    ("np.linalg.qr(x)[0]", [(4, 3)]), ("np.linalg.qr(x)[1]", [(4, 3)]),
+    ("np.linalg.qr(x)[0]", [(3, 3)]), ("np.linalg.qr(x, mode='reduced')[1]", [(2, 3, 3)]),
+    ("np.linalg.qr(x)[0] * np.sum(np.linalg.qr(x)[1])", [(2, 4, 2)]),
 ]
 
 
