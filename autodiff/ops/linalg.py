@@ -834,3 +834,129 @@ def _(t, ans, a, mode, computed):
 def _(t, ans, a, mode, computed):
     z, _ = _qr_tangents(t, qr_q(a, mode, computed), ans)
     return z @ ans
+
+
+# ----- np.linalg: pseudo-inverse, least squares, matrix powers, chains of products -----
+#
+# The pseudo-inverse P of A is differentiable where A's rank does not change nearby
+# (a matrix of full rank, the case the rules are for): dP = -P dA P
+# + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub and Pereyra, 1973). Where the
+# rank changes (a singular value crossing the cutoff rcond) P is not continuous and
+# has no derivative; there the rules give the derivative of the pseudo-inverse of the
+# same rank, as JAX's.
+
+
+def _pinv_adjoint(g, p, a):
+    """The adjoint of ``a`` given the adjoint ``g`` of its pseudo-inverse ``p``."""
+    pt, gt = np.swapaxes(p, -1, -2), np.swapaxes(g, -1, -2)
+    return (-(pt @ g @ pt) + (gt - a @ (p @ gt)) @ p @ pt
+            + pt @ p @ (gt - (gt @ p) @ a))
+
+
+def _pinv_tangent(t, p, a):
+    pt, tt = np.swapaxes(p, -1, -2), np.swapaxes(t, -1, -2)
+    return -(p @ t @ p) + p @ pt @ (tt - (tt @ a) @ p) + (tt - p @ (a @ tt)) @ pt @ p
+
+
+def _pinv_check(named) -> str | None:
+    if not (isinstance(named["hermitian"], Const) and named["hermitian"].value is False):
+        return "np.linalg.pinv is differentiated with hermitian=False (the default) alone"
+    return None
+
+
+@defop("pinv", "np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)", aliases=(np.linalg.pinv,),
+       diff=("a",), floating="always",
+       no_sympy="SymPy's pseudo-inverse has no cutoff rcond: not NumPy's for a matrix near "
+       "a lower rank")
+def pinv(a, rcond=None, hermitian=False): ...
+
+
+pinv.vjp_check = _pinv_check
+
+
+@pinv.defvjp
+def _(g, ans, a, rcond, hermitian):
+    return _pinv_adjoint(g, ans, a)
+
+
+@pinv.defjvp
+def _(t, ans, a, rcond, hermitian):
+    return _pinv_tangent(t, ans, a)
+
+
+# np.linalg.lstsq(a, b) returns (x, residuals, rank, s). The solution x = P b, with P
+# the pseudo-inverse of a, is differentiated as that (a of full rank); the residuals,
+# the rank and the singular values are results of their own that take no gradient:
+# one reaching them is an error (compute them from x, or use np.linalg.svd).
+
+
+def lstsq_solution(a, b, rcond, computed):
+    """The solution in ``computed``, ``np.linalg.lstsq(a, b, rcond)``."""
+    return computed[0]
+
+
+_LSTSQ_REST = ("the residuals, rank and singular values of np.linalg.lstsq have no gradient "
+               "rule: compute them from its solution (or np.linalg.svd)")
+
+
+@defop("lstsq", "np.linalg.lstsq(a, b, rcond=rcond)", aliases=(np.linalg.lstsq,), diff=("a", "b"),
+       simplify=_results("lstsq_routine", ("lstsq_solution", "lstsq_residuals", "lstsq_rank",
+                                           "lstsq_singular_values")),
+       no_gradient=_TUPLE.format("np.linalg.lstsq"), no_sympy=_TUPLE.format("np.linalg.lstsq"))
+def lstsq(a, b, rcond=None): ...
+
+
+@defop("lstsq_routine", "np.linalg.lstsq(a, b, rcond=rcond)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.lstsq"), sympy=_unused)
+def lstsq_routine(a, b, rcond=None): ...
+
+
+@defop("lstsq_solution", "computed[0]", aliases=(lstsq_solution,), diff=("a", "b"),
+       floating="always", no_sympy="SymPy's least squares have no cutoff rcond")
+def _lstsq_solution(a, b, rcond, computed): ...
+
+
+@defop("lstsq_residuals", "computed[1]", diff=("a", "b"), floating="always",
+       no_gradient=_LSTSQ_REST, no_sympy=_LSTSQ_REST)
+def lstsq_residuals(a, b, rcond, computed): ...
+
+
+@defop("lstsq_rank", "computed[2]", nondiff_output=True, floating=None,
+       no_gradient="the rank of a matrix is an integer", no_sympy="the rank is an integer")
+def lstsq_rank(a, b, rcond, computed): ...
+
+
+@defop("lstsq_singular_values", "computed[3]", diff=("a", "b"), floating="always",
+       no_gradient=_LSTSQ_REST, no_sympy=_LSTSQ_REST)
+def lstsq_singular_values(a, b, rcond, computed): ...
+
+
+def _as_columns(v, b):
+    """``v`` (shaped like b or x) as a matrix of columns, when ``b`` is a vector."""
+    if np.ndim(b) == 1:
+        return np.expand_dims(v, -1)
+    return v
+
+
+def _from_columns(v, b):
+    if np.ndim(b) == 1:
+        return v[..., 0]
+    return v
+
+
+@OPS["lstsq_solution"].defvjp
+def _(g, ans, a, b, rcond, computed):
+    p = np.linalg.pinv(a)
+    gp = _as_columns(g, b) @ np.swapaxes(_as_columns(b, b), -1, -2)
+    return _pinv_adjoint(gp, p, a), _from_columns(np.swapaxes(p, -1, -2) @ _as_columns(g, b), b)
+
+
+@OPS["lstsq_solution"].defjvp("a")
+def _(t, ans, a, b, rcond, computed):
+    p = np.linalg.pinv(a)
+    return _from_columns(_pinv_tangent(t, p, a) @ _as_columns(b, b), b)
+
+
+@OPS["lstsq_solution"].defjvp("b")
+def _(t, ans, a, b, rcond, computed):
+    return np.linalg.pinv(a) @ t
