@@ -960,3 +960,78 @@ def _(t, ans, a, b, rcond, computed):
 @OPS["lstsq_solution"].defjvp("b")
 def _(t, ans, a, b, rcond, computed):
     return np.linalg.pinv(a) @ t
+
+
+def _matrix_power_check(named) -> str | None:
+    n = named["n"]
+    if not (isinstance(n, Const) and isinstance(n.value, int) and not isinstance(n.value, bool)):
+        return "the power n of np.linalg.matrix_power must be a constant integer to be differentiated"
+    return None
+
+
+@defop("matrix_power", "np.linalg.matrix_power(a, n)", aliases=(np.linalg.matrix_power,),
+       diff=("a",), shape=shape_like("a"),
+       sympy=lambda a, n: objects((matrix(a) ** n).tolist()))
+def matrix_power(a, n): ...
+
+
+matrix_power.vjp_check = _matrix_power_check
+
+
+# A^n for n >= 0 is a product of n factors A: d(A^n) = sum over k of A^k dA A^(n-1-k).
+# For n < 0 it is B^-n with B = A^-1, and dB = -B dA B. (n = 0: the identity, zero.)
+
+
+def _power_sum(p, g, count):
+    """The sum over k < count of p^k g p^(count-1-k), by T <- p T + g p^j."""
+    if count == 0:
+        return 0.0 * g
+    total = g
+    right = g
+    for _ in range(count - 1):
+        right = right @ p
+        total = p @ total + right
+    return total
+
+
+@matrix_power.defvjp
+def _(g, ans, a, n):
+    if n >= 0:
+        return _power_sum(np.swapaxes(a, -1, -2), g, n)
+    transposed = np.swapaxes(np.linalg.inv(a), -1, -2)
+    return -(transposed @ _power_sum(transposed, g, -n) @ transposed)
+
+
+@matrix_power.defjvp
+def _(t, ans, a, n):
+    if n >= 0:
+        return _power_sum(a, t, n)
+    base = np.linalg.inv(a)
+    return _power_sum(base, -(base @ t @ base), -n)
+
+
+def _multi_dot_call(arrays, *, out=None):
+    """``np.linalg.multi_dot([a, b, c])`` of a list written out: its chain of np.dot,
+    which is the same product (a first 1-D array a row, a last one a column); NumPy only
+    chooses the order of the products, which changes rounding alone."""
+    if out is not None and not (isinstance(out, Const) and out.value is None):
+        raise TypeError("out= is not supported")
+    return [arrays]
+
+
+def _multi_dot_chain(named, builder):
+    arrays = named["arrays"]
+    if not isinstance(arrays, tuple) or len(arrays) < 2:
+        return None  # a list built at run time: the call as it is, with no gradient
+    total = arrays[0]
+    for item in arrays[1:]:
+        total = builder.emit(OPS["dot"], (total, item))
+    return total
+
+
+@defop("multi_dot", "np.linalg.multi_dot(arrays)", aliases=((np.linalg.multi_dot, _multi_dot_call),),
+       diff=("arrays",), simplify=_multi_dot_chain,
+       no_gradient="np.linalg.multi_dot is differentiated on a list written out in the call "
+       "([a, b, c], a chain of np.dot), not on one built at run time",
+       no_sympy="built as a chain of np.dot")
+def multi_dot(arrays): ...

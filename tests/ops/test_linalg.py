@@ -85,6 +85,13 @@ CASES = [
     ("np.linalg.pinv(x, rcond=1e-10)", [(2, 3, 3)]), ("np.linalg.pinv(x)", [(2, 2, 4)]),
     ("np.linalg.lstsq(x, y)[0]", [(4, 3), (4,)]), ("np.linalg.lstsq(x, y, rcond=None)[0]", [(4, 3), (4, 2)]),
     ("np.linalg.lstsq(x, y)[0]", [(2, 3), (2,)]), ("np.linalg.lstsq(x, y)[0]", [(3, 3), (3, 2)]),
+    ("np.linalg.matrix_power(x, 3)", [(3, 3)]), ("np.linalg.matrix_power(x, 0)", [(3, 3)]),
+    ("np.linalg.matrix_power(x, 1)", [(2, 3, 3)]), ("np.linalg.matrix_power(x, 4)", [(2, 2, 2)]),
+    ("np.linalg.matrix_power(x + 3.0 * np.eye(3), -2)", [(3, 3)]),
+    ("np.linalg.matrix_power(x + 3.0 * np.eye(2), -1)", [(2, 2, 2)]),
+    ("np.linalg.multi_dot([x, y, x.T])", [(2, 3), (3, 3)]),
+    ("np.linalg.multi_dot([x, y, x])", [(3,), (3, 3)]),
+    ("np.linalg.multi_dot([x, y])", [(3,), (3, 2)]),
 ]
 
 
