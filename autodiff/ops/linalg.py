@@ -1,4 +1,6 @@
-"""Linear algebra: matmul (``@``), dot, inner, outer, trace, the vector/Frobenius norm."""
+"""Linear algebra: matmul (``@``), dot, inner, outer, trace, norms, einsum, and np.linalg's
+inverse, determinant, solve, factorizations (cholesky, slogdet, eigh, svd, qr),
+pseudo-inverse, least squares, matrix powers and multi_dot."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import operator
 import numpy as np
 
 from autodiff.graph.ir import Const
+from autodiff.graph.patterns import produced_by
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
@@ -61,17 +64,92 @@ def _(g, ans, a, offset, axis1, axis2):
     return runtime.trace_grad(g, a, offset, axis1, axis2)
 
 
-def _norm_check(named) -> str | None:
-    ord_ = named["ord"]
-    if not isinstance(ord_, Const):
-        return "the 'ord' of np.linalg.norm must be a constant to be differentiated"
-    if ord_.value not in (None, 2, "fro"):
-        return (f"np.linalg.norm with ord={ord_.value!r} has no gradient rule yet "
-                "(the 2-norm of vectors and the Frobenius norm are supported)")
-    if ord_.value == 2 and not (isinstance(named["axis"], Const)
-                                and isinstance(named["axis"].value, int)):
-        return "np.linalg.norm with ord=2 is differentiated for vectors only (give an int axis)"
+def _order(operand) -> Const | None:
+    """The constant order of a norm: a constant, or minus one (``-np.inf``, which is
+    not folded while compiling as np.inf is a module's name)."""
+    if isinstance(operand, Const):
+        return operand
+    negated = produced_by(operand, OPS["negative"])
+    if negated is not None and isinstance(negated.args[0], Const) and isinstance(
+            negated.args[0].value, (int, float)):
+        return Const(-negated.args[0].value)
     return None
+
+
+def _norm_check(named) -> str | None:
+    ord_, axis = _order(named["ord"]), named["axis"]
+    if ord_ is None:
+        return "the 'ord' of np.linalg.norm must be a constant to be differentiated"
+    if not isinstance(axis, Const):
+        return "the 'axis' of np.linalg.norm must be a constant to be differentiated"
+    if ord_.value == 0:
+        return ("np.linalg.norm with ord=0 counts the nonzero entries: a step function, with "
+                "no derivative where an entry is zero and zero elsewhere")
+    if ord_.value not in (None, "fro") and axis.value is None:
+        return (f"np.linalg.norm with ord={ord_.value!r} is differentiated with its axis given "
+                "(axis=-1 for vectors, axis=(-2, -1) for matrices): whether it is a vector or "
+                "a matrix norm is not known while compiling")
+    if ord_.value not in (None, 2, "fro"):  # the forms _norm_forms writes are valid
+        return f"np.linalg.norm has no order {ord_.value!r} for these axes"
+    return None
+
+
+def _norm_forms(named, builder):
+    """np.linalg.norm of an order other than the 2-norm of vectors and the Frobenius
+    norm, as NumPy computes it from ops with rules of their own (abs, sum, max, min,
+    power, the singular values), so each has their rules: the max norm's gradient
+    at a tie is max's convention, a matrix 2-norm's where the largest singular value
+    repeats the singular values' (the one LAPACK lists first among equals)."""
+    ord_, axis, keepdims, x = _order(named["ord"]), named["axis"], named["keepdims"], named["x"]
+    if not all(isinstance(v, Const) for v in (ord_, axis, keepdims)):
+        return None
+    order, axes = ord_.value, axis.value
+    if isinstance(axes, tuple) and len(axes) == 1:
+        axes = axes[0]
+    if order is None or order == "fro" or axes is None or isinstance(order, str) and (
+            not isinstance(axes, tuple)):
+        return None
+
+    def emit(name, *args):
+        return builder.emit(OPS[name], tuple(a if not _is_plain(a) else Const(a) for a in args))
+
+    if isinstance(axes, int):
+        if order == 2 or order == 0:
+            return None
+        magnitude = emit("abs", x)
+        if order == np.inf:
+            return emit("max", magnitude, axes, keepdims.value)
+        if order == -np.inf:
+            return emit("min", magnitude, axes, keepdims.value)
+        if order == 1:
+            return emit("sum", magnitude, axes, keepdims.value)
+        total = emit("sum", emit("power", magnitude, float(order)), axes, keepdims.value)
+        return emit("power", total, 1.0 / order)
+    if not (isinstance(axes, tuple) and len(axes) == 2):
+        return None
+    rows, cols = axes
+    if order in (2, -2, "nuc"):
+        moved = emit("moveaxis", x, (rows, cols), (-2, -1))
+        values = emit("svd_values", moved, False, False, False)
+        reduce = {2: "max", -2: "min", "nuc": "sum"}[order]
+        result = emit(reduce, values, -1, False)
+    elif order in (1, -1, np.inf, -np.inf):
+        # 1: the largest sum of |x| down a column; inf: along a row (-1, -inf: smallest).
+        inner, outer = (rows, cols) if order in (1, -1) else (cols, rows)
+        sums = emit("sum", emit("abs", x), inner, True)
+        result = emit("max" if order > 0 else "min", sums, outer, True)
+        if keepdims.value:
+            return result
+        return emit("squeeze", result, (rows, cols))
+    else:
+        return None
+    if keepdims.value:
+        return emit("expand_dims", result, (rows, cols))
+    return result
+
+
+def _is_plain(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, tuple))
 
 
 def _sympy_norm(x, ord, axis, keepdims):
@@ -83,7 +161,8 @@ def _sympy_norm(x, ord, axis, keepdims):
 
 
 @defop("norm", "np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)",
-       aliases=(np.linalg.norm,), diff=("x",), shape=reduced, floating="always", sympy=_sympy_norm)
+       aliases=(np.linalg.norm,), diff=("x",), shape=reduced, floating="always", sympy=_sympy_norm,
+       simplify=_norm_forms)
 def norm(x, ord=None, axis=None, keepdims=False): ...
 
 

@@ -92,6 +92,18 @@ CASES = [
     ("np.linalg.multi_dot([x, y, x.T])", [(2, 3), (3, 3)]),
     ("np.linalg.multi_dot([x, y, x])", [(3,), (3, 3)]),
     ("np.linalg.multi_dot([x, y])", [(3,), (3, 2)]),
+    # Every order of np.linalg.norm: vectors (an int axis) and matrices (two axes).
+    ("np.linalg.norm(x, ord=1, axis=0)", [(3, 4)]), ("np.linalg.norm(x, np.inf, axis=1)", [(3, 4)]),
+    ("np.linalg.norm(x, -np.inf, axis=-1, keepdims=True)", [(2, 3)]),
+    ("np.linalg.norm(x, 3, axis=(1,))", [(2, 3)]), ("np.linalg.norm(x, 0.5, axis=0)", [(4, 2)]),
+    ("np.linalg.norm(x, -1.5, axis=1)", [(2, 3)]),
+    ("np.linalg.norm(x, 'nuc', axis=(0, 1))", [(3, 4)]),
+    ("np.linalg.norm(x, 'nuc', axis=(2, 0), keepdims=True)", [(3, 2, 4)]),
+    ("np.linalg.norm(x, 2, axis=(-2, -1))", [(2, 3, 4)]), ("np.linalg.norm(x, -2, axis=(1, 0))", [(3, 4)]),
+    ("np.linalg.norm(x, 1, axis=(0, 1))", [(3, 4)]), ("np.linalg.norm(x, -1, axis=(-1, 0))", [(3, 4)]),
+    ("np.linalg.norm(x, np.inf, axis=(1, 2), keepdims=True)", [(2, 3, 4)]),
+    ("np.linalg.norm(x, -np.inf, axis=(0, 1))", [(3, 4)]),
+    ("np.linalg.norm(x, 'fro', axis=(0, 2))", [(2, 3, 4)]), ("np.linalg.norm(x, axis=(1, 0))", [(3, 4)]),
 ]
 
 
