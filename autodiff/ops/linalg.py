@@ -1114,3 +1114,16 @@ def _multi_dot_chain(named, builder):
        "([a, b, c], a chain of np.dot), not on one built at run time",
        no_sympy="built as a chain of np.dot")
 def multi_dot(arrays): ...
+
+
+def _eigvalsh_values(named, builder):
+    """np.linalg.eigvalsh is the eigenvalues of np.linalg.eigh: its routine runs eigh,
+    whose eigenvectors the eigenvalues' rule needs anyway."""
+    return _results("eigh_routine", ("eigh_values",))(named, builder)[0]
+
+
+@defop("eigvalsh", "np.linalg.eigvalsh(a, UPLO=UPLO)", aliases=(np.linalg.eigvalsh,),
+       diff=("a",), simplify=_eigvalsh_values,
+       no_gradient="np.linalg.eigvalsh is built as the eigenvalues of np.linalg.eigh",
+       no_sympy=_NO_SYMBOLIC_EIGH)
+def eigvalsh(a, UPLO="L"): ...

@@ -68,6 +68,7 @@ CASES = [
     # Repeated eigenvalues: the eigenvalues' gradient is defined (here of 2I + x x^T, whose
     # two smallest eigenvalues are 2).
     ("np.linalg.eigh(2.0 * np.eye(3) + np.outer(x, x))[0]", [(3,)]),
+    ("np.linalg.eigvalsh(x)", [(2, 3, 3)]), ("np.linalg.eigvalsh(x, UPLO='U')", [(4, 4)]),
     ("np.linalg.svd(x, compute_uv=False)", [(3, 4)]),
     ("np.linalg.svd(x, compute_uv=False)", [(2, 4, 3)]),
     ("np.linalg.svd(x, full_matrices=False)[1]", [(4, 3)]),
