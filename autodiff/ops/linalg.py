@@ -477,19 +477,24 @@ def _(t, ans, a):
     return ans @ (inner * (np.tri(n) - 0.5 * np.eye(n)))
 
 
-def _results(routine: str, parts: tuple[str, ...]):
+def _results(routine: str, parts: tuple[str, ...], named_tuple: type | None = None):
     """The ``simplify`` of an op whose NumPy function returns a tuple (slogdet, eigh,
-    svd, qr): the call becomes one node running the routine (``routine``, which passes
-    no gradient) and one node per result reading its part of the routine's tuple, which
-    carries the gradient to the operand by a rule of its own. The call's value is the
-    tuple of those results, known while compiling, so ``s, l = np.linalg.slogdet(a)``
-    and ``np.linalg.slogdet(a)[1]`` read them. (The fields of NumPy's named tuple,
-    ``.logabsdet``, are not read: unpack or index the result.)"""
+    svd, qr, lstsq): the call becomes one node running the routine (``routine``, which
+    passes no gradient) and one node per result reading its part of the routine's tuple,
+    which carries the gradient to the operand by a rule of its own. The call's value is
+    those results, known while compiling: as NumPy's ``named_tuple`` (``EighResult``)
+    when it returns one, else a tuple, so ``s, l = np.linalg.slogdet(a)``,
+    ``np.linalg.slogdet(a)[1]`` and ``np.linalg.slogdet(a).logabsdet`` read them."""
 
     def simplify(named, builder):
+        from autodiff.frontend.structures import Record  # (the frontend builds on ops)
+
         args = tuple(named.values())
         computed = builder.emit(OPS[routine], args)
-        return tuple(builder.emit(OPS[part], (*args, computed)) for part in parts)
+        results = tuple(builder.emit(OPS[part], (*args, computed)) for part in parts)
+        if named_tuple is None:
+            return results
+        return Record("namedtuple", named_tuple, dict(zip(named_tuple._fields, results)))
 
     return simplify
 
@@ -505,7 +510,8 @@ _ROUTINE = "runs {} for the ops reading its results, which carry the gradient by
 
 
 @defop("slogdet", "np.linalg.slogdet(a)", aliases=(np.linalg.slogdet,),
-       diff=("a",), simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet")),
+       diff=("a",), simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet"),
+                         type(np.linalg.slogdet(np.eye(1)))),
        no_gradient=_TUPLE.format("np.linalg.slogdet"),
        no_sympy=_TUPLE.format("np.linalg.slogdet"))
 def slogdet(a): ...
@@ -572,7 +578,8 @@ _NO_SYMBOLIC_EIGH = ("the eigenvalues of a symbolic matrix have no closed form b
 
 
 @defop("eigh", "np.linalg.eigh(a, UPLO=UPLO)", aliases=(np.linalg.eigh,),
-       diff=("a",), simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors")),
+       diff=("a",), simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors"),
+                         type(np.linalg.eigh(np.eye(1)))),
        no_gradient=_TUPLE.format("np.linalg.eigh"), no_sympy=_NO_SYMBOLIC_EIGH)
 def eigh(a, UPLO="L"): ...
 
@@ -661,7 +668,8 @@ def _svd_parts(named, builder):
         return None  # the call as it is: a gradient reaching it is refused (svd's no_gradient)
     if not compute_uv.value:
         return builder.emit(OPS["svd_values"], tuple(named.values()))
-    return _results("svd_routine", ("svd_u", "svd_s", "svd_vh"))(named, builder)
+    return _results("svd_routine", ("svd_u", "svd_s", "svd_vh"),
+                    type(np.linalg.svd(np.eye(1))))(named, builder)
 
 
 def _svd_check(vectors: bool):
@@ -820,7 +828,7 @@ def _qr_parts(named, builder):
     mode = named["mode"]
     if not (isinstance(mode, Const) and mode.value in ("reduced", "complete")):
         return None  # the call as it is: a gradient reaching it is refused (qr's no_gradient)
-    return _results("qr_routine", ("qr_q", "qr_r"))(named, builder)
+    return _results("qr_routine", ("qr_q", "qr_r"), type(np.linalg.qr(np.eye(1))))(named, builder)
 
 
 def _qr_check(named) -> str | None:

@@ -82,6 +82,9 @@ CASES = [
     ("np.linalg.qr(x)[0]", [(4, 3)]), ("np.linalg.qr(x)[1]", [(4, 3)]),
     ("np.linalg.qr(x)[0]", [(3, 3)]), ("np.linalg.qr(x, mode='reduced')[1]", [(2, 3, 3)]),
     ("np.linalg.qr(x)[0] * np.sum(np.linalg.qr(x)[1])", [(2, 4, 2)]),
+    # The fields of NumPy's named tuples.
+    ("np.linalg.eigh(x).eigenvalues * np.linalg.slogdet(x).logabsdet", [(3, 3)]),
+    ("np.linalg.svd(x, full_matrices=False).S + np.sum(np.linalg.qr(x).R)", [(2, 4, 3)]),
     ("np.linalg.pinv(x)", [(3, 4)]), ("np.linalg.pinv(x)", [(4, 3)]),
     ("np.linalg.pinv(x, rcond=1e-10)", [(2, 3, 3)]), ("np.linalg.pinv(x)", [(2, 2, 4)]),
     ("np.linalg.lstsq(x, y)[0]", [(4, 3), (4,)]), ("np.linalg.lstsq(x, y, rcond=None)[0]", [(4, 3), (4, 2)]),
