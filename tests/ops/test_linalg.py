@@ -1,4 +1,6 @@
-"""matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, norm."""
+"""matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, einsum, norm
+of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, svd,
+qr, pinv, lstsq, matrix_power, multi_dot."""
 
 from __future__ import annotations
 
