@@ -1,4 +1,6 @@
-"""Linear algebra: matmul (``@``), dot, inner, outer, trace, the vector/Frobenius norm."""
+"""Linear algebra: matmul (``@``), dot, inner, outer, trace, norms, einsum, and np.linalg's
+inverse, determinant, solve, factorizations (cholesky, slogdet, eigh, svd, qr),
+pseudo-inverse, least squares, matrix powers and multi_dot."""
 
 from __future__ import annotations
 
@@ -7,8 +9,9 @@ import operator
 import numpy as np
 
 from autodiff.graph.ir import Const
+from autodiff.graph.patterns import produced_by
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
 from autodiff.ops.shape_rules import einsum_result, list_result, reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
@@ -61,17 +64,92 @@ def _(g, ans, a, offset, axis1, axis2):
     return runtime.trace_grad(g, a, offset, axis1, axis2)
 
 
-def _norm_check(named) -> str | None:
-    ord_ = named["ord"]
-    if not isinstance(ord_, Const):
-        return "the 'ord' of np.linalg.norm must be a constant to be differentiated"
-    if ord_.value not in (None, 2, "fro"):
-        return (f"np.linalg.norm with ord={ord_.value!r} has no gradient rule yet "
-                "(the 2-norm of vectors and the Frobenius norm are supported)")
-    if ord_.value == 2 and not (isinstance(named["axis"], Const)
-                                and isinstance(named["axis"].value, int)):
-        return "np.linalg.norm with ord=2 is differentiated for vectors only (give an int axis)"
+def _order(operand) -> Const | None:
+    """The constant order of a norm: a constant, or minus one (``-np.inf``, which is
+    not folded while compiling as np.inf is a module's name)."""
+    if isinstance(operand, Const):
+        return operand
+    negated = produced_by(operand, OPS["negative"])
+    if negated is not None and isinstance(negated.args[0], Const) and isinstance(
+            negated.args[0].value, (int, float)):
+        return Const(-negated.args[0].value)
     return None
+
+
+def _norm_check(named) -> str | None:
+    ord_, axis = _order(named["ord"]), named["axis"]
+    if ord_ is None:
+        return "the 'ord' of np.linalg.norm must be a constant to be differentiated"
+    if not isinstance(axis, Const):
+        return "the 'axis' of np.linalg.norm must be a constant to be differentiated"
+    if ord_.value == 0:
+        return ("np.linalg.norm with ord=0 counts the nonzero entries: a step function, with "
+                "no derivative where an entry is zero and zero elsewhere")
+    if ord_.value not in (None, "fro") and axis.value is None:
+        return (f"np.linalg.norm with ord={ord_.value!r} is differentiated with its axis given "
+                "(axis=-1 for vectors, axis=(-2, -1) for matrices): whether it is a vector or "
+                "a matrix norm is not known while compiling")
+    if ord_.value not in (None, 2, "fro"):  # the forms _norm_forms writes are valid
+        return f"np.linalg.norm has no order {ord_.value!r} for these axes"
+    return None
+
+
+def _norm_forms(named, builder):
+    """np.linalg.norm of an order other than the 2-norm of vectors and the Frobenius
+    norm, as NumPy computes it from ops with rules of their own (abs, sum, max, min,
+    power, the singular values), so each has their rules: the max norm's gradient
+    at a tie is max's convention, a matrix 2-norm's where the largest singular value
+    repeats the singular values' (the one LAPACK lists first among equals)."""
+    ord_, axis, keepdims, x = _order(named["ord"]), named["axis"], named["keepdims"], named["x"]
+    if not all(isinstance(v, Const) for v in (ord_, axis, keepdims)):
+        return None
+    order, axes = ord_.value, axis.value
+    if isinstance(axes, tuple) and len(axes) == 1:
+        axes = axes[0]
+    if order is None or order == "fro" or axes is None or isinstance(order, str) and (
+            not isinstance(axes, tuple)):
+        return None
+
+    def emit(name, *args):
+        return builder.emit(OPS[name], tuple(a if not _is_plain(a) else Const(a) for a in args))
+
+    if isinstance(axes, int):
+        if order == 2 or order == 0:
+            return None
+        magnitude = emit("abs", x)
+        if order == np.inf:
+            return emit("max", magnitude, axes, keepdims.value)
+        if order == -np.inf:
+            return emit("min", magnitude, axes, keepdims.value)
+        if order == 1:
+            return emit("sum", magnitude, axes, keepdims.value)
+        total = emit("sum", emit("power", magnitude, float(order)), axes, keepdims.value)
+        return emit("power", total, 1.0 / order)
+    if not (isinstance(axes, tuple) and len(axes) == 2):
+        return None
+    rows, cols = axes
+    if order in (2, -2, "nuc"):
+        moved = emit("moveaxis", x, (rows, cols), (-2, -1))
+        values = emit("svd_values", moved, False, False, False)
+        reduce = {2: "max", -2: "min", "nuc": "sum"}[order]
+        result = emit(reduce, values, -1, False)
+    elif order in (1, -1, np.inf, -np.inf):
+        # 1: the largest sum of |x| down a column; inf: along a row (-1, -inf: smallest).
+        inner, outer = (rows, cols) if order in (1, -1) else (cols, rows)
+        sums = emit("sum", emit("abs", x), inner, True)
+        result = emit("max" if order > 0 else "min", sums, outer, True)
+        if keepdims.value:
+            return result
+        return emit("squeeze", result, (rows, cols))
+    else:
+        return None
+    if keepdims.value:
+        return emit("expand_dims", result, (rows, cols))
+    return result
+
+
+def _is_plain(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, tuple))
 
 
 def _sympy_norm(x, ord, axis, keepdims):
@@ -83,7 +161,8 @@ def _sympy_norm(x, ord, axis, keepdims):
 
 
 @defop("norm", "np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)",
-       aliases=(np.linalg.norm,), diff=("x",), shape=reduced, floating="always", sympy=_sympy_norm)
+       aliases=(np.linalg.norm,), diff=("x",), shape=reduced, floating="always", sympy=_sympy_norm,
+       simplify=_norm_forms)
 def norm(x, ord=None, axis=None, keepdims=False): ...
 
 
@@ -335,3 +414,724 @@ def _(t, ans, a, b):
 @solve.defjvp("b")
 def _(t, ans, a, b):
     return np.linalg.solve(a, t)
+
+
+# ----- np.linalg factorizations: cholesky, slogdet, eigh, svd -----
+#
+# NumPy's Cholesky and eigh read one triangle of their operand (the lower one): the
+# other does not change the result, so its adjoint is zero, and an entry below the
+# diagonal stands for both entries of the symmetric matrix the routine sees. The
+# rules below are the derivatives of that function of every entry, so they hold for a
+# matrix that is not symmetric too (the tables check them on such matrices).
+
+
+def _symmetric_from(t, UPLO="L"):
+    """The symmetric matrix a routine reading the ``UPLO`` triangle of ``t`` sees."""
+    n = np.shape(t)[-1]
+    outside = t * np.tri(n, k=-1)  # strictly below the diagonal
+    if UPLO == "U":
+        outside = t * np.transpose(np.tri(n, k=-1))
+    return t * np.eye(n) + outside + np.swapaxes(outside, -1, -2)
+
+
+def _triangle_adjoint(s, UPLO="L"):
+    """The adjoint of ``t`` given the adjoint ``s`` of ``_symmetric_from(t, UPLO)``."""
+    n = np.shape(s)[-1]
+    if UPLO == "U":
+        return s * np.transpose(np.tri(n)) + np.swapaxes(s, -1, -2) * np.transpose(np.tri(n, k=-1))
+    return s * np.tri(n) + np.swapaxes(s, -1, -2) * np.tri(n, k=-1)
+
+
+def _sympy_cholesky(a):
+    a = matrix(a)
+    n = a.shape[0]
+    s = a.copy()
+    for i in range(n):
+        for j in range(i + 1, n):
+            s[i, j] = a[j, i]
+    return objects(s.cholesky(hermitian=False).tolist())
+
+
+@defop("cholesky", "np.linalg.cholesky(a)", aliases=(np.linalg.cholesky,), diff=("a",),
+       shape=shape_like("a"), floating="always", sympy=_sympy_cholesky)
+def cholesky(a): ...
+
+
+# With a = L L^T, dL = L Phi(L^-1 dA L^-T), where Phi keeps the lower triangle and
+# halves the diagonal (Murray, "Differentiation of the Cholesky decomposition", 2016);
+# Phi is its own adjoint, so dA's adjoint is L^-T Phi(L^T g) L^-1, read through the
+# lower triangle.
+@cholesky.defvjp
+def _(g, ans, a):
+    n = np.shape(a)[-1]
+    inverse = np.linalg.inv(ans)
+    inner = (np.swapaxes(ans, -1, -2) @ g) * (np.tri(n) - 0.5 * np.eye(n))
+    return _triangle_adjoint(np.swapaxes(inverse, -1, -2) @ inner @ inverse)
+
+
+@cholesky.defjvp
+def _(t, ans, a):
+    n = np.shape(a)[-1]
+    inverse = np.linalg.inv(ans)
+    inner = inverse @ _symmetric_from(t) @ np.swapaxes(inverse, -1, -2)
+    return ans @ (inner * (np.tri(n) - 0.5 * np.eye(n)))
+
+
+def _results(routine: str, parts: tuple[str, ...], named_tuple: type | None = None):
+    """The ``simplify`` of an op whose NumPy function returns a tuple (slogdet, eigh,
+    svd, qr, lstsq): the call becomes one node running the routine (``routine``, which
+    passes no gradient) and one node per result reading its part of the routine's tuple,
+    which carries the gradient to the operand by a rule of its own. The call's value is
+    those results, known while compiling: as NumPy's ``named_tuple`` (``EighResult``)
+    when it returns one, else a tuple, so ``s, l = np.linalg.slogdet(a)``,
+    ``np.linalg.slogdet(a)[1]`` and ``np.linalg.slogdet(a).logabsdet`` read them."""
+
+    def simplify(named, builder):
+        from autodiff.frontend.structures import Record  # (the frontend builds on ops)
+
+        args = tuple(named.values())
+        computed = builder.emit(OPS[routine], args)
+        results = tuple(builder.emit(OPS[part], (*args, computed)) for part in parts)
+        if named_tuple is None:
+            return results
+        return Record("namedtuple", named_tuple, dict(zip(named_tuple._fields, results)))
+
+    return simplify
+
+
+def _unused(*args):
+    """The SymPy form of a routine node: nothing, as its results' forms compute from the
+    operand itself."""
+
+
+_TUPLE = ("{} returns a tuple: it is built as a node running the routine and one op per "
+          "result, which carry the gradient")
+_ROUTINE = "runs {} for the ops reading its results, which carry the gradient by their own rules"
+
+
+@defop("slogdet", "np.linalg.slogdet(a)", aliases=(np.linalg.slogdet,),
+       diff=("a",), simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet"),
+                         type(np.linalg.slogdet(np.eye(1)))),
+       no_gradient=_TUPLE.format("np.linalg.slogdet"),
+       no_sympy=_TUPLE.format("np.linalg.slogdet"))
+def slogdet(a): ...
+
+
+@defop("slogdet_routine", "np.linalg.slogdet(a)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.slogdet"), sympy=_unused)
+def slogdet_routine(a): ...
+
+
+@defop("slogdet_sign", "computed[0]", nondiff_output=True, floating="always",
+       no_gradient="the sign of the determinant is piecewise constant: its derivative is zero "
+       "where it is defined", sympy=lambda a, computed: elementwise("sign")(matrix(a).det()))
+def slogdet_sign(a, computed): ...
+
+
+@defop("slogdet_logabsdet", "computed[1]", diff=("a",), floating="always",
+       sympy=lambda a, computed: elementwise("log")(elementwise("Abs")(matrix(a).det())))
+def slogdet_logabsdet(a, computed): ...
+
+
+# d log|det A| = trace(A^-1 dA), for one matrix or a stack (the sign does not vary
+# where the determinant is not zero).
+@slogdet_logabsdet.defvjp
+def _(g, ans, a, computed):
+    return np.expand_dims(np.expand_dims(g, -1), -1) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@slogdet_logabsdet.defjvp
+def _(t, ans, a, computed):
+    return np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1))
+
+
+# np.linalg.eigh: w ascending and V with A = V diag(w) V^T, A the symmetric matrix of
+# the triangle UPLO names. dw = diag(V^T dA V) and dV = V (F * (V^T dA V)) with
+# F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it. The eigenvalues' rule needs
+# no F and holds with repeated eigenvalues too (their gradient is the one of the order
+# LAPACK returns them in). For eigenvectors the derivative is undefined where two
+# eigenvalues are equal: as in JAX and autograd, F is then infinite and so is the
+# gradient (NaN where it meets a zero), never a silently finite value. Each
+# eigenvector's sign is LAPACK's choice: functions invariant to it (v * v, V diag(e) V^T)
+# are differentiable, the vector itself only as long as that choice does not flip.
+
+
+def eigh_values(a, UPLO, computed):
+    """The eigenvalues in ``computed``, ``np.linalg.eigh(a, UPLO)``."""
+    return computed[0]
+
+
+def eigh_vectors(a, UPLO, computed):
+    """The eigenvectors (columns) in ``computed``, ``np.linalg.eigh(a, UPLO)``."""
+    return computed[1]
+
+
+def _eigh_check(named) -> str | None:
+    uplo = named["UPLO"]
+    if not (isinstance(uplo, Const) and uplo.value in ("L", "U")):
+        return "the UPLO of np.linalg.eigh must be the constant 'L' or 'U' to be differentiated"
+    return None
+
+
+_NO_SYMBOLIC_EIGH = ("the eigenvalues of a symbolic matrix have no closed form beyond 4 by 4 "
+                     "(SymPy's would be roots of the characteristic polynomial, unordered)")
+
+
+@defop("eigh", "np.linalg.eigh(a, UPLO=UPLO)", aliases=(np.linalg.eigh,),
+       diff=("a",), simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors"),
+                         type(np.linalg.eigh(np.eye(1)))),
+       no_gradient=_TUPLE.format("np.linalg.eigh"), no_sympy=_NO_SYMBOLIC_EIGH)
+def eigh(a, UPLO="L"): ...
+
+
+@defop("eigh_routine", "np.linalg.eigh(a, UPLO=UPLO)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.eigh"), sympy=_unused)
+def eigh_routine(a, UPLO="L"): ...
+
+
+@defop("eigh_values", "computed[0]", aliases=(eigh_values,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIGH)
+def _eigh_values(a, UPLO, computed): ...
+
+
+@defop("eigh_vectors", "computed[1]", aliases=(eigh_vectors,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIGH)
+def _eigh_vectors(a, UPLO, computed): ...
+
+
+OPS["eigh_values"].vjp_check = _eigh_check
+OPS["eigh_vectors"].vjp_check = _eigh_check
+
+
+@OPS["eigh_values"].defvjp
+def _(g, ans, a, UPLO, computed):
+    v = eigh_vectors(a, UPLO, computed)
+    return _triangle_adjoint((v * np.expand_dims(g, -2)) @ np.swapaxes(v, -1, -2), UPLO)
+
+
+@OPS["eigh_values"].defjvp
+def _(t, ans, a, UPLO, computed):
+    v = eigh_vectors(a, UPLO, computed)
+    return np.sum(v * (_symmetric_from(t, UPLO) @ v), axis=-2)
+
+
+def _gaps(w):
+    """F[..., i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
+    n = np.shape(w)[-1]
+    return 1.0 / (np.expand_dims(w, -2) - np.expand_dims(w, -1) + np.eye(n)) - np.eye(n)
+
+
+@OPS["eigh_vectors"].defvjp
+def _(g, ans, a, UPLO, computed):
+    inner = _gaps(eigh_values(a, UPLO, computed)) * (np.swapaxes(ans, -1, -2) @ g)
+    return _triangle_adjoint(ans @ inner @ np.swapaxes(ans, -1, -2), UPLO)
+
+
+@OPS["eigh_vectors"].defjvp
+def _(t, ans, a, UPLO, computed):
+    inner = np.swapaxes(ans, -1, -2) @ _symmetric_from(t, UPLO) @ ans
+    return ans @ (_gaps(eigh_values(a, UPLO, computed)) * inner)
+
+
+# np.linalg.svd: A = U diag(s) Vh with k = min(m, n) singular values, descending. With
+# dS = U^T dA V and F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal (0 on it):
+# ds = diag(dS), dU = U (F * (dS S + S dS^T)) + (I - U U^T) dA V S^-1 and
+# dV = V (F * (S dS + dS^T S)) + (I - V V^T) dA^T U S^-1 (Townsend, "Differentiating
+# the singular value decomposition", 2016; the forms of JAX's rule). The singular
+# values' rule needs neither F nor S^-1 and holds for repeated singular values. For the
+# singular vectors the derivative is undefined where two singular values are equal, or
+# one is zero: as in JAX and autograd, F or S^-1 is then infinite, and so is the
+# gradient (NaN where it meets a zero). Each pair u_i, v_i has its sign chosen by
+# LAPACK together: U diag(f(s)) Vh, u * u and v * v are differentiable regardless.
+# Singular vectors are differentiated for full_matrices=False alone: the extra columns
+# of a full U (or rows of Vh) of a matrix that is not square are not unique.
+
+
+def svd_u(a, full_matrices, compute_uv, hermitian, computed):
+    """U in ``computed``, ``np.linalg.svd(a, ...)``."""
+    return computed[0]
+
+
+def svd_s(a, full_matrices, compute_uv, hermitian, computed):
+    """The singular values in ``computed``, ``np.linalg.svd(a, ...)``."""
+    return computed[1]
+
+
+def svd_vh(a, full_matrices, compute_uv, hermitian, computed):
+    """Vh in ``computed``, ``np.linalg.svd(a, ...)``."""
+    return computed[2]
+
+
+def _svd_parts(named, builder):
+    compute_uv = named["compute_uv"]
+    if not isinstance(compute_uv, Const):
+        return None  # the call as it is: a gradient reaching it is refused (svd's no_gradient)
+    if not compute_uv.value:
+        return builder.emit(OPS["svd_values"], tuple(named.values()))
+    return _results("svd_routine", ("svd_u", "svd_s", "svd_vh"),
+                    type(np.linalg.svd(np.eye(1))))(named, builder)
+
+
+def _svd_check(vectors: bool):
+    def check(named) -> str | None:
+        if not (isinstance(named["hermitian"], Const) and named["hermitian"].value is False):
+            return "np.linalg.svd is differentiated with hermitian=False (the default) alone"
+        if vectors and not (isinstance(named["full_matrices"], Const)
+                            and named["full_matrices"].value is False):
+            return ("the singular vectors of np.linalg.svd are differentiated with "
+                    "full_matrices=False (the extra vectors of a full U or Vh are not unique): "
+                    "pass full_matrices=False, which is the same for a square matrix")
+        return None
+    return check
+
+
+_NO_SYMBOLIC_SVD = ("singular values of a symbolic matrix are square roots of the roots of a "
+                    "polynomial, with no closed form beyond 4 by 4")
+
+
+@defop("svd", "np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, "
+       "hermitian=hermitian)", aliases=(np.linalg.svd,), diff=("a",), simplify=_svd_parts,
+       no_gradient="np.linalg.svd is differentiated with a constant compute_uv alone (a tuple "
+       "or an array, decided while compiling)", no_sympy=_NO_SYMBOLIC_SVD)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False): ...
+
+
+@defop("svd_routine", "np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)",
+       nondiff_output=True, floating=None, no_gradient=_ROUTINE.format("np.linalg.svd"),
+       sympy=_unused)
+def svd_routine(a, full_matrices=True, compute_uv=True, hermitian=False): ...
+
+
+@defop("svd_values", "np.linalg.svd(a, compute_uv=False, hermitian=hermitian)", diff=("a",),
+       floating="always", no_sympy=_NO_SYMBOLIC_SVD)
+def svd_values(a, full_matrices=True, compute_uv=False, hermitian=False): ...
+
+
+@defop("svd_u", "computed[0]", aliases=(svd_u,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_SVD)
+def _svd_u(a, full_matrices, compute_uv, hermitian, computed): ...
+
+
+@defop("svd_s", "computed[1]", aliases=(svd_s,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_SVD)
+def _svd_s(a, full_matrices, compute_uv, hermitian, computed): ...
+
+
+@defop("svd_vh", "computed[2]", aliases=(svd_vh,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_SVD)
+def _svd_vh(a, full_matrices, compute_uv, hermitian, computed): ...
+
+
+OPS["svd_values"].vjp_check = _svd_check(False)
+OPS["svd_s"].vjp_check = _svd_check(False)
+OPS["svd_u"].vjp_check = _svd_check(True)
+OPS["svd_vh"].vjp_check = _svd_check(True)
+
+
+@OPS["svd_values"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return u @ (np.expand_dims(g, -1) * vh)
+
+
+@OPS["svd_values"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(u * (t @ np.swapaxes(vh, -1, -2)), axis=-2)
+
+
+def _reduced_factors(a, full_matrices, compute_uv, hermitian, computed):
+    """U and Vh of the reduced SVD of ``a``: those in ``computed``, unless it holds full
+    ones (then an SVD of its own)."""
+    if full_matrices:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        return u, vh
+    return (svd_u(a, full_matrices, compute_uv, hermitian, computed),
+            svd_vh(a, full_matrices, compute_uv, hermitian, computed))
+
+
+@OPS["svd_s"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u, vh = _reduced_factors(a, full_matrices, compute_uv, hermitian, computed)
+    return u @ (np.expand_dims(g, -1) * vh)
+
+
+@OPS["svd_s"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u, vh = _reduced_factors(a, full_matrices, compute_uv, hermitian, computed)
+    return np.sum(u * (t @ np.swapaxes(vh, -1, -2)), axis=-2)
+
+
+@OPS["svd_u"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    vh = svd_vh(a, full_matrices, compute_uv, hermitian, computed)
+    j = _gaps(s * s) * (np.swapaxes(ans, -1, -2) @ g)
+    core = (j + np.swapaxes(j, -1, -2)) * np.expand_dims(s, -2)
+    rest = (g - ans @ (np.swapaxes(ans, -1, -2) @ g)) / np.expand_dims(s, -2)
+    return (ans @ core + rest) @ vh
+
+
+@OPS["svd_u"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    v = np.swapaxes(svd_vh(a, full_matrices, compute_uv, hermitian, computed), -1, -2)
+    tv = t @ v
+    ds = np.swapaxes(ans, -1, -2) @ tv
+    mixed = ds * np.expand_dims(s, -2) + np.swapaxes(ds, -1, -2) * np.expand_dims(s, -1)
+    return ans @ (_gaps(s * s) * mixed) + (tv - ans @ ds) / np.expand_dims(s, -2)
+
+
+@OPS["svd_vh"].defvjp
+def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    k = _gaps(s * s) * (ans @ np.swapaxes(g, -1, -2))
+    core = np.expand_dims(s, -1) * (k + np.swapaxes(k, -1, -2))
+    rest = (g - (g @ np.swapaxes(ans, -1, -2)) @ ans) / np.expand_dims(s, -1)
+    return u @ (core @ ans + rest)
+
+
+@OPS["svd_vh"].defjvp
+def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
+    s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
+    v = np.swapaxes(ans, -1, -2)
+    tu = np.swapaxes(t, -1, -2) @ u
+    ds = np.swapaxes(u, -1, -2) @ t @ v
+    mixed = np.expand_dims(s, -1) * ds + np.swapaxes(ds, -1, -2) * np.expand_dims(s, -2)
+    dv = v @ (_gaps(s * s) * mixed) + (tu - v @ (ans @ tu)) / np.expand_dims(s, -2)
+    return np.swapaxes(dv, -1, -2)
+
+
+# np.linalg.qr (mode 'reduced', a matrix with at least as many rows as columns): with
+# X = dA R^-1, Y = Q^T X and Omega = L - L^T for L the part of Y below the diagonal,
+# dQ = Q (Omega - Y) + X and dR = (Y - Omega) R (the forms of JAX's rule). The adjoint:
+# with B = Q^T gQ - gR R^T and C = tril(B - B^T, -1) - B, gA = (gQ + Q C) R^-T. The
+# rules hold while the signs LAPACK gives R's diagonal stay (they do near a matrix of
+# full rank). A wide matrix (R not square) is not differentiated: R^-1 fails at run
+# time, as JAX refuses it; mode 'complete' is refused while compiling (the extra
+# columns of Q of a tall matrix are not unique).
+
+
+def qr_q(a, mode, computed):
+    """Q in ``computed``, ``np.linalg.qr(a, mode)``."""
+    return computed[0]
+
+
+def qr_r(a, mode, computed):
+    """R in ``computed``, ``np.linalg.qr(a, mode)``."""
+    return computed[1]
+
+
+def _qr_parts(named, builder):
+    mode = named["mode"]
+    if not (isinstance(mode, Const) and mode.value in ("reduced", "complete")):
+        return None  # the call as it is: a gradient reaching it is refused (qr's no_gradient)
+    return _results("qr_routine", ("qr_q", "qr_r"), type(np.linalg.qr(np.eye(1))))(named, builder)
+
+
+def _qr_check(named) -> str | None:
+    if named["mode"].value != "reduced":
+        return ("np.linalg.qr is differentiated in mode 'reduced' (the default) alone: the "
+                "extra columns of Q in mode 'complete' are not unique")
+    return None
+
+
+@defop("qr", "np.linalg.qr(a, mode=mode)", aliases=(np.linalg.qr,), diff=("a",), simplify=_qr_parts,
+       no_gradient="np.linalg.qr is differentiated in mode 'reduced' alone (its tuple is "
+       "built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
+       "diagonal positive: not NumPy's signs")
+def qr(a, mode="reduced"): ...
+
+
+@defop("qr_routine", "np.linalg.qr(a, mode=mode)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.qr"), sympy=_unused)
+def qr_routine(a, mode="reduced"): ...
+
+
+@defop("qr_q", "computed[0]", aliases=(qr_q,), diff=("a",), floating="always",
+       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs")
+def _qr_q(a, mode, computed): ...
+
+
+@defop("qr_r", "computed[1]", aliases=(qr_r,), diff=("a",), floating="always",
+       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs")
+def _qr_r(a, mode, computed): ...
+
+
+OPS["qr_q"].vjp_check = _qr_check
+OPS["qr_r"].vjp_check = _qr_check
+
+
+def square_r(r):
+    """``r``, after checking it is square: the QR of a matrix with fewer rows than columns
+    is not differentiated (its R is wide)."""
+    if np.shape(r)[-2] != np.shape(r)[-1]:
+        raise ValueError("np.linalg.qr is differentiated for matrices with at least as many "
+                         f"rows as columns, not a {np.shape(r)[-2]} by {np.shape(r)[-1]} R")
+    return r
+
+
+square_r_op = helper_op(square_r, diff=("r",), shape=shape_like("r"), jvp="linear",
+                        no_sympy="a check of a shape")
+
+
+@square_r_op.defvjp
+def _(g, ans, r):
+    return g
+
+
+def _qr_adjoint(q, r, b, gq):
+    """gA = (gQ + Q C) R^-T with C = tril(B - B^T, -1) - B."""
+    r = square_r(r)
+    n = np.shape(r)[-1]
+    c = (b - np.swapaxes(b, -1, -2)) * np.tri(n, k=-1) - b
+    return (gq + q @ c) @ np.swapaxes(np.linalg.inv(r), -1, -2)
+
+
+def _qr_tangents(t, q, r):
+    """(Y - Omega, X) of the tangent ``t`` of ``a``: dQ = X - Q (Y - Omega), dR = (Y - Omega) R."""
+    r = square_r(r)
+    n = np.shape(r)[-1]
+    x = t @ np.linalg.inv(r)
+    y = np.swapaxes(q, -1, -2) @ x
+    below = y * np.tri(n, k=-1)
+    return y - below + np.swapaxes(below, -1, -2), x
+
+
+@OPS["qr_q"].defvjp
+def _(g, ans, a, mode, computed):
+    return _qr_adjoint(ans, qr_r(a, mode, computed), np.swapaxes(ans, -1, -2) @ g, g)
+
+
+@OPS["qr_r"].defvjp
+def _(g, ans, a, mode, computed):
+    q = qr_q(a, mode, computed)
+    return _qr_adjoint(q, ans, -(g @ np.swapaxes(ans, -1, -2)), 0.0)
+
+
+@OPS["qr_q"].defjvp
+def _(t, ans, a, mode, computed):
+    z, x = _qr_tangents(t, ans, qr_r(a, mode, computed))
+    return x - ans @ z
+
+
+@OPS["qr_r"].defjvp
+def _(t, ans, a, mode, computed):
+    z, _ = _qr_tangents(t, qr_q(a, mode, computed), ans)
+    return z @ ans
+
+
+# ----- np.linalg: pseudo-inverse, least squares, matrix powers, chains of products -----
+#
+# The pseudo-inverse P of A is differentiable where A's rank does not change nearby
+# (a matrix of full rank, the case the rules are for): dP = -P dA P
+# + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub and Pereyra, 1973). Where the
+# rank changes (a singular value crossing the cutoff rcond) P is not continuous and
+# has no derivative; there the rules give the derivative of the pseudo-inverse of the
+# same rank, as JAX's.
+
+
+def _pinv_adjoint(g, p, a):
+    """The adjoint of ``a`` given the adjoint ``g`` of its pseudo-inverse ``p``."""
+    pt, gt = np.swapaxes(p, -1, -2), np.swapaxes(g, -1, -2)
+    return (-(pt @ g @ pt) + (gt - a @ (p @ gt)) @ p @ pt
+            + pt @ p @ (gt - (gt @ p) @ a))
+
+
+def _pinv_tangent(t, p, a):
+    pt, tt = np.swapaxes(p, -1, -2), np.swapaxes(t, -1, -2)
+    return -(p @ t @ p) + p @ pt @ (tt - (tt @ a) @ p) + (tt - p @ (a @ tt)) @ pt @ p
+
+
+def _pinv_check(named) -> str | None:
+    if not (isinstance(named["hermitian"], Const) and named["hermitian"].value is False):
+        return "np.linalg.pinv is differentiated with hermitian=False (the default) alone"
+    return None
+
+
+@defop("pinv", "np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)", aliases=(np.linalg.pinv,),
+       diff=("a",), floating="always",
+       no_sympy="SymPy's pseudo-inverse has no cutoff rcond: not NumPy's for a matrix near "
+       "a lower rank")
+def pinv(a, rcond=None, hermitian=False): ...
+
+
+pinv.vjp_check = _pinv_check
+
+
+@pinv.defvjp
+def _(g, ans, a, rcond, hermitian):
+    return _pinv_adjoint(g, ans, a)
+
+
+@pinv.defjvp
+def _(t, ans, a, rcond, hermitian):
+    return _pinv_tangent(t, ans, a)
+
+
+# np.linalg.lstsq(a, b) returns (x, residuals, rank, s). The solution x = P b, with P
+# the pseudo-inverse of a, is differentiated as that (a of full rank); the residuals,
+# the rank and the singular values are results of their own that take no gradient:
+# one reaching them is an error (compute them from x, or use np.linalg.svd).
+
+
+def lstsq_solution(a, b, rcond, computed):
+    """The solution in ``computed``, ``np.linalg.lstsq(a, b, rcond)``."""
+    return computed[0]
+
+
+_LSTSQ_REST = ("the residuals, rank and singular values of np.linalg.lstsq have no gradient "
+               "rule: compute them from its solution (or np.linalg.svd)")
+
+
+@defop("lstsq", "np.linalg.lstsq(a, b, rcond=rcond)", aliases=(np.linalg.lstsq,), diff=("a", "b"),
+       simplify=_results("lstsq_routine", ("lstsq_solution", "lstsq_residuals", "lstsq_rank",
+                                           "lstsq_singular_values")),
+       no_gradient=_TUPLE.format("np.linalg.lstsq"), no_sympy=_TUPLE.format("np.linalg.lstsq"))
+def lstsq(a, b, rcond=None): ...
+
+
+@defop("lstsq_routine", "np.linalg.lstsq(a, b, rcond=rcond)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.lstsq"), sympy=_unused)
+def lstsq_routine(a, b, rcond=None): ...
+
+
+@defop("lstsq_solution", "computed[0]", aliases=(lstsq_solution,), diff=("a", "b"),
+       floating="always", no_sympy="SymPy's least squares have no cutoff rcond")
+def _lstsq_solution(a, b, rcond, computed): ...
+
+
+@defop("lstsq_residuals", "computed[1]", diff=("a", "b"), floating="always",
+       no_gradient=_LSTSQ_REST, no_sympy=_LSTSQ_REST)
+def lstsq_residuals(a, b, rcond, computed): ...
+
+
+@defop("lstsq_rank", "computed[2]", nondiff_output=True, floating=None,
+       no_gradient="the rank of a matrix is an integer", no_sympy="the rank is an integer")
+def lstsq_rank(a, b, rcond, computed): ...
+
+
+@defop("lstsq_singular_values", "computed[3]", diff=("a", "b"), floating="always",
+       no_gradient=_LSTSQ_REST, no_sympy=_LSTSQ_REST)
+def lstsq_singular_values(a, b, rcond, computed): ...
+
+
+def _as_columns(v, b):
+    """``v`` (shaped like b or x) as a matrix of columns, when ``b`` is a vector."""
+    if np.ndim(b) == 1:
+        return np.expand_dims(v, -1)
+    return v
+
+
+def _from_columns(v, b):
+    if np.ndim(b) == 1:
+        return v[..., 0]
+    return v
+
+
+@OPS["lstsq_solution"].defvjp
+def _(g, ans, a, b, rcond, computed):
+    p = np.linalg.pinv(a)
+    gp = _as_columns(g, b) @ np.swapaxes(_as_columns(b, b), -1, -2)
+    return _pinv_adjoint(gp, p, a), _from_columns(np.swapaxes(p, -1, -2) @ _as_columns(g, b), b)
+
+
+@OPS["lstsq_solution"].defjvp("a")
+def _(t, ans, a, b, rcond, computed):
+    p = np.linalg.pinv(a)
+    return _from_columns(_pinv_tangent(t, p, a) @ _as_columns(b, b), b)
+
+
+@OPS["lstsq_solution"].defjvp("b")
+def _(t, ans, a, b, rcond, computed):
+    return np.linalg.pinv(a) @ t
+
+
+def _matrix_power_check(named) -> str | None:
+    n = named["n"]
+    if not (isinstance(n, Const) and isinstance(n.value, int) and not isinstance(n.value, bool)):
+        return "the power n of np.linalg.matrix_power must be a constant integer to be differentiated"
+    return None
+
+
+@defop("matrix_power", "np.linalg.matrix_power(a, n)", aliases=(np.linalg.matrix_power,),
+       diff=("a",), shape=shape_like("a"),
+       sympy=lambda a, n: objects((matrix(a) ** n).tolist()))
+def matrix_power(a, n): ...
+
+
+matrix_power.vjp_check = _matrix_power_check
+
+
+# A^n for n >= 0 is a product of n factors A: d(A^n) = sum over k of A^k dA A^(n-1-k).
+# For n < 0 it is B^-n with B = A^-1, and dB = -B dA B. (n = 0: the identity, zero.)
+
+
+def _power_sum(p, g, count):
+    """The sum over k < count of p^k g p^(count-1-k), by T <- p T + g p^j."""
+    if count == 0:
+        return 0.0 * g
+    total = g
+    right = g
+    for _ in range(count - 1):
+        right = right @ p
+        total = p @ total + right
+    return total
+
+
+@matrix_power.defvjp
+def _(g, ans, a, n):
+    if n >= 0:
+        return _power_sum(np.swapaxes(a, -1, -2), g, n)
+    transposed = np.swapaxes(np.linalg.inv(a), -1, -2)
+    return -(transposed @ _power_sum(transposed, g, -n) @ transposed)
+
+
+@matrix_power.defjvp
+def _(t, ans, a, n):
+    if n >= 0:
+        return _power_sum(a, t, n)
+    base = np.linalg.inv(a)
+    return _power_sum(base, -(base @ t @ base), -n)
+
+
+def _multi_dot_call(arrays, *, out=None):
+    """``np.linalg.multi_dot([a, b, c])`` of a list written out: its chain of np.dot,
+    which is the same product (a first 1-D array a row, a last one a column); NumPy only
+    chooses the order of the products, which changes rounding alone."""
+    if out is not None and not (isinstance(out, Const) and out.value is None):
+        raise TypeError("out= is not supported")
+    return [arrays]
+
+
+def _multi_dot_chain(named, builder):
+    arrays = named["arrays"]
+    if not isinstance(arrays, tuple) or len(arrays) < 2:
+        return None  # a list built at run time: the call as it is, with no gradient
+    total = arrays[0]
+    for item in arrays[1:]:
+        total = builder.emit(OPS["dot"], (total, item))
+    return total
+
+
+@defop("multi_dot", "np.linalg.multi_dot(arrays)", aliases=((np.linalg.multi_dot, _multi_dot_call),),
+       diff=("arrays",), simplify=_multi_dot_chain,
+       no_gradient="np.linalg.multi_dot is differentiated on a list written out in the call "
+       "([a, b, c], a chain of np.dot), not on one built at run time",
+       no_sympy="built as a chain of np.dot")
+def multi_dot(arrays): ...
+
+
+def _eigvalsh_values(named, builder):
+    """np.linalg.eigvalsh is the eigenvalues of np.linalg.eigh: its routine runs eigh,
+    whose eigenvectors the eigenvalues' rule needs anyway."""
+    return _results("eigh_routine", ("eigh_values",))(named, builder)[0]
+
+
+@defop("eigvalsh", "np.linalg.eigvalsh(a, UPLO=UPLO)", aliases=(np.linalg.eigvalsh,),
+       diff=("a",), simplify=_eigvalsh_values,
+       no_gradient="np.linalg.eigvalsh is built as the eigenvalues of np.linalg.eigh",
+       no_sympy=_NO_SYMBOLIC_EIGH)
+def eigvalsh(a, UPLO="L"): ...

@@ -1,8 +1,19 @@
-"""matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, norm."""
+"""matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, einsum, norm
+of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, svd,
+qr, pinv, lstsq, matrix_power, multi_dot."""
 
 from __future__ import annotations
 
 from tests.ops.table import table_test
+
+# V sin(diag(w)) V^T from the eigenvalues w and eigenvectors V of one matrix.
+_REBUILT = ("np.linalg.eigh({0})[1] @ (np.expand_dims(np.sin(np.linalg.eigh({0})[0]), -1)"
+            " * np.swapaxes(np.linalg.eigh({0})[1], -1, -2))")
+
+# U sin(diag(s)) Vh from one matrix's SVD.
+_SVD_REBUILT = ("np.linalg.svd({0}, full_matrices=False)[0] @ (np.expand_dims(np.sin("
+                "np.linalg.svd({0}, full_matrices=False)[1]), -1)"
+                " * np.linalg.svd({0}, full_matrices=False)[2])")
 
 CASES = [
     ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
@@ -44,6 +55,61 @@ CASES = [
     ("np.linalg.solve(x + 3.0 * np.eye(2), y)", [(4, 2, 2), (4, 2, 3)]),
     ("np.swapaxes(x, 0, 2)", [(2, 3, 4)]), ("x.swapaxes(-1, 0) @ y", [(2, 3), (2, 2)]),
     ("np.moveaxis(x, 0, -1)", [(2, 3, 4)]),
+    # Factorizations read the lower triangle: the cases give matrices that are not
+    # symmetric, so that the rules are checked for the entries NumPy ignores too.
+    ("np.linalg.cholesky(x + 3.0 * np.eye(3))", [(3, 3)], "unit"),
+    ("np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + 2.0 * np.eye(2))", [(4, 2, 2)]),
+    ("np.linalg.cholesky(x @ x.T + 4.0 * np.eye(4))", [(4, 3)]),
+    ("np.linalg.slogdet(x)[1]", [(3, 3)]), ("np.linalg.slogdet(x)[1]", [(2, 3, 3)]),
+    ("np.linalg.slogdet(x)[0] * np.linalg.slogdet(x)[1]", [(4, 2, 2)]),
+    ("np.linalg.slogdet(x)[0] * np.exp(np.linalg.slogdet(x)[1])", [(3, 3)]),
+    # Eigenvectors through functions invariant to each one's sign.
+    ("np.linalg.eigh(x)[0]", [(3, 3)]), ("np.linalg.eigh(x, 'U')[0]", [(2, 3, 3)]),
+    ("np.linalg.eigh(x)[1] ** 2", [(3, 3)]), ("np.linalg.eigh(x, UPLO='U')[1] ** 2", [(2, 4, 4)]),
+    (_REBUILT.format("x"), [(3, 3)]), (_REBUILT.format("x + np.swapaxes(x, -1, -2)"), [(2, 3, 3)]),
+    # Repeated eigenvalues: the eigenvalues' gradient is defined (here of 2I + x x^T, whose
+    # two smallest eigenvalues are 2).
+    ("np.linalg.eigh(2.0 * np.eye(3) + np.outer(x, x))[0]", [(3,)]),
+    ("np.linalg.eigvalsh(x)", [(2, 3, 3)]), ("np.linalg.eigvalsh(x, UPLO='U')", [(4, 4)]),
+    ("np.linalg.svd(x, compute_uv=False)", [(3, 4)]),
+    ("np.linalg.svd(x, compute_uv=False)", [(2, 4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[1]", [(4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[1]", [(2, 3, 3)]), ("np.linalg.svd(x)[1]", [(2, 3, 4)]),
+    ("np.linalg.svd(x, full_matrices=False)[0] ** 2", [(4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[0] ** 2", [(3, 4)]),
+    ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(4, 3)]),
+    ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(2, 3, 4)]),
+    (_SVD_REBUILT.format("x"), [(3, 4)]), (_SVD_REBUILT.format("x"), [(4, 3)]),
+    (_SVD_REBUILT.format("x"), [(2, 3, 3)]),
+    ("np.linalg.qr(x)[0]", [(4, 3)]), ("np.linalg.qr(x)[1]", [(4, 3)]),
+    ("np.linalg.qr(x)[0]", [(3, 3)]), ("np.linalg.qr(x, mode='reduced')[1]", [(2, 3, 3)]),
+    ("np.linalg.qr(x)[0] * np.sum(np.linalg.qr(x)[1])", [(2, 4, 2)]),
+    # The fields of NumPy's named tuples.
+    ("np.linalg.eigh(x).eigenvalues * np.linalg.slogdet(x).logabsdet", [(3, 3)]),
+    ("np.linalg.svd(x, full_matrices=False).S + np.sum(np.linalg.qr(x).R)", [(2, 4, 3)]),
+    ("np.linalg.pinv(x)", [(3, 4)]), ("np.linalg.pinv(x)", [(4, 3)]),
+    ("np.linalg.pinv(x, rcond=1e-10)", [(2, 3, 3)]), ("np.linalg.pinv(x)", [(2, 2, 4)]),
+    ("np.linalg.lstsq(x, y)[0]", [(4, 3), (4,)]), ("np.linalg.lstsq(x, y, rcond=None)[0]", [(4, 3), (4, 2)]),
+    ("np.linalg.lstsq(x, y)[0]", [(2, 3), (2,)]), ("np.linalg.lstsq(x, y)[0]", [(3, 3), (3, 2)]),
+    ("np.linalg.matrix_power(x, 3)", [(3, 3)]), ("np.linalg.matrix_power(x, 0)", [(3, 3)]),
+    ("np.linalg.matrix_power(x, 1)", [(2, 3, 3)]), ("np.linalg.matrix_power(x, 4)", [(2, 2, 2)]),
+    ("np.linalg.matrix_power(x + 3.0 * np.eye(3), -2)", [(3, 3)]),
+    ("np.linalg.matrix_power(x + 3.0 * np.eye(2), -1)", [(2, 2, 2)]),
+    ("np.linalg.multi_dot([x, y, x.T])", [(2, 3), (3, 3)]),
+    ("np.linalg.multi_dot([x, y, x])", [(3,), (3, 3)]),
+    ("np.linalg.multi_dot([x, y])", [(3,), (3, 2)]),
+    # Every order of np.linalg.norm: vectors (an int axis) and matrices (two axes).
+    ("np.linalg.norm(x, ord=1, axis=0)", [(3, 4)]), ("np.linalg.norm(x, np.inf, axis=1)", [(3, 4)]),
+    ("np.linalg.norm(x, -np.inf, axis=-1, keepdims=True)", [(2, 3)]),
+    ("np.linalg.norm(x, 3, axis=(1,))", [(2, 3)]), ("np.linalg.norm(x, 0.5, axis=0)", [(4, 2)]),
+    ("np.linalg.norm(x, -1.5, axis=1)", [(2, 3)]),
+    ("np.linalg.norm(x, 'nuc', axis=(0, 1))", [(3, 4)]),
+    ("np.linalg.norm(x, 'nuc', axis=(2, 0), keepdims=True)", [(3, 2, 4)]),
+    ("np.linalg.norm(x, 2, axis=(-2, -1))", [(2, 3, 4)]), ("np.linalg.norm(x, -2, axis=(1, 0))", [(3, 4)]),
+    ("np.linalg.norm(x, 1, axis=(0, 1))", [(3, 4)]), ("np.linalg.norm(x, -1, axis=(-1, 0))", [(3, 4)]),
+    ("np.linalg.norm(x, np.inf, axis=(1, 2), keepdims=True)", [(2, 3, 4)]),
+    ("np.linalg.norm(x, -np.inf, axis=(0, 1))", [(3, 4)]),
+    ("np.linalg.norm(x, 'fro', axis=(0, 2))", [(2, 3, 4)]), ("np.linalg.norm(x, axis=(1, 0))", [(3, 4)]),
 ]
 
 
