@@ -577,6 +577,38 @@ def _(g, ans, x):
     return g * (1 - ans * ans)
 
 
+@defop("arcsinh", "np.arcsinh(x)", aliases=(np.arcsinh, math.asinh), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("asinh"), math_form="asinh", ufunc_out=True, jvp="same")
+def arcsinh(x): ...
+
+
+@arcsinh.defvjp
+def _(g, ans, x):
+    return g / np.sqrt(x * x + 1)
+
+
+# Defined for x >= 1; the product of two roots keeps its precision near 1, where
+# x * x - 1 would lose digits.
+@defop("arccosh", "np.arccosh(x)", aliases=(np.arccosh, math.acosh), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("acosh"), math_form="acosh", ufunc_out=True, jvp="same")
+def arccosh(x): ...
+
+
+@arccosh.defvjp
+def _(g, ans, x):
+    return g / (np.sqrt(x - 1) * np.sqrt(x + 1))
+
+
+@defop("arctanh", "np.arctanh(x)", aliases=(np.arctanh, math.atanh), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("atanh"), math_form="atanh", ufunc_out=True, jvp="same")
+def arctanh(x): ...
+
+
+@arctanh.defvjp
+def _(g, ans, x):
+    return g / (1 - x * x)
+
+
 # ----- selection -----
 
 
