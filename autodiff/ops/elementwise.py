@@ -18,7 +18,7 @@ from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms 
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
 from autodiff.ops.shape_rules import broadcast, shape_like
-from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp
+from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp, stop_gradient_function
 
 BINARY = broadcast("x1", "x2")
 UNARY = broadcast("x")
@@ -366,7 +366,7 @@ def _(g, ans, x):
     return g
 
 
-@defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs, math.fabs), diff=("x",),
+@defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs), diff=("x",),
        shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
 def abs_(x): ...
 
@@ -395,6 +395,46 @@ def _(g, ans, x):
     return g * 0.5 / ans
 
 
+# As abs, but a float always (np.fabs(3) is 3.0); the same sign(0) = 0 at 0.
+@defop("fabs", "np.fabs(x)", aliases=(np.fabs, math.fabs), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
+def fabs(x): ...
+
+
+@fabs.defvjp
+def _(g, ans, x):
+    return g * np.sign(x)
+
+
+# 1 / x, but an integer stays an integer (np.reciprocal(2) is 0), as NumPy has it.
+@defop("reciprocal", "np.reciprocal(x)", aliases=(np.reciprocal,), diff=("x",), shape=UNARY,
+       sympy=elementwise(lambda x: 1 / x), ufunc_out=True, jvp="same")
+def reciprocal(x): ...
+
+
+@reciprocal.defvjp
+def _(g, ans, x):
+    return -(g * ans * ans)
+
+
+def _sympy_cbrt(x):
+    """The real cube root, negative for negative x: SymPy's x ** (1/3) is complex there.
+    The sign is a constant factor (its derivative is 0 away from 0)."""
+    return stop_gradient_function()(sp.sign(x)) * sp.Abs(x) ** sp.Rational(1, 3)
+
+
+# The real cube root; its derivative is infinite at 0, as JAX's and autograd's.
+@defop("cbrt", "np.cbrt(x)", aliases=(np.cbrt, *((math.cbrt,) if hasattr(math, "cbrt") else ())),
+       diff=("x",), shape=UNARY, floating="always", sympy=elementwise(_sympy_cbrt),
+       math_form="cbrt" if hasattr(math, "cbrt") else None, ufunc_out=True, jvp="same")
+def cbrt(x): ...
+
+
+@cbrt.defvjp
+def _(g, ans, x):
+    return g / (3 * ans * ans)
+
+
 # ----- exponentials and logarithms -----
 
 
@@ -418,6 +458,28 @@ def _(t, ans, x1, x2):
     return t * np.exp(x2 - ans)
 
 
+@defop("logaddexp2", "np.logaddexp2(x1, x2)", aliases=(np.logaddexp2,), diff=("x1", "x2"),
+       shape=BINARY, floating="always",
+       sympy=elementwise(lambda x1, x2: sp.log(2 ** x1 + 2 ** x2) / sp.log(2), 2))
+def logaddexp2(x1, x2): ...
+
+
+# log2(2 ** x1 + 2 ** x2): its derivative in x1 is 2 ** x1 / 2 ** ans.
+@logaddexp2.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * np.exp2(x1 - ans), x1), unbroadcast(g * np.exp2(x2 - ans), x2)
+
+
+@logaddexp2.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.exp2(x1 - ans)
+
+
+@logaddexp2.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.exp2(x2 - ans)
+
+
 @defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,
        floating="always", sympy=elementwise("exp"), math_form="exp", ufunc_out=True, jvp="same")
 def exp(x): ...
@@ -436,6 +498,17 @@ def expm1(x): ...
 @expm1.defvjp
 def _(g, ans, x):
     return g * (ans + 1)
+
+
+@defop("exp2", "np.exp2(x)", aliases=(np.exp2, *((math.exp2,) if hasattr(math, "exp2") else ())),
+       diff=("x",), shape=UNARY, floating="always", sympy=elementwise(lambda x: cfunctions.exp2(x)),
+       math_form="exp2" if hasattr(math, "exp2") else None, ufunc_out=True, jvp="same")
+def exp2(x): ...
+
+
+@exp2.defvjp
+def _(g, ans, x):
+    return g * ans * np.log(2.0)
 
 
 def _math_log(x, base=None):

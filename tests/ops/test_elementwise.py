@@ -6,6 +6,8 @@ source file (the compiler reads source), one per table entry.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -36,7 +38,7 @@ MATH_TWINS = [
     ("math.exp(x)", "real"), ("math.expm1(x)", "real"), ("math.log1p(x)", "positive"),
     ("math.log(x)", "positive"), ("math.log2(x)", "positive"), ("math.log10(x)", "positive"),
     ("math.sqrt(x)", "positive"),
-    ("math.fabs(x)", "real"), ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
+    ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
     ("math.hypot(x, 1.5)", "real"), ("max(x, 0.3) * min(x, 0.7)", "real"),
 ]
 # (expression in x and y, domain of x, domain of y)
@@ -56,11 +58,17 @@ BINARY = [
 # and jit="numba". (expression in x, domain of x) and (expression in x and y, domains).
 UNARY_ROUTED = [
     ("np.arcsinh(x)", "real"), ("np.arccosh(x + 1.5)", "positive"), ("np.arctanh(x)", "unit"),
+    ("np.fabs(x)", "real"), ("np.reciprocal(x)", "positive"), ("np.reciprocal(-x)", "positive"),
+    ("np.cbrt(x)", "real"), ("np.exp2(x)", "real"),
 ]
 MATH_TWINS_ROUTED = [
     ("math.asinh(x)", "real"), ("math.acosh(x + 1.5)", "positive"), ("math.atanh(x)", "unit"),
+    ("math.fabs(x)", "real"), ("math.fabs(x) * x", "real"),
+    # Python 3.11's, where it has them
+    *[(f"math.{name}(x)", "real") for name in ("cbrt", "exp2") if hasattr(math, name)],
 ]
 BINARY_ROUTED = [
+    ("np.logaddexp2(x, y)", "real", "real"),
 ]
 ROUTES = ("jit", "sympy", "numba")
 # jit="numba" refuses (with the user's line) a derivative taking a Python float or a 0-d
@@ -182,3 +190,17 @@ def test_abs_and_sign_at_zero_give_zero_gradient(user_module):
             return np.sum(np.abs(x) + np.sign(x))
     """)
     np.testing.assert_array_equal(ad.grad(module.f)(np.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
+
+
+def test_fabs_is_a_float_and_cbrt_is_real_for_negative_values(user_module):
+    module = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.fabs(x) * np.cbrt(x))
+    """)
+    x = np.array([-8.0, 0.5, 27.0])
+    expected = np.sign(x) * np.cbrt(x) + np.abs(x) / (3 * np.cbrt(x) ** 2)
+    np.testing.assert_allclose(ad.grad(module.f)(x), expected, rtol=1e-12)
+    assert module.f(np.array([-8.0])) == -16.0
+    np.testing.assert_array_equal(np.fabs(np.array([-3, 2])), [3.0, 2.0])
+    np.testing.assert_allclose(ad.grad(module.f)(np.array([-1.0])), [4 / 3], rtol=1e-15)
