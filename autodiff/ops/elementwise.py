@@ -285,6 +285,78 @@ def _(t, ans, x1, x2):
     return t * ((x2 < x1) + 0.5 * (x1 == x2))
 
 
+# np.fmax and np.fmin are maximum and minimum ignoring a NaN: the gradient goes to the
+# operand taken, x1 where x2 is NaN (and where both are), x2 where x1 alone is; ties
+# split it evenly, as for maximum (JAX's convention).
+@defop("fmax", "np.fmax(x1, x2)", aliases=(np.fmax,), diff=("x1", "x2"), shape=BINARY,
+       sympy=elementwise("Max", 2))
+def fmax(x1, x2): ...
+
+
+@fmax.defvjp
+def _(g, ans, x1, x2):
+    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, (x1 > x2) + 0.5 * (x1 == x2)), x1),
+            unbroadcast(g * np.where(np.isnan(x2), 0.0,
+                                     np.where(np.isnan(x1), 1.0, (x2 > x1) + 0.5 * (x1 == x2))), x2))
+
+
+@fmax.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 1.0, (x1 > x2) + 0.5 * (x1 == x2))
+
+
+@fmax.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, (x2 > x1) + 0.5 * (x1 == x2)))
+
+
+@defop("fmin", "np.fmin(x1, x2)", aliases=(np.fmin,), diff=("x1", "x2"), shape=BINARY,
+       sympy=elementwise("Min", 2))
+def fmin(x1, x2): ...
+
+
+@fmin.defvjp
+def _(g, ans, x1, x2):
+    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, (x1 < x2) + 0.5 * (x1 == x2)), x1),
+            unbroadcast(g * np.where(np.isnan(x2), 0.0,
+                                     np.where(np.isnan(x1), 1.0, (x2 < x1) + 0.5 * (x1 == x2))), x2))
+
+
+@fmin.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 1.0, (x1 < x2) + 0.5 * (x1 == x2))
+
+
+@fmin.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, (x2 < x1) + 0.5 * (x1 == x2)))
+
+
+def _sympy_copysign(x1, x2):
+    known = decided(x2 >= 0)
+    if known is not None:
+        return sp.Abs(x1) if known else -sp.Abs(x1)
+    return sp.Piecewise((sp.Abs(x1), x2 >= 0), (-sp.Abs(x1), True))
+
+
+# |x1| with the sign of x2. In x1 the derivative is abs's (0 at 0) times that sign; in x2
+# it is 0 wherever it exists (the result is piecewise constant in x2, as np.sign is), so
+# x2 takes no gradient, as in JAX.
+@defop("copysign", "np.copysign(x1, x2)", aliases=(np.copysign, math.copysign), diff=("x1",),
+       shape=BINARY, floating="always", sympy=elementwise(_sympy_copysign, 2))
+def copysign(x1, x2): ...
+
+
+@copysign.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * np.sign(x1) * np.copysign(1.0, x2), x1)
+
+
+@copysign.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.sign(x1) * np.copysign(1.0, x2)
+
+
 @defop("arctan2", "np.arctan2(x1, x2)", aliases=(np.arctan2, math.atan2), diff=("x1", "x2"),
        shape=BINARY, floating="always", sympy=elementwise("atan2", 2))
 def arctan2(x1, x2): ...
@@ -650,6 +722,28 @@ def _(g, ans, x):
     return g * (1 - ans * ans)
 
 
+@defop("deg2rad", "np.deg2rad(x)", aliases=(np.deg2rad, np.radians, math.radians), diff=("x",),
+       shape=UNARY, floating="always", sympy=elementwise(lambda x: x * sp.pi / 180),
+       math_form="radians", ufunc_out=True, jvp="linear")
+def deg2rad(x): ...
+
+
+@deg2rad.defvjp
+def _(g, ans, x):
+    return np.deg2rad(g)
+
+
+@defop("rad2deg", "np.rad2deg(x)", aliases=(np.rad2deg, np.degrees, math.degrees), diff=("x",),
+       shape=UNARY, floating="always", sympy=elementwise(lambda x: x * 180 / sp.pi),
+       math_form="degrees", ufunc_out=True, jvp="linear")
+def rad2deg(x): ...
+
+
+@rad2deg.defvjp
+def _(g, ans, x):
+    return np.rad2deg(g)
+
+
 @defop("arcsinh", "np.arcsinh(x)", aliases=(np.arcsinh, math.asinh), diff=("x",), shape=UNARY,
        floating="always", sympy=elementwise("asinh"), math_form="asinh", ufunc_out=True, jvp="same")
 def arcsinh(x): ...
@@ -767,6 +861,19 @@ NO_SYMPY_BITS = "SymPy computes with real numbers, not bits"
 _nondiff("sign", "np.sign(x)", np.sign, reason=STEPS, sympy=elementwise("sign"), ufunc_out=True)
 _nondiff("floor", "np.floor(x)", np.floor, math.floor, reason=STEPS, sympy=elementwise("floor"))
 _nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil, reason=STEPS, sympy=elementwise("ceiling"))
+# SymPy leaves Heaviside's derivative in its second argument (the value at 0) unevaluated:
+# it is zero wherever it exists, as for the first.
+_nondiff("heaviside", "np.heaviside(x1, x2)", np.heaviside, params="x1,x2", reason=STEPS,
+         sympy=elementwise(lambda x1, x2: sp.Heaviside(x1, stop_gradient_function()(x2)), 2))
+
+
+# numba has no np.heaviside: 0 below 0, 1 above, x2 at 0, and NaN (x1 itself) for NaN.
+@OPS["heaviside"].defnumba
+def _(rewrite, x1, x2):
+    at_zero = rewrite.emit(where, rewrite.emit(OPS["equal"], x1, Const(0.0)), x2, x1)
+    above = rewrite.emit(where, rewrite.emit(OPS["greater"], x1, Const(0.0)), Const(1.0), at_zero)
+    return rewrite.emit(where, rewrite.emit(OPS["less"], x1, Const(0.0)), Const(0.0), above)
+
 _nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS,
          no_sympy="NumPy rounds half to even, which no SymPy function does")
 _nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,

@@ -59,16 +59,23 @@ BINARY = [
 UNARY_ROUTED = [
     ("np.arcsinh(x)", "real"), ("np.arccosh(x + 1.5)", "positive"), ("np.arctanh(x)", "unit"),
     ("np.fabs(x)", "real"), ("np.reciprocal(x)", "positive"), ("np.reciprocal(-x)", "positive"),
-    ("np.cbrt(x)", "real"), ("np.exp2(x)", "real"),
+    ("np.cbrt(x)", "real"), ("np.exp2(x)", "real"), ("np.deg2rad(x)", "real"),
+    ("np.radians(x) * x", "real"), ("np.rad2deg(x)", "real"), ("np.degrees(x) * x", "real"),
+    ("np.heaviside(x, 0.5) * x", "real"), ("np.fmax(x, 0.3)", "real"),
+    ("np.fmin(0.3, x)", "real"), ("np.copysign(x, -1.0)", "real"),
+    ("np.copysign(x, x - 0.05)", "real"), ("np.copysign(1.5 - x, x)", "real"),
 ]
 MATH_TWINS_ROUTED = [
     ("math.asinh(x)", "real"), ("math.acosh(x + 1.5)", "positive"), ("math.atanh(x)", "unit"),
-    ("math.fabs(x)", "real"), ("math.fabs(x) * x", "real"),
+    ("math.fabs(x)", "real"), ("math.fabs(x) * x", "real"), ("math.radians(x) * x", "real"),
+    ("math.degrees(x) * x", "real"), ("math.copysign(x, x - 0.05)", "real"),
     # Python 3.11's, where it has them
     *[(f"math.{name}(x)", "real") for name in ("cbrt", "exp2") if hasattr(math, name)],
 ]
 BINARY_ROUTED = [
-    ("np.logaddexp2(x, y)", "real", "real"),
+    ("np.logaddexp2(x, y)", "real", "real"), ("np.fmax(x, y)", "real", "real"),
+    ("np.fmin(x, y)", "real", "real"), ("np.copysign(x, y) * y", "real", "real"),
+    ("np.copysign(x * y, y)", "real", "real"), ("np.heaviside(x, y) * x * y", "real", "real"),
 ]
 ROUTES = ("jit", "sympy", "numba")
 # jit="numba" refuses (with the user's line) a derivative taking a Python float or a 0-d
@@ -204,3 +211,32 @@ def test_fabs_is_a_float_and_cbrt_is_real_for_negative_values(user_module):
     assert module.f(np.array([-8.0])) == -16.0
     np.testing.assert_array_equal(np.fabs(np.array([-3, 2])), [3.0, 2.0])
     np.testing.assert_allclose(ad.grad(module.f)(np.array([-1.0])), [4 / 3], rtol=1e-15)
+
+
+def test_fmax_and_fmin_pass_the_gradient_to_the_number_a_nan_leaves_and_split_ties(user_module):
+    module = user_module("""
+        import numpy as np
+        def f(x, y):
+            return np.sum(np.fmax(x, y) + 2.0 * np.fmin(x, y))
+    """)
+    nan = np.nan
+    x = np.array([1.0, 2.0, 3.0, nan, 4.0, nan])
+    y = np.array([1.0, 0.0, 5.0, 2.0, nan, nan])
+    dx, dy = ad.grad(module.f, wrt=(0, 1))(x, y)
+    np.testing.assert_array_equal(dx, [1.5, 1.0, 2.0, 0.0, 3.0, 3.0])
+    np.testing.assert_array_equal(dy, [1.5, 2.0, 1.0, 3.0, 0.0, 0.0])
+    tx, ty = np.ones(6), np.full(6, 10.0)
+    np.testing.assert_array_equal(ad.jvp(module.f, wrt=(0, 1))(x, y, (tx, ty))[1],
+                                  np.sum(dx * tx + dy * ty))
+
+
+def test_copysign_passes_no_gradient_to_the_sign_it_copies(user_module):
+    module = user_module("""
+        import numpy as np
+        def f(x, y):
+            return np.sum(np.copysign(x, y))
+    """)
+    x, y = np.array([2.0, -3.0, 0.5, 0.0]), np.array([-1.0, -1.0, 4.0, 1.0])
+    dx, dy = ad.grad(module.f, wrt=(0, 1))(x, y)
+    np.testing.assert_array_equal(dx, [-1.0, 1.0, 1.0, 0.0])  # abs's sign(0) = 0 at 0
+    np.testing.assert_array_equal(dy, 0.0)
