@@ -629,6 +629,27 @@ def _(g, ans, x):
     return g / (x * np.log(10.0))
 
 
+# Python's error functions, on numbers (NumPy has none): d erf(x)/dx = 2 / sqrt(pi) exp(-x**2).
+@defop("erf", "math.erf(x)", aliases=(math.erf,), diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise("erf"), math_form="erf", jvp="same")
+def erf(x): ...
+
+
+@erf.defvjp
+def _(g, ans, x):
+    return g * 1.1283791670955126 * np.exp(-(x * x))
+
+
+@defop("erfc", "math.erfc(x)", aliases=(math.erfc,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("erfc"), math_form="erfc", jvp="same")
+def erfc(x): ...
+
+
+@erfc.defvjp
+def _(g, ans, x):
+    return -(g * 1.1283791670955126 * np.exp(-(x * x)))
+
+
 # ----- trigonometric and hyperbolic -----
 
 
@@ -720,6 +741,50 @@ def tanh(x): ...
 @tanh.defvjp
 def _(g, ans, x):
     return g * (1 - ans * ans)
+
+
+def sinc_derivative(x, k):
+    """The ``k``-th derivative (``k >= 1``) of ``np.sinc``, sin(pi x) / (pi x), at ``x``:
+    from its Maclaurin series near 0 (exact at 0, where the quotient is 0 / 0), else by
+    differentiating x sinc(x) = sin(pi x) / pi ``k`` times:
+    x s_k + k s_(k-1) = pi ** (k - 1) sin(pi x + k pi / 2).
+
+    >>> float(sinc_derivative(0.0, 1)), bool(sinc_derivative(0.0, 2) == -np.pi ** 2 / 3)
+    (0.0, True)
+    """
+    a = np.asarray(x, dtype=float)
+    near = np.abs(a) < 0.25
+    safe = np.where(near, 1.0, a)
+    far = np.sinc(safe)
+    for j in range(1, k + 1):
+        far = (np.pi ** (j - 1) * np.sin(np.pi * safe + j * np.pi / 2) - j * far) / safe
+    series = np.zeros_like(a)
+    for n in range((k + 1) // 2, (k + 1) // 2 + 24):  # |pi x| < 0.8: terms fall below 1e-40
+        series += ((-1) ** n * np.pi ** (2 * n) * math.factorial(2 * n)
+                   / (math.factorial(2 * n - k) * math.factorial(2 * n + 1))) * a ** (2 * n - k)
+    result = np.where(near, series, far)
+    return float(result) if isinstance(x, (int, float)) else result
+
+
+_sinc_derivative_op = helper_op(sinc_derivative, diff=("x",), impl=sinc_derivative,
+                                shape=shape_like("x"), floating="always", jvp="same")
+
+
+@_sinc_derivative_op.defvjp
+def _(g, ans, x, k):
+    return g * sinc_derivative(x, k + 1)
+
+
+# The normalised sinc, 1 at 0; its derivatives of every order are exact there too (as
+# JAX's), through sinc_derivative.
+@defop("sinc", "np.sinc(x)", aliases=(np.sinc,), diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise(lambda x: sp.sinc(sp.pi * x)), jvp="same")
+def sinc(x): ...
+
+
+@sinc.defvjp
+def _(g, ans, x):
+    return g * sinc_derivative(x, 1)
 
 
 @defop("deg2rad", "np.deg2rad(x)", aliases=(np.deg2rad, np.radians, math.radians), diff=("x",),
@@ -839,6 +904,42 @@ def _(t, ans, a, a_min, a_max):
 @clip.defjvp("a_max")
 def _(t, ans, a, a_min, a_max):
     return broadcast_like(t * (a > a_max), ans)
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """np.nan_to_num with a copy (copy=False would write into x) and constant replacements
+    (a gradient into them is not supported)."""
+    if not (copy is True or isinstance(copy, Const) and copy.value is True):
+        raise TypeError("copy=False writes into x: write x = np.nan_to_num(x) instead")
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if not (value is None or isinstance(value, (int, float, Const))):
+            raise TypeError(f"{name}= must be a constant (a gradient into it is not supported)")
+    return {"x": x, "nan": nan, "posinf": posinf, "neginf": neginf}
+
+
+def _sympy_nan_to_num(x, nan, posinf, neginf):
+    x, largest = sp.S(x), sp.Float(np.finfo(np.float64).max)
+    if x is sp.nan:
+        return nan
+    if x is sp.oo:
+        return largest if posinf is None else posinf
+    if x is sp.S.NegativeInfinity:
+        return -largest if neginf is None else neginf
+    return x
+
+
+# The gradient passes where x is finite and is exactly 0 where a constant replaced it,
+# kept 0 on its way to the inputs (as a where's: 0 * inf is 0 there, see
+# reverse._keep_zeros), so that np.nan_to_num(x * x) at x = inf gives 0, not NaN.
+@defop("nan_to_num", "np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)",
+       aliases=((np.nan_to_num, _nan_to_num),), diff=("x",), shape=shape_like("x"),
+       gradients_keep_zeros=True, sympy=elementwise(_sympy_nan_to_num, 4), jvp="same")
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None): ...
+
+
+@nan_to_num.defvjp
+def _(g, ans, x, nan, posinf, neginf):
+    return np.where(np.isfinite(x), g, 0.0)
 
 
 # ----- no gradient: piecewise-constant results -----
