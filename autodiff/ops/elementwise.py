@@ -775,6 +775,31 @@ def _(g, ans, x, k):
     return g * sinc_derivative(x, k + 1)
 
 
+# For numba, which cannot call the helper, the first derivative (the gradient's): near 0
+# (|pi x| < 0.04) four terms of its series, elsewhere (cos(pi x) - sinc(x)) / x.
+@_sinc_derivative_op.defnumba
+def _(rewrite, x, k):
+    if not (isinstance(k, Const) and k.value == 1):
+        return None
+
+    def times(a, b):
+        return rewrite.emit(multiply, a, b)
+
+    def plus(a, b):
+        return rewrite.emit(add, a, b)
+
+    square = times(x, x)
+    series = Const(math.pi ** 8 / 45360)
+    for coefficient in (-math.pi ** 6 / 840, math.pi ** 4 / 30, -math.pi ** 2 / 3):
+        series = plus(times(series, square), Const(coefficient))
+    series = times(series, x)
+    near = rewrite.emit(OPS["less"], rewrite.emit(abs_, x), Const(0.0125))
+    safe = rewrite.emit(where, near, Const(1.0), x)
+    far = rewrite.emit(divide, rewrite.emit(subtract, rewrite.emit(cos, times(safe, Const(math.pi))),
+                                            rewrite.emit(sinc, safe)), safe)
+    return rewrite.emit(where, near, series, far)
+
+
 # The normalised sinc, 1 at 0; its derivatives of every order are exact there too (as
 # JAX's), through sinc_derivative.
 @defop("sinc", "np.sinc(x)", aliases=(np.sinc,), diff=("x",), shape=UNARY, floating="always",
