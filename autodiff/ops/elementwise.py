@@ -18,7 +18,7 @@ from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms 
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
 from autodiff.ops.shape_rules import broadcast, shape_like
-from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp
+from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp, stop_gradient_function
 
 BINARY = broadcast("x1", "x2")
 UNARY = broadcast("x")
@@ -285,6 +285,78 @@ def _(t, ans, x1, x2):
     return t * ((x2 < x1) + 0.5 * (x1 == x2))
 
 
+# np.fmax and np.fmin are maximum and minimum ignoring a NaN: the gradient goes to the
+# operand taken, x1 where x2 is NaN (and where both are), x2 where x1 alone is; ties
+# split it evenly, as for maximum (JAX's convention).
+@defop("fmax", "np.fmax(x1, x2)", aliases=(np.fmax,), diff=("x1", "x2"), shape=BINARY,
+       sympy=elementwise("Max", 2))
+def fmax(x1, x2): ...
+
+
+@fmax.defvjp
+def _(g, ans, x1, x2):
+    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, (x1 > x2) + 0.5 * (x1 == x2)), x1),
+            unbroadcast(g * np.where(np.isnan(x2), 0.0,
+                                     np.where(np.isnan(x1), 1.0, (x2 > x1) + 0.5 * (x1 == x2))), x2))
+
+
+@fmax.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 1.0, (x1 > x2) + 0.5 * (x1 == x2))
+
+
+@fmax.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, (x2 > x1) + 0.5 * (x1 == x2)))
+
+
+@defop("fmin", "np.fmin(x1, x2)", aliases=(np.fmin,), diff=("x1", "x2"), shape=BINARY,
+       sympy=elementwise("Min", 2))
+def fmin(x1, x2): ...
+
+
+@fmin.defvjp
+def _(g, ans, x1, x2):
+    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, (x1 < x2) + 0.5 * (x1 == x2)), x1),
+            unbroadcast(g * np.where(np.isnan(x2), 0.0,
+                                     np.where(np.isnan(x1), 1.0, (x2 < x1) + 0.5 * (x1 == x2))), x2))
+
+
+@fmin.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 1.0, (x1 < x2) + 0.5 * (x1 == x2))
+
+
+@fmin.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, (x2 < x1) + 0.5 * (x1 == x2)))
+
+
+def _sympy_copysign(x1, x2):
+    known = decided(x2 >= 0)
+    if known is not None:
+        return sp.Abs(x1) if known else -sp.Abs(x1)
+    return sp.Piecewise((sp.Abs(x1), x2 >= 0), (-sp.Abs(x1), True))
+
+
+# |x1| with the sign of x2. In x1 the derivative is abs's (0 at 0) times that sign; in x2
+# it is 0 wherever it exists (the result is piecewise constant in x2, as np.sign is), so
+# x2 takes no gradient, as in JAX.
+@defop("copysign", "np.copysign(x1, x2)", aliases=(np.copysign, math.copysign), diff=("x1",),
+       shape=BINARY, floating="always", sympy=elementwise(_sympy_copysign, 2))
+def copysign(x1, x2): ...
+
+
+@copysign.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * np.sign(x1) * np.copysign(1.0, x2), x1)
+
+
+@copysign.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.sign(x1) * np.copysign(1.0, x2)
+
+
 @defop("arctan2", "np.arctan2(x1, x2)", aliases=(np.arctan2, math.atan2), diff=("x1", "x2"),
        shape=BINARY, floating="always", sympy=elementwise("atan2", 2))
 def arctan2(x1, x2): ...
@@ -366,7 +438,7 @@ def _(g, ans, x):
     return g
 
 
-@defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs, math.fabs), diff=("x",),
+@defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs), diff=("x",),
        shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
 def abs_(x): ...
 
@@ -395,6 +467,46 @@ def _(g, ans, x):
     return g * 0.5 / ans
 
 
+# As abs, but a float always (np.fabs(3) is 3.0); the same sign(0) = 0 at 0.
+@defop("fabs", "np.fabs(x)", aliases=(np.fabs, math.fabs), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
+def fabs(x): ...
+
+
+@fabs.defvjp
+def _(g, ans, x):
+    return g * np.sign(x)
+
+
+# 1 / x, but an integer stays an integer (np.reciprocal(2) is 0), as NumPy has it.
+@defop("reciprocal", "np.reciprocal(x)", aliases=(np.reciprocal,), diff=("x",), shape=UNARY,
+       sympy=elementwise(lambda x: 1 / x), ufunc_out=True, jvp="same")
+def reciprocal(x): ...
+
+
+@reciprocal.defvjp
+def _(g, ans, x):
+    return -(g * ans * ans)
+
+
+def _sympy_cbrt(x):
+    """The real cube root, negative for negative x: SymPy's x ** (1/3) is complex there.
+    The sign is a constant factor (its derivative is 0 away from 0)."""
+    return stop_gradient_function()(sp.sign(x)) * sp.Abs(x) ** sp.Rational(1, 3)
+
+
+# The real cube root; its derivative is infinite at 0, as JAX's and autograd's.
+@defop("cbrt", "np.cbrt(x)", aliases=(np.cbrt, *((math.cbrt,) if hasattr(math, "cbrt") else ())),
+       diff=("x",), shape=UNARY, floating="always", sympy=elementwise(_sympy_cbrt),
+       math_form="cbrt" if hasattr(math, "cbrt") else None, ufunc_out=True, jvp="same")
+def cbrt(x): ...
+
+
+@cbrt.defvjp
+def _(g, ans, x):
+    return g / (3 * ans * ans)
+
+
 # ----- exponentials and logarithms -----
 
 
@@ -418,6 +530,28 @@ def _(t, ans, x1, x2):
     return t * np.exp(x2 - ans)
 
 
+@defop("logaddexp2", "np.logaddexp2(x1, x2)", aliases=(np.logaddexp2,), diff=("x1", "x2"),
+       shape=BINARY, floating="always",
+       sympy=elementwise(lambda x1, x2: sp.log(2 ** x1 + 2 ** x2) / sp.log(2), 2))
+def logaddexp2(x1, x2): ...
+
+
+# log2(2 ** x1 + 2 ** x2): its derivative in x1 is 2 ** x1 / 2 ** ans.
+@logaddexp2.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(g * np.exp2(x1 - ans), x1), unbroadcast(g * np.exp2(x2 - ans), x2)
+
+
+@logaddexp2.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * np.exp2(x1 - ans)
+
+
+@logaddexp2.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * np.exp2(x2 - ans)
+
+
 @defop("exp", "np.exp(x)", aliases=(np.exp, math.exp), diff=("x",), shape=UNARY,
        floating="always", sympy=elementwise("exp"), math_form="exp", ufunc_out=True, jvp="same")
 def exp(x): ...
@@ -436,6 +570,17 @@ def expm1(x): ...
 @expm1.defvjp
 def _(g, ans, x):
     return g * (ans + 1)
+
+
+@defop("exp2", "np.exp2(x)", aliases=(np.exp2, *((math.exp2,) if hasattr(math, "exp2") else ())),
+       diff=("x",), shape=UNARY, floating="always", sympy=elementwise(lambda x: cfunctions.exp2(x)),
+       math_form="exp2" if hasattr(math, "exp2") else None, ufunc_out=True, jvp="same")
+def exp2(x): ...
+
+
+@exp2.defvjp
+def _(g, ans, x):
+    return g * ans * np.log(2.0)
 
 
 def _math_log(x, base=None):
@@ -482,6 +627,27 @@ def log10(x): ...
 @log10.defvjp
 def _(g, ans, x):
     return g / (x * np.log(10.0))
+
+
+# Python's error functions, on numbers (NumPy has none): d erf(x)/dx = 2 / sqrt(pi) exp(-x**2).
+@defop("erf", "math.erf(x)", aliases=(math.erf,), diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise("erf"), math_form="erf", jvp="same")
+def erf(x): ...
+
+
+@erf.defvjp
+def _(g, ans, x):
+    return g * 1.1283791670955126 * np.exp(-(x * x))
+
+
+@defop("erfc", "math.erfc(x)", aliases=(math.erfc,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("erfc"), math_form="erfc", jvp="same")
+def erfc(x): ...
+
+
+@erfc.defvjp
+def _(g, ans, x):
+    return -(g * 1.1283791670955126 * np.exp(-(x * x)))
 
 
 # ----- trigonometric and hyperbolic -----
@@ -577,6 +743,129 @@ def _(g, ans, x):
     return g * (1 - ans * ans)
 
 
+def sinc_derivative(x, k):
+    """The ``k``-th derivative (``k >= 1``) of ``np.sinc``, sin(pi x) / (pi x), at ``x``:
+    from its Maclaurin series near 0 (exact at 0, where the quotient is 0 / 0), else by
+    differentiating x sinc(x) = sin(pi x) / pi ``k`` times:
+    x s_k + k s_(k-1) = pi ** (k - 1) sin(pi x + k pi / 2).
+
+    >>> float(sinc_derivative(0.0, 1)), bool(sinc_derivative(0.0, 2) == -np.pi ** 2 / 3)
+    (0.0, True)
+    """
+    a = np.asarray(x, dtype=float)
+    near = np.abs(a) < 0.25
+    safe = np.where(near, 1.0, a)
+    far = np.sinc(safe)
+    for j in range(1, k + 1):
+        far = (np.pi ** (j - 1) * np.sin(np.pi * safe + j * np.pi / 2) - j * far) / safe
+    series = np.zeros_like(a)
+    for n in range((k + 1) // 2, (k + 1) // 2 + 24):  # |pi x| < 0.8: terms fall below 1e-40
+        series += ((-1) ** n * np.pi ** (2 * n) * math.factorial(2 * n)
+                   / (math.factorial(2 * n - k) * math.factorial(2 * n + 1))) * a ** (2 * n - k)
+    result = np.where(near, series, far)
+    return float(result) if isinstance(x, (int, float)) else result
+
+
+_sinc_derivative_op = helper_op(sinc_derivative, diff=("x",), impl=sinc_derivative,
+                                shape=shape_like("x"), floating="always", jvp="same")
+
+
+@_sinc_derivative_op.defvjp
+def _(g, ans, x, k):
+    return g * sinc_derivative(x, k + 1)
+
+
+# For numba, which cannot call the helper, the first derivative (the gradient's): near 0
+# (|pi x| < 0.04) four terms of its series, elsewhere (cos(pi x) - sinc(x)) / x.
+@_sinc_derivative_op.defnumba
+def _(rewrite, x, k):
+    if not (isinstance(k, Const) and k.value == 1):
+        return None
+
+    def times(a, b):
+        return rewrite.emit(multiply, a, b)
+
+    def plus(a, b):
+        return rewrite.emit(add, a, b)
+
+    square = times(x, x)
+    series = Const(math.pi ** 8 / 45360)
+    for coefficient in (-math.pi ** 6 / 840, math.pi ** 4 / 30, -math.pi ** 2 / 3):
+        series = plus(times(series, square), Const(coefficient))
+    series = times(series, x)
+    near = rewrite.emit(OPS["less"], rewrite.emit(abs_, x), Const(0.0125))
+    safe = rewrite.emit(where, near, Const(1.0), x)
+    far = rewrite.emit(divide, rewrite.emit(subtract, rewrite.emit(cos, times(safe, Const(math.pi))),
+                                            rewrite.emit(sinc, safe)), safe)
+    return rewrite.emit(where, near, series, far)
+
+
+# The normalised sinc, 1 at 0; its derivatives of every order are exact there too (as
+# JAX's), through sinc_derivative.
+@defop("sinc", "np.sinc(x)", aliases=(np.sinc,), diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise(lambda x: sp.sinc(sp.pi * x)), jvp="same")
+def sinc(x): ...
+
+
+@sinc.defvjp
+def _(g, ans, x):
+    return g * sinc_derivative(x, 1)
+
+
+@defop("deg2rad", "np.deg2rad(x)", aliases=(np.deg2rad, np.radians, math.radians), diff=("x",),
+       shape=UNARY, floating="always", sympy=elementwise(lambda x: x * sp.pi / 180),
+       math_form="radians", ufunc_out=True, jvp="linear")
+def deg2rad(x): ...
+
+
+@deg2rad.defvjp
+def _(g, ans, x):
+    return np.deg2rad(g)
+
+
+@defop("rad2deg", "np.rad2deg(x)", aliases=(np.rad2deg, np.degrees, math.degrees), diff=("x",),
+       shape=UNARY, floating="always", sympy=elementwise(lambda x: x * 180 / sp.pi),
+       math_form="degrees", ufunc_out=True, jvp="linear")
+def rad2deg(x): ...
+
+
+@rad2deg.defvjp
+def _(g, ans, x):
+    return np.rad2deg(g)
+
+
+@defop("arcsinh", "np.arcsinh(x)", aliases=(np.arcsinh, math.asinh), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("asinh"), math_form="asinh", ufunc_out=True, jvp="same")
+def arcsinh(x): ...
+
+
+@arcsinh.defvjp
+def _(g, ans, x):
+    return g / np.sqrt(x * x + 1)
+
+
+# Defined for x >= 1; the product of two roots keeps its precision near 1, where
+# x * x - 1 would lose digits.
+@defop("arccosh", "np.arccosh(x)", aliases=(np.arccosh, math.acosh), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("acosh"), math_form="acosh", ufunc_out=True, jvp="same")
+def arccosh(x): ...
+
+
+@arccosh.defvjp
+def _(g, ans, x):
+    return g / (np.sqrt(x - 1) * np.sqrt(x + 1))
+
+
+@defop("arctanh", "np.arctanh(x)", aliases=(np.arctanh, math.atanh), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise("atanh"), math_form="atanh", ufunc_out=True, jvp="same")
+def arctanh(x): ...
+
+
+@arctanh.defvjp
+def _(g, ans, x):
+    return g / (1 - x * x)
+
+
 # ----- selection -----
 
 
@@ -642,6 +931,42 @@ def _(t, ans, a, a_min, a_max):
     return broadcast_like(t * (a > a_max), ans)
 
 
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """np.nan_to_num with a copy (copy=False would write into x) and constant replacements
+    (a gradient into them is not supported)."""
+    if not (copy is True or isinstance(copy, Const) and copy.value is True):
+        raise TypeError("copy=False writes into x: write x = np.nan_to_num(x) instead")
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if not (value is None or isinstance(value, (int, float, Const))):
+            raise TypeError(f"{name}= must be a constant (a gradient into it is not supported)")
+    return {"x": x, "nan": nan, "posinf": posinf, "neginf": neginf}
+
+
+def _sympy_nan_to_num(x, nan, posinf, neginf):
+    x, largest = sp.S(x), sp.Float(np.finfo(np.float64).max)
+    if x is sp.nan:
+        return nan
+    if x is sp.oo:
+        return largest if posinf is None else posinf
+    if x is sp.S.NegativeInfinity:
+        return -largest if neginf is None else neginf
+    return x
+
+
+# The gradient passes where x is finite and is exactly 0 where a constant replaced it,
+# kept 0 on its way to the inputs (as a where's: 0 * inf is 0 there, see
+# reverse._keep_zeros), so that np.nan_to_num(x * x) at x = inf gives 0, not NaN.
+@defop("nan_to_num", "np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)",
+       aliases=((np.nan_to_num, _nan_to_num),), diff=("x",), shape=shape_like("x"),
+       gradients_keep_zeros=True, sympy=elementwise(_sympy_nan_to_num, 4), jvp="same")
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None): ...
+
+
+@nan_to_num.defvjp
+def _(g, ans, x, nan, posinf, neginf):
+    return np.where(np.isfinite(x), g, 0.0)
+
+
 # ----- no gradient: piecewise-constant results -----
 
 
@@ -662,6 +987,19 @@ NO_SYMPY_BITS = "SymPy computes with real numbers, not bits"
 _nondiff("sign", "np.sign(x)", np.sign, reason=STEPS, sympy=elementwise("sign"), ufunc_out=True)
 _nondiff("floor", "np.floor(x)", np.floor, math.floor, reason=STEPS, sympy=elementwise("floor"))
 _nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil, reason=STEPS, sympy=elementwise("ceiling"))
+# SymPy leaves Heaviside's derivative in its second argument (the value at 0) unevaluated:
+# it is zero wherever it exists, as for the first.
+_nondiff("heaviside", "np.heaviside(x1, x2)", np.heaviside, params="x1,x2", reason=STEPS,
+         sympy=elementwise(lambda x1, x2: sp.Heaviside(x1, stop_gradient_function()(x2)), 2))
+
+
+# numba has no np.heaviside: 0 below 0, 1 above, x2 at 0, and NaN (x1 itself) for NaN.
+@OPS["heaviside"].defnumba
+def _(rewrite, x1, x2):
+    at_zero = rewrite.emit(where, rewrite.emit(OPS["equal"], x1, Const(0.0)), x2, x1)
+    above = rewrite.emit(where, rewrite.emit(OPS["greater"], x1, Const(0.0)), Const(1.0), at_zero)
+    return rewrite.emit(where, rewrite.emit(OPS["less"], x1, Const(0.0)), Const(0.0), above)
+
 _nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS,
          no_sympy="NumPy rounds half to even, which no SymPy function does")
 _nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,
