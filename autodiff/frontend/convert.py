@@ -670,7 +670,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             op, canonical = registry.bind_call(op, adapter, args, kwargs)
         except TypeError as error:
             raise self.error(node, f"unsupported arguments in the call to {text}: {error}") from None
-        return self.emit(node, op, canonical)
+        result = self.emit(node, op, canonical)
+        if isinstance(result, registry.NamedResults):  # np.linalg.eigh's (eigenvalues, ...)
+            return Record("namedtuple", result.kind, dict(zip(result.kind._fields, result)))
+        return result
 
     def functional_builtin(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
         """``map(f, xs)``, ``filter(f, xs)`` and ``functools.reduce(f, xs, start)`` over

@@ -347,6 +347,9 @@ def _sympy_copysign(x1, x2):
 def copysign(x1, x2): ...
 
 
+copysign.piecewise_params = ("x2",)  # only its sign is read
+
+
 @copysign.defvjp
 def _(g, ans, x1, x2):
     return unbroadcast(g * np.sign(x1) * np.copysign(1.0, x2), x1)
@@ -630,7 +633,7 @@ def _(g, ans, x):
 
 
 # Python's error functions, on numbers (NumPy has none): d erf(x)/dx = 2 / sqrt(pi) exp(-x**2).
-@defop("erf", "math.erf(x)", aliases=(math.erf,), diff=("x",), shape=UNARY, floating="always",
+@defop("math_erf", "math.erf(x)", aliases=(math.erf,), diff=("x",), shape=UNARY, floating="always",
        sympy=elementwise("erf"), math_form="erf", jvp="same")
 def erf(x): ...
 
@@ -640,7 +643,7 @@ def _(g, ans, x):
     return g * 1.1283791670955126 * np.exp(-(x * x))
 
 
-@defop("erfc", "math.erfc(x)", aliases=(math.erfc,), diff=("x",), shape=UNARY,
+@defop("math_erfc", "math.erfc(x)", aliases=(math.erfc,), diff=("x",), shape=UNARY,
        floating="always", sympy=elementwise("erfc"), math_form="erfc", jvp="same")
 def erfc(x): ...
 
@@ -885,6 +888,9 @@ def _sympy_clip(a, low, high):
 @defop("where", "np.where(condition, x, y)", aliases=(np.where,), diff=("x", "y"),
        shape=broadcast("condition", "x", "y"), zeros="branches", gradients_keep_zeros=True, sympy=elementwise(_sympy_where, 3))
 def where(condition, x, y): ...
+
+
+where.piecewise_params = ("condition",)  # read as true or false
 
 
 @where.defvjp

@@ -529,6 +529,7 @@ def as_gradient_of(g, x, where=None, float_when_x_is=False): ...
 # Reuses the gradient's name when it can, else starts from the gradient itself.
 as_gradient_of.inplace_copy = "g"
 as_gradient_of.inplace_mutates = False
+as_gradient_of.kind_params = ("x",)  # its shape, dtype and kind
 
 
 # The gradient as it is, when it already is what as_gradient_of would return: a new

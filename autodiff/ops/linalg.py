@@ -11,7 +11,7 @@ import numpy as np
 from autodiff.graph.ir import Const
 from autodiff.graph.patterns import produced_by
 from autodiff.ops import runtime
-from autodiff.ops.registry import OPS, defop, helper_op
+from autodiff.ops.registry import OPS, NamedResults, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
 from autodiff.ops.shape_rules import einsum_result, list_result, reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
@@ -487,14 +487,10 @@ def _results(routine: str, parts: tuple[str, ...], named_tuple: type | None = No
     ``np.linalg.slogdet(a)[1]`` and ``np.linalg.slogdet(a).logabsdet`` read them."""
 
     def simplify(named, builder):
-        from autodiff.frontend.structures import Record  # (the frontend builds on ops)
-
         args = tuple(named.values())
         computed = builder.emit(OPS[routine], args)
         results = tuple(builder.emit(OPS[part], (*args, computed)) for part in parts)
-        if named_tuple is None:
-            return results
-        return Record("namedtuple", named_tuple, dict(zip(named_tuple._fields, results)))
+        return results if named_tuple is None else NamedResults(results, named_tuple)
 
     return simplify
 

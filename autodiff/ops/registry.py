@@ -26,6 +26,17 @@ from autodiff.ops.shape_rules import ShapeRule
 _EMPTY = inspect.Parameter.empty
 
 
+class NamedResults(tuple):
+    """Several results an op's ``simplify`` gives for one call (``np.linalg.eigh``), read
+    as the named tuple NumPy returns (``kind``: ``EighResult``): ``w, v = ...``,
+    ``result.eigenvalues``."""
+
+    def __new__(cls, results: tuple, kind: type) -> NamedResults:  # noqa: PYI034
+        made = super().__new__(cls, results)
+        made.kind = kind
+        return made
+
+
 class Op:
     """One primitive: signature, kernel, gradient rule and a few static facts.
 
@@ -193,6 +204,14 @@ class Op:
         # Why no op-table case (tests/ops) can go through the op, when none can: it is
         # built by an API or around a user's rule, never written in code.
         self.outside_tables: str | None = None
+        # Parameters read for their shape, dtype or kind alone, never their values (the
+        # x of as_gradient_of(g, x)): a gradient reaching one has nothing to lose there.
+        self.kind_params: tuple[str, ...] = ()
+        # The Python callables that are names for it (set by defop).
+        self.aliases: tuple = ()
+        # Parameters the result is piecewise constant in (an index, a condition, a sign):
+        # their gradient is zero almost everywhere, and none is passed to them.
+        self.piecewise_params: tuple[str, ...] = ()
         # A dict, list or tuple of arrays passed to it is built and passed as it is (a
         # user's function with a rule of its own, whose rule reads the dict's parts).
         self.takes_structures = False
@@ -209,6 +228,14 @@ class Op:
         self.specialized_form: Callable | None = None
         self.specialize_after_optimizing = False
         self.numba_form: Callable | None = None
+
+    @property
+    def helps_derivatives(self) -> bool:
+        """Whether the op is one of autodiff's own helpers, which derivatives call (its
+        only names are functions of autodiff), rather than one user code writes."""
+        return bool(self.aliases) and all(
+            (getattr(fn, "__module__", None) or "").startswith("autodiff.")
+            for fn in self.aliases)
 
     def defvjp(self, rule: Callable) -> Callable:
         """Attach ``rule(g, ans, *params)`` as this op's VJP; usable as a decorator.
@@ -324,8 +351,11 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
     """
 
     def register(stub: Callable) -> Op:
+        if name in OPS:  # rules and passes find an op by its name: one op per name
+            raise ValueError(f"two ops are named {name!r}")
         op = Op(name, stub, kernel, **facts)
         OPS[name] = op
+        op.aliases = tuple(a[0] if isinstance(a, tuple) else a for a in aliases)
         op.method_names = tuple(m[0] if isinstance(m, tuple) else m for m in methods)
         op.attribute_names = tuple(attributes)
         for alias in aliases:

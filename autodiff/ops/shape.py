@@ -408,6 +408,9 @@ def _concatenation_by_index(named, builder):
 def getitem(a, index): ...
 
 
+getitem.piecewise_params = ("index",)  # integers: a float index's gradient is zero
+
+
 @getitem.defvjp
 def _(g, ans, a, index):
     return runtime_index_add(np.zeros_like(a, dtype=np.result_type(g)), index, g)
@@ -564,6 +567,7 @@ def _full_check(named) -> str | None:
 
 for _op in (OPS["full"], OPS["full_like"]):
     _op.vjp_check = _full_check
+OPS["full_like"].kind_params = ("a",)  # its shape and dtype
 
 
 @OPS["full"].defvjp

@@ -12,7 +12,8 @@ the body until nothing changes.
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Graph, Region, Value, operand_values
+from autodiff.errors import NonDifferentiableError
+from autodiff.graph.ir import Graph, Location, Region, Value, operand_values, walk
 
 
 def _slot_params(region: Region, j: int) -> list[Value]:
@@ -94,3 +95,30 @@ def useful_values(graph: Graph) -> set[Value]:
 def active_values(graph: Graph, wrt: list[Value]) -> set[Value]:
     """Values that get an adjoint when differentiating the outputs with respect to ``wrt``."""
     return varied_values(graph, wrt) & useful_values(graph)
+
+
+def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
+                                   useful: set[Value]) -> None:
+    """A value carrying a gradient that reaches a parameter an op has no rule for (not
+    in its ``diff``, not read for its shape alone) while the op's result reaches the
+    output would have its gradient dropped there: refuse it, naming the op's line.
+    (``np.clip(x, lo, hi)`` with ``lo`` differentiated, say, if clip had no rule for
+    ``lo``.) An op whose result never carries a gradient (a comparison) is exempt, and
+    so are the nodes a derivative adds (their helpers read operands for their shapes),
+    when a derivative is differentiated again."""
+    for node in walk(graph.nodes):
+        if isinstance(node, Region) or node.op.helps_derivatives or (
+                node.op.nondiff_output or node.out not in useful):
+            continue  # (a derivative's own helpers read their other operands' shapes)
+        op, named = node.op, node.named_args
+        for param in op.params:
+            if param in (*op.diff, *op.shape_params, *op.kind_params, *op.piecewise_params):
+                continue
+            if any(v in varied for v in operand_values(named[param])):
+                raise NonDifferentiableError(
+                    f"'{op.name}' passes no gradient to its argument '{param}'"
+                    + (f" ({op.no_gradient})" if op.no_gradient else "")
+                    + ", and a value carrying a gradient reaches it",
+                    **Location.error_fields(node.loc),
+                    hint="wrap that argument in ad.stop_gradient if no gradient should "
+                    "flow into it, or give the function a rule (ad.register_gradient)")

@@ -36,7 +36,11 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS
 from autodiff.ops.control import tape_pop, tape_push
-from autodiff.transforms.activity import varied_values
+from autodiff.transforms.activity import (
+    refuse_gradients_into_settings,
+    useful_values,
+    varied_values,
+)
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
@@ -59,6 +63,7 @@ def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = Tru
         eliminate_common_subexpressions(graph)
     targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
     varied, tapes = _varied(graph, targets)
+    refuse_gradients_into_settings(graph, varied, useful_values(graph))
     builder = GraphBuilder(graph, phase="tangent")
     transform = _Tangents(builder, varied, tapes)
     tangent_params = []

@@ -38,7 +38,11 @@ from autodiff.ops import OPS
 from autodiff.ops.helpers import as_gradient_of as as_gradient_of_op
 from autodiff.ops.shape import index_add as index_add_op
 from autodiff.ops.shape import zeros_like as zeros_like_op
-from autodiff.transforms.activity import active_values, varied_values
+from autodiff.transforms.activity import (
+    refuse_gradients_into_settings,
+    useful_values,
+    varied_values,
+)
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
 from autodiff.transforms.control import ControlFlowReverser
 from autodiff.transforms.optimize import (
@@ -146,8 +150,10 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
         eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
     output, extra = graph.outputs[0], graph.outputs[1:]
     targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
-    active = active_values(graph, targets)
-    _refuse_taped(graph, varied_values(graph, targets))
+    varied, useful = varied_values(graph, targets), useful_values(graph)
+    active = varied & useful
+    _refuse_taped(graph, varied)
+    refuse_gradients_into_settings(graph, varied, useful)
     builder = GraphBuilder(graph, phase="backward")
     reverser = _Reverser(builder, active)
     adjoints = reverser.new_adjoints()

@@ -70,8 +70,8 @@ def test_a_first_jit_call_that_cannot_compile_ends_at_the_call(tmp_path):
         import autodiff as ad
 
         def f(x):
-            mask = np.tril(np.ones((x.shape[0], x.shape[0])))
-            return np.sum(np.tanh(mask @ x))
+            w = np.polyfit(np.arange(3.0), np.arange(3.0) ** 2, 2)  # called as it is
+            return np.sum(np.tanh(x)) * w[0]
 
         ad.grad(f, jit="numba")(np.ones(3))
     """)

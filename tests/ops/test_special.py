@@ -237,3 +237,17 @@ def test_without_scipy_autodiff_works_and_has_no_scipy_ops(tmp_path):
     done = subprocess.run([sys.executable, str(script)], check=False, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_gradient_reaching_a_parameter_without_a_rule_is_refused():
+    # polygamma has a rule for x only; an order carrying a gradient would drop it
+    def order_from_x(x):
+        return np.sum(special.polygamma(np.exp(x[0] - 0.5), x))  # an order 1.0, from x
+
+    with pytest.raises(ad.NonDifferentiableError, match="'polygamma' passes no gradient to "
+                       "its argument 'n'") as info:
+        ad.grad(order_from_x)(np.array([0.5, 1.5]))
+    assert "special.polygamma" in info.value.source_line
+    assert "ad.stop_gradient" in info.value.hint
+    with pytest.raises(ad.NonDifferentiableError, match="'polygamma' passes no gradient"):
+        ad.jvp(order_from_x)(np.array([0.5, 1.5]), np.ones(2))
