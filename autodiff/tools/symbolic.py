@@ -134,7 +134,8 @@ class SymbolicGradient:
         self.symbols = {a.name: a.symbols for a in arguments}
         lambdify_args = [_nested(a.symbols) for a in arguments]
         self._function = sp.lambdify(lambdify_args, self._elements(), cse=True,
-                                     modules=[{"stop_gradient": _identity}, "numpy"],
+                                     modules=[{"stop_gradient": _identity, **_scipy_names()},
+                                              "numpy"],
                                      printer=_Printer(_PRINTER_SETTINGS))
         try:
             self.__signature__ = inspect.signature(fn)
@@ -249,6 +250,20 @@ class _Printer(NumPyPrinter):
     def _print_Heaviside(self, expr) -> str:
         at_zero = self._print(expr.args[1]) if len(expr.args) > 1 else "0.5"
         return f"{self._module_format('numpy.heaviside')}({self._print(expr.args[0])}, {at_zero})"
+
+
+def _scipy_names() -> dict:
+    """SciPy's functions by the names SymPy prints them with (``polygamma(0, x)``,
+    ``besseli(1, x)``), for derivatives of ``scipy.special``'s ops; none without SciPy."""
+    try:
+        from scipy import special
+    except ImportError:
+        return {}
+    return {"polygamma": special.polygamma, "digamma": special.digamma,
+            "gamma": special.gamma, "loggamma": special.gammaln, "beta": special.beta,
+            "erf": special.erf, "erfc": special.erfc, "erfinv": special.erfinv,
+            "erfcinv": special.erfcinv, "besseli": special.iv, "besselj": special.jv,
+            "bessely": special.yv, "besselk": special.kv}
 
 
 # What lambdify gives the printer it makes itself when it is given none.

@@ -251,3 +251,15 @@ def test_a_gradient_reaching_a_parameter_without_a_rule_is_refused():
     assert "ad.stop_gradient" in info.value.hint
     with pytest.raises(ad.NonDifferentiableError, match="'polygamma' passes no gradient"):
         ad.jvp(order_from_x)(np.array([0.5, 1.5]), np.ones(2))
+
+
+def test_the_symbolic_route_evaluates_scipy_functions():
+    # SymPy writes the derivatives with polygamma, besseli, erfinv, ...: ad.symbolic_grad
+    # evaluates them with SciPy, and agrees with autodiff's own
+    def composite(x):
+        return np.sum(special.gammaln(x) + special.erfinv(x / 4.0) + special.i0(x)
+                      + special.beta(x, 2.0) * special.digamma(x + 1.0))
+
+    x = np.array([0.5, 1.5, 2.5])
+    np.testing.assert_allclose(ad.symbolic_grad(composite, shapes={"x": (3,)})(x),
+                               ad.grad(composite)(x), rtol=1e-10)
