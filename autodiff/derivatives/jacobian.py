@@ -107,10 +107,7 @@ class Jacobian(Assembled):
         leaves, for a structure): a block per output leaf and input leaf, in the
         output's structure of the inputs' structures."""
         pull = self.vjp
-        inputs = self.inputs(args, kwargs)
-        flat = [tree.flatten(x) for x in inputs]
-        differentiated = [[structure == tree.LEAF or has_gradient(leaf) for leaf in leaves]
-                          for leaves, structure in flat]
+        flat, differentiated = self.leaves(args, kwargs)
         outputs, out_structure = tree.flatten(value)
         per_output = []
         for k, out in enumerate(outputs):
@@ -137,10 +134,9 @@ class Jacobian(Assembled):
         each leaf with a gradient, for a structure): a block per output leaf and input
         leaf, in the output's structure of the inputs' structures."""
         push = self.jvp
-        inputs = self.inputs(args, kwargs)
-        flat = [tree.flatten(x) for x in inputs]
-        zeros = [[np.zeros(np.shape(leaf)) if structure == tree.LEAF or has_gradient(leaf) else None
-                  for leaf in leaves] for leaves, structure in flat]
+        flat, differentiated = self.leaves(args, kwargs)
+        zeros = [[np.zeros(np.shape(leaf)) if has else None for leaf, has in zip(leaves, mask)]
+                 for (leaves, _), mask in zip(flat, differentiated)]
         columns: dict[tuple[int, int], list] = {}
         value = None
         for w, (leaves, structure) in enumerate(flat):
@@ -170,6 +166,13 @@ class Jacobian(Assembled):
                 per_input.append(tree.unflatten(structure, blocks))
             per_output.append(tuple(per_input) if self.several else per_input[0])
         return tree.unflatten(out_structure, per_output)
+
+    def leaves(self, args: tuple, kwargs: dict) -> tuple[list, list[list[bool]]]:
+        """``(leaves, structure)`` of each differentiated input, and which of its leaves
+        have a gradient (an array input's one leaf always does)."""
+        flat = [tree.flatten(x) for x in self.inputs(args, kwargs)]
+        return flat, [[structure == tree.LEAF or has_gradient(leaf) for leaf in leaves]
+                      for leaves, structure in flat]
 
     def inputs(self, args: tuple, kwargs: dict) -> list:
         """What a call differentiates: each argument ``wrt`` names (given by position or

@@ -111,11 +111,6 @@ def numeric_grad(f: Callable, *args, wrt: Wrt = 0, method: str = "central",
     return gradients[0] if single else tuple(gradients)
 
 
-def _written_wrt(name: str, path: tuple) -> str:
-    """A ``wrt`` item naming the part at ``path`` of the argument ``name``."""
-    return path_text(name, path)
-
-
 def _on_part(f: Callable, args: list, position: int, path: tuple, name: str
              ) -> tuple[Callable, list, str]:
     """``f`` as a function of the part at ``path`` of its argument ``position`` (the rest
@@ -448,7 +443,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
         ours = _pulled_back(f, wrt, args, seeds, structures)
     ours = (ours,) if single else tuple(ours)
     numeric = numeric_grad(target, *args, method=method, step=step,
-                           wrt=[_written_wrt(names[p], path) for p, path in named])
+                           wrt=[path_text(names[p], path) for p, path in named])
     report = GradientCheckReport(function_name(f), _dtype_name(parts[0][0]), method, rtol, atol)
     for (value, name), mine, theirs in zip(parts, ours, numeric):
         if _is_structure(value):
