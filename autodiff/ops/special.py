@@ -603,3 +603,292 @@ def _(g, ans, x, axis):
 @log_softmax.defjvp
 def _(t, ans, x, axis):
     return t - np.sum(np.exp(ans) * t, axis=axis, keepdims=True)
+
+
+# ----- Bessel functions -----
+#
+# Each derivative in x is the recurrence of its family: J_v' = (J_{v-1} - J_{v+1}) / 2
+# (and Y's alike), I_v' = (I_{v-1} + I_{v+1}) / 2, K_v' = -(K_{v-1} + K_{v+1}) / 2, the
+# same at x = 0 where the forms J_v' = J_{v-1} - v J_v / x are 0 / 0. The order v (or the
+# integer n) takes no gradient, as in JAX and autograd: the derivative in the order has
+# no closed form in these functions, and a value carrying a gradient into it is refused
+# at the call. scipy.special.jn is jv. Off their domains (x <= 0 for Y and K, x < 0 for a
+# non-integer order) SciPy's value is nan, and so is the derivative.
+
+
+@defop("j0", "scipy.special.j0(x)", aliases=(scipy.special.j0,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.besselj(0, x)), jvp="same")
+def j0(x): ...
+
+
+j0.runtime = SCIPY
+
+
+@j0.defvjp
+def _(g, ans, x):
+    return -g * scipy.special.j1(x)
+
+
+@defop("j1", "scipy.special.j1(x)", aliases=(scipy.special.j1,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.besselj(1, x)), jvp="same")
+def j1(x): ...
+
+
+j1.runtime = SCIPY
+
+
+@j1.defvjp
+def _(g, ans, x):
+    return g * (scipy.special.j0(x) - scipy.special.jv(2, x)) / 2
+
+
+@defop("jv", "scipy.special.jv(v, x)", aliases=(scipy.special.jv,), diff=("x",),
+       shape=broadcast("v", "x"), floating="always",
+       sympy=elementwise(lambda v, x: sp.besselj(v, x), 2))
+def jv(v, x): ...
+
+
+jv.runtime = SCIPY
+
+
+@jv.defvjp
+def _(g, ans, v, x):
+    return unbroadcast(g * (scipy.special.jv(v - 1, x) - scipy.special.jv(v + 1, x)) / 2, x)
+
+
+@jv.defjvp
+def _(t, ans, v, x):
+    return broadcast_like(t * (scipy.special.jv(v - 1, x) - scipy.special.jv(v + 1, x)) / 2,
+                          ans)
+
+
+@defop("y0", "scipy.special.y0(x)", aliases=(scipy.special.y0,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.bessely(0, x)), jvp="same")
+def y0(x): ...
+
+
+y0.runtime = SCIPY
+
+
+@y0.defvjp
+def _(g, ans, x):
+    return -g * scipy.special.y1(x)
+
+
+@defop("y1", "scipy.special.y1(x)", aliases=(scipy.special.y1,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.bessely(1, x)), jvp="same")
+def y1(x): ...
+
+
+y1.runtime = SCIPY
+
+
+@y1.defvjp
+def _(g, ans, x):
+    return g * (scipy.special.y0(x) - scipy.special.yv(2, x)) / 2
+
+
+# The integer order n stays an integer in the rule (n - 1, n + 1): SciPy's yn of a
+# negative order is (-1)^n Y_{-n}, as the recurrence wants.
+@defop("yn", "scipy.special.yn(n, x)", aliases=(scipy.special.yn,), diff=("x",),
+       shape=broadcast("n", "x"), floating="always",
+       sympy=elementwise(lambda n, x: sp.bessely(n, x), 2))
+def yn(n, x): ...
+
+
+yn.runtime = SCIPY
+
+
+@yn.defvjp
+def _(g, ans, n, x):
+    return unbroadcast(g * (scipy.special.yn(n - 1, x) - scipy.special.yn(n + 1, x)) / 2, x)
+
+
+@yn.defjvp
+def _(t, ans, n, x):
+    return broadcast_like(t * (scipy.special.yn(n - 1, x) - scipy.special.yn(n + 1, x)) / 2,
+                          ans)
+
+
+@defop("yv", "scipy.special.yv(v, x)", aliases=(scipy.special.yv,), diff=("x",),
+       shape=broadcast("v", "x"), floating="always",
+       sympy=elementwise(lambda v, x: sp.bessely(v, x), 2))
+def yv(v, x): ...
+
+
+yv.runtime = SCIPY
+
+
+@yv.defvjp
+def _(g, ans, v, x):
+    return unbroadcast(g * (scipy.special.yv(v - 1, x) - scipy.special.yv(v + 1, x)) / 2, x)
+
+
+@yv.defjvp
+def _(t, ans, v, x):
+    return broadcast_like(t * (scipy.special.yv(v - 1, x) - scipy.special.yv(v + 1, x)) / 2,
+                          ans)
+
+
+# Modified, first kind, any order (i0 and i1 are above): defined for x < 0 when the order
+# is an integer.
+@defop("iv", "scipy.special.iv(v, x)", aliases=(scipy.special.iv,), diff=("x",),
+       shape=broadcast("v", "x"), floating="always",
+       sympy=elementwise(lambda v, x: sp.besseli(v, x), 2))
+def iv(v, x): ...
+
+
+iv.runtime = SCIPY
+
+
+@iv.defvjp
+def _(g, ans, v, x):
+    return unbroadcast(g * (scipy.special.iv(v - 1, x) + scipy.special.iv(v + 1, x)) / 2, x)
+
+
+@iv.defjvp
+def _(t, ans, v, x):
+    return broadcast_like(t * (scipy.special.iv(v - 1, x) + scipy.special.iv(v + 1, x)) / 2,
+                          ans)
+
+
+# exp(-|x|) iv(v, x), finite far out where iv overflows: its derivative is the scaled
+# recurrence minus sign(x) times itself, 0 for the kink of |x| at 0 (as i0e above; for
+# v >= 1, iv(v, 0) is 0 and there is no kink).
+@defop("ive", "scipy.special.ive(v, x)", aliases=(scipy.special.ive,), diff=("x",),
+       shape=broadcast("v", "x"), floating="always",
+       sympy=elementwise(lambda v, x: sp.exp(-sp.Abs(x)) * sp.besseli(v, x), 2))
+def ive(v, x): ...
+
+
+ive.runtime = SCIPY
+
+
+@ive.defvjp
+def _(g, ans, v, x):
+    slope = (scipy.special.ive(v - 1, x) + scipy.special.ive(v + 1, x)) / 2 - np.sign(x) * ans
+    return unbroadcast(g * slope, x)
+
+
+@ive.defjvp
+def _(t, ans, v, x):
+    slope = (scipy.special.ive(v - 1, x) + scipy.special.ive(v + 1, x)) / 2 - np.sign(x) * ans
+    return broadcast_like(t * slope, ans)
+
+
+# Modified, second kind: x > 0 (SciPy gives inf at 0 and nan below).
+@defop("k0", "scipy.special.k0(x)", aliases=(scipy.special.k0,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.besselk(0, x)), jvp="same")
+def k0(x): ...
+
+
+k0.runtime = SCIPY
+
+
+@k0.defvjp
+def _(g, ans, x):
+    return -g * scipy.special.k1(x)
+
+
+@defop("k1", "scipy.special.k1(x)", aliases=(scipy.special.k1,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.besselk(1, x)), jvp="same")
+def k1(x): ...
+
+
+k1.runtime = SCIPY
+
+
+@k1.defvjp
+def _(g, ans, x):
+    return -g * (scipy.special.k0(x) + scipy.special.kv(2, x)) / 2
+
+
+@defop("kn", "scipy.special.kn(n, x)", aliases=(scipy.special.kn,), diff=("x",),
+       shape=broadcast("n", "x"), floating="always",
+       sympy=elementwise(lambda n, x: sp.besselk(n, x), 2))
+def kn(n, x): ...
+
+
+kn.runtime = SCIPY
+
+
+@kn.defvjp
+def _(g, ans, n, x):
+    return unbroadcast(-g * (scipy.special.kn(n - 1, x) + scipy.special.kn(n + 1, x)) / 2, x)
+
+
+@kn.defjvp
+def _(t, ans, n, x):
+    return broadcast_like(-t * (scipy.special.kn(n - 1, x) + scipy.special.kn(n + 1, x)) / 2,
+                          ans)
+
+
+@defop("kv", "scipy.special.kv(v, x)", aliases=(scipy.special.kv,), diff=("x",),
+       shape=broadcast("v", "x"), floating="always",
+       sympy=elementwise(lambda v, x: sp.besselk(v, x), 2))
+def kv(v, x): ...
+
+
+kv.runtime = SCIPY
+
+
+@kv.defvjp
+def _(g, ans, v, x):
+    return unbroadcast(-g * (scipy.special.kv(v - 1, x) + scipy.special.kv(v + 1, x)) / 2, x)
+
+
+@kv.defjvp
+def _(t, ans, v, x):
+    return broadcast_like(-t * (scipy.special.kv(v - 1, x) + scipy.special.kv(v + 1, x)) / 2,
+                          ans)
+
+
+# The scaled forms exp(x) k(x), finite far out where k underflows: the derivative of
+# exp(x) f(x) is exp(x) f'(x) plus itself.
+@defop("k0e", "scipy.special.k0e(x)", aliases=(scipy.special.k0e,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.exp(x) * sp.besselk(0, x)),
+       jvp="same")
+def k0e(x): ...
+
+
+k0e.runtime = SCIPY
+
+
+@k0e.defvjp
+def _(g, ans, x):
+    return g * (ans - scipy.special.k1e(x))
+
+
+@defop("k1e", "scipy.special.k1e(x)", aliases=(scipy.special.k1e,), diff=("x",), shape=UNARY,
+       floating="always", sympy=elementwise(lambda x: sp.exp(x) * sp.besselk(1, x)),
+       jvp="same")
+def k1e(x): ...
+
+
+k1e.runtime = SCIPY
+
+
+@k1e.defvjp
+def _(g, ans, x):
+    return g * (ans - (scipy.special.k0e(x) + scipy.special.kve(2, x)) / 2)
+
+
+@defop("kve", "scipy.special.kve(v, x)", aliases=(scipy.special.kve,), diff=("x",),
+       shape=broadcast("v", "x"), floating="always",
+       sympy=elementwise(lambda v, x: sp.exp(x) * sp.besselk(v, x), 2))
+def kve(v, x): ...
+
+
+kve.runtime = SCIPY
+
+
+@kve.defvjp
+def _(g, ans, v, x):
+    slope = ans - (scipy.special.kve(v - 1, x) + scipy.special.kve(v + 1, x)) / 2
+    return unbroadcast(g * slope, x)
+
+
+@kve.defjvp
+def _(t, ans, v, x):
+    slope = ans - (scipy.special.kve(v - 1, x) + scipy.special.kve(v + 1, x)) / 2
+    return broadcast_like(t * slope, ans)

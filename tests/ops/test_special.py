@@ -20,7 +20,7 @@ import pytest
 import autodiff as ad
 from autodiff.graph.ir import walk
 from autodiff.ops import OPS, Op
-from tests.helpers import derivatives_of, random_array
+from tests.helpers import check_against_finite_differences, derivatives_of, random_array
 from tests.ops.table import case_ids, shared_module, signatures, table_test
 
 special = pytest.importorskip("scipy.special")
@@ -80,6 +80,29 @@ CASES = [
     ("math.gamma(x)", [None], "positive"),
     ("math.lgamma(x)", [None], "positive"),
     ("scipy.special.gammaln(x) * scipy.special.expit(y)", [None, None], "positive"),
+    # Bessel functions: integer orders over negative x too, others for x > 0
+    ("scipy.special.j0(x)", [(2, 3)]),
+    ("scipy.special.j1(x)", [(4,)]),
+    ("scipy.special.jn(np.array([0, 1, 3]), x)", [(2, 3)]),
+    ("scipy.special.jv(2.5, x)", [(4,)], "positive"),
+    ("scipy.special.jv(np.array([[0.5], [1.5]]), x)", [(3,)], "positive"),
+    ("scipy.special.y0(x)", [(4,)], "positive"),
+    ("scipy.special.y1(x)", [(2, 3)], "positive"),
+    ("scipy.special.yn(2, x)", [(4,)], "positive"),
+    ("scipy.special.yn(np.array([0, 1, 3]), x)", [(2, 3)], "positive"),
+    ("scipy.special.yv(1.5, x)", [(4,)], "positive"),
+    ("scipy.special.iv(np.array([0, 1, 2]), x)", [(2, 3)]),
+    ("scipy.special.iv(0.5, x)", [(4,)], "positive"),
+    ("scipy.special.ive(np.array([0, 1, 2]), x)", [(2, 3)]),
+    ("scipy.special.ive(1.5, x)", [(4,)], "positive"),
+    ("scipy.special.k0(x)", [(4,)], "positive"),
+    ("scipy.special.k1(x)", [(2, 3)], "positive"),
+    ("scipy.special.kn(np.array([0, 1, 3]), x)", [(2, 3)], "positive"),
+    ("scipy.special.kv(0.5, x)", [(4,)], "positive"),
+    ("scipy.special.kv(np.array([[0.0], [2.5]]), x)", [(3,)], "positive"),
+    ("scipy.special.k0e(x)", [(4,)], "positive"),
+    ("scipy.special.k1e(x)", [(2, 3)], "positive"),
+    ("scipy.special.kve(np.array([0.5, 1.0, 2.0]), x)", [(2, 3)], "positive"),
 ]
 
 
@@ -130,7 +153,7 @@ def test_every_special_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 29
+    assert len(ours) == 45
     assert not ours - seen, f"special ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None for name in ours)
 
@@ -263,3 +286,48 @@ def test_the_symbolic_route_evaluates_scipy_functions():
     x = np.array([0.5, 1.5, 2.5])
     np.testing.assert_allclose(ad.symbolic_grad(composite, shapes={"x": (3,)})(x),
                                ad.grad(composite)(x), rtol=1e-10)
+
+
+def test_bessel_functions_at_zero_and_far_out(user_module):
+    module = user_module("""
+        import numpy as np
+        import scipy.special
+
+
+        def near_zero(x, w):
+            orders = np.array([0, 1, 2])
+            return np.sum(w * (scipy.special.j0(x) + scipy.special.j1(x) * scipy.special.i1(x)
+                               + scipy.special.jv(orders, x) + scipy.special.iv(orders, x)
+                               + scipy.special.ive(orders + 1, x)))
+
+
+        def far_out(x, w):
+            return np.sum(w * (scipy.special.ive(1.5, x) + scipy.special.kve(0.5, x)
+                               + scipy.special.k0e(x) * scipy.special.k1e(x)
+                               + scipy.special.ive(np.array([0, 1, 2]), -x)))
+    """)
+    # x = 0 exactly, where J_v' = J_{v-1} - v J_v / x would be 0 / 0
+    zero = np.zeros(3)
+    gradient = check_against_finite_differences(module.near_zero, [zero, np.ones(3)],
+                                                second_order=True)[0]
+    # at 0, J0' = (J1 I1)' = 0, J_v' = I_v' = (0, 1/2, 0) and Ie_{v+1}' = (1/2, 0, 0)
+    np.testing.assert_allclose(gradient, [0.5, 1.0, 0.0], atol=1e-15)
+    # far out, where iv overflows and kv underflows, the scaled forms' derivatives stay finite
+    x = np.array([50.0, 700.0, 2000.0])
+    gradient = check_against_finite_differences(module.far_out, [x, np.ones(3)],
+                                                second_order=True)[0]
+    assert np.all(np.isfinite(gradient))
+
+
+def test_a_gradient_reaching_a_bessel_order_is_refused():
+    def order_from_x(x):
+        return np.sum(special.jv(x[0], x))
+
+    with pytest.raises(ad.NonDifferentiableError, match="'jv' passes no gradient to its "
+                       "argument 'v'"):
+        ad.grad(order_from_x)(np.array([0.5, 1.5]))
+    with pytest.raises(ad.NonDifferentiableError, match="'jv' passes no gradient"):
+        ad.jvp(order_from_x)(np.array([0.5, 1.5]), np.ones(2))
+    # a constant order, or one with its gradient stopped, is fine
+    assert np.isfinite(ad.grad(lambda x: np.sum(special.jv(ad.stop_gradient(x[0]), x)))(
+        np.array([0.5, 1.5]))).all()
