@@ -46,6 +46,8 @@ class Op:
       required of an op with parameters that has no ``diff`` (or ``nondiff_output``),
       and of one missing a rule for a ``diff`` parameter (a gradient reaching that
       parameter is then an error, which gives this reason); see tests/ops/test_registry.py;
+      an op with every rule may state it to say why its parameters outside ``diff`` take
+      none (the order of a Bessel function), the reason a gradient reaching one is refused;
     - ``fresh``: the result is a new array that aliases none of the inputs;
     - ``shape``: how the result's shape follows from the inputs' (a rule of
       ``ops.shape_rules``: ``shape_like("a")``, ``broadcast("x1", "x2")``, ...);

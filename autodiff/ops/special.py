@@ -614,6 +614,8 @@ def _(t, ans, x, axis):
 # no closed form in these functions, and a value carrying a gradient into it is refused
 # at the call. scipy.special.jn is jv. Off their domains (x <= 0 for Y and K, x < 0 for a
 # non-integer order) SciPy's value is nan, and so is the derivative.
+ORDER = ("the order of a Bessel function takes no gradient: as in JAX and autograd, there "
+         "is no rule for it")
 
 
 @defop("j0", "scipy.special.j0(x)", aliases=(scipy.special.j0,), diff=("x",), shape=UNARY,
@@ -643,7 +645,7 @@ def _(g, ans, x):
 
 
 @defop("jv", "scipy.special.jv(v, x)", aliases=(scipy.special.jv,), diff=("x",),
-       shape=broadcast("v", "x"), floating="always",
+       shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda v, x: sp.besselj(v, x), 2))
 def jv(v, x): ...
 
@@ -691,7 +693,7 @@ def _(g, ans, x):
 # The integer order n stays an integer in the rule (n - 1, n + 1): SciPy's yn of a
 # negative order is (-1)^n Y_{-n}, as the recurrence wants.
 @defop("yn", "scipy.special.yn(n, x)", aliases=(scipy.special.yn,), diff=("x",),
-       shape=broadcast("n", "x"), floating="always",
+       shape=broadcast("n", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda n, x: sp.bessely(n, x), 2))
 def yn(n, x): ...
 
@@ -711,7 +713,7 @@ def _(t, ans, n, x):
 
 
 @defop("yv", "scipy.special.yv(v, x)", aliases=(scipy.special.yv,), diff=("x",),
-       shape=broadcast("v", "x"), floating="always",
+       shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda v, x: sp.bessely(v, x), 2))
 def yv(v, x): ...
 
@@ -733,7 +735,7 @@ def _(t, ans, v, x):
 # Modified, first kind, any order (i0 and i1 are above): defined for x < 0 when the order
 # is an integer.
 @defop("iv", "scipy.special.iv(v, x)", aliases=(scipy.special.iv,), diff=("x",),
-       shape=broadcast("v", "x"), floating="always",
+       shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda v, x: sp.besseli(v, x), 2))
 def iv(v, x): ...
 
@@ -756,7 +758,7 @@ def _(t, ans, v, x):
 # recurrence minus sign(x) times itself, 0 for the kink of |x| at 0 (as i0e above; for
 # v >= 1, iv(v, 0) is 0 and there is no kink).
 @defop("ive", "scipy.special.ive(v, x)", aliases=(scipy.special.ive,), diff=("x",),
-       shape=broadcast("v", "x"), floating="always",
+       shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda v, x: sp.exp(-sp.Abs(x)) * sp.besseli(v, x), 2))
 def ive(v, x): ...
 
@@ -804,7 +806,7 @@ def _(g, ans, x):
 
 
 @defop("kn", "scipy.special.kn(n, x)", aliases=(scipy.special.kn,), diff=("x",),
-       shape=broadcast("n", "x"), floating="always",
+       shape=broadcast("n", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda n, x: sp.besselk(n, x), 2))
 def kn(n, x): ...
 
@@ -824,7 +826,7 @@ def _(t, ans, n, x):
 
 
 @defop("kv", "scipy.special.kv(v, x)", aliases=(scipy.special.kv,), diff=("x",),
-       shape=broadcast("v", "x"), floating="always",
+       shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda v, x: sp.besselk(v, x), 2))
 def kv(v, x): ...
 
@@ -874,7 +876,7 @@ def _(g, ans, x):
 
 
 @defop("kve", "scipy.special.kve(v, x)", aliases=(scipy.special.kve,), diff=("x",),
-       shape=broadcast("v", "x"), floating="always",
+       shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
        sympy=elementwise(lambda v, x: sp.exp(x) * sp.besselk(v, x), 2))
 def kve(v, x): ...
 
@@ -892,3 +894,79 @@ def _(g, ans, v, x):
 def _(t, ans, v, x):
     slope = ans - (scipy.special.kve(v - 1, x) + scipy.special.kve(v + 1, x)) / 2
     return broadcast_like(t * slope, ans)
+
+
+# ----- incomplete gamma and beta functions -----
+#
+# Regularised: gammainc(a, x) = P(a, x), gammaincc(a, x) = 1 - P(a, x), betainc(a, b, x)
+# = I_x(a, b). The derivatives in x are the densities of the gamma and beta
+# distributions, formed in logarithms with xlogy and xlog1py so that they are right at
+# the ends (x^0 = 1 at x = 0 for a = 1). The shapes take no gradient: theirs have no
+# closed form. JAX computes the one of gammainc in a numerically (left out here);
+# autograd gives neither, and JAX none for betainc's a and b.
+SHAPE = "the shape parameters take no gradient: their derivatives have no closed form"
+
+
+@defop("gammainc", "scipy.special.gammainc(a, x)", aliases=(scipy.special.gammainc,),
+       diff=("x",), shape=broadcast("a", "x"), floating="always", no_gradient=SHAPE,
+       sympy=elementwise(lambda a, x: sp.lowergamma(a, x) / sp.gamma(a), 2))
+def gammainc(a, x): ...
+
+
+gammainc.runtime = SCIPY
+
+
+@gammainc.defvjp
+def _(g, ans, a, x):
+    density = np.exp(scipy.special.xlogy(a - 1, x) - x - scipy.special.gammaln(a))
+    return unbroadcast(g * density, x)
+
+
+@gammainc.defjvp
+def _(t, ans, a, x):
+    density = np.exp(scipy.special.xlogy(a - 1, x) - x - scipy.special.gammaln(a))
+    return broadcast_like(t * density, ans)
+
+
+@defop("gammaincc", "scipy.special.gammaincc(a, x)", aliases=(scipy.special.gammaincc,),
+       diff=("x",), shape=broadcast("a", "x"), floating="always", no_gradient=SHAPE,
+       sympy=elementwise(lambda a, x: sp.uppergamma(a, x) / sp.gamma(a), 2))
+def gammaincc(a, x): ...
+
+
+gammaincc.runtime = SCIPY
+
+
+@gammaincc.defvjp
+def _(g, ans, a, x):
+    density = np.exp(scipy.special.xlogy(a - 1, x) - x - scipy.special.gammaln(a))
+    return unbroadcast(-g * density, x)
+
+
+@gammaincc.defjvp
+def _(t, ans, a, x):
+    density = np.exp(scipy.special.xlogy(a - 1, x) - x - scipy.special.gammaln(a))
+    return broadcast_like(-t * density, ans)
+
+
+@defop("betainc", "scipy.special.betainc(a, b, x)", aliases=(scipy.special.betainc,),
+       diff=("x",), shape=broadcast("a", "b", "x"), floating="always", no_gradient=SHAPE,
+       sympy=elementwise(lambda a, b, x: sp.betainc_regularized(a, b, 0, x), 3))
+def betainc(a, b, x): ...
+
+
+betainc.runtime = SCIPY
+
+
+@betainc.defvjp
+def _(g, ans, a, b, x):
+    density = np.exp(scipy.special.xlogy(a - 1, x) + scipy.special.xlog1py(b - 1, -x)
+                     - scipy.special.betaln(a, b))
+    return unbroadcast(g * density, x)
+
+
+@betainc.defjvp
+def _(t, ans, a, b, x):
+    density = np.exp(scipy.special.xlogy(a - 1, x) + scipy.special.xlog1py(b - 1, -x)
+                     - scipy.special.betaln(a, b))
+    return broadcast_like(t * density, ans)

@@ -103,6 +103,13 @@ CASES = [
     ("scipy.special.k0e(x)", [(4,)], "positive"),
     ("scipy.special.k1e(x)", [(2, 3)], "positive"),
     ("scipy.special.kve(np.array([0.5, 1.0, 2.0]), x)", [(2, 3)], "positive"),
+    # incomplete gamma and beta functions, in x
+    ("scipy.special.gammainc(2.5, x)", [(4,)], "positive"),
+    ("scipy.special.gammainc(np.array([[0.5], [1.0], [3.0]]), x)", [(4,)], "positive"),
+    ("scipy.special.gammaincc(np.array([0.5, 1.5, 4.0]), x)", [(2, 3)], "positive"),
+    ("scipy.special.betainc(2.0, 3.5, 0.5 + 0.5 * x)", [(4,)], "unit"),
+    ("scipy.special.betainc(np.array([0.5, 1.0, 2.5]), np.array([[1.5], [0.7]]), 0.5 + 0.5 * x)",
+     [(3,)], "unit"),
 ]
 
 
@@ -153,7 +160,7 @@ def test_every_special_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 45
+    assert len(ours) == 48
     assert not ours - seen, f"special ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None for name in ours)
 
@@ -323,11 +330,43 @@ def test_a_gradient_reaching_a_bessel_order_is_refused():
     def order_from_x(x):
         return np.sum(special.jv(x[0], x))
 
-    with pytest.raises(ad.NonDifferentiableError, match="'jv' passes no gradient to its "
-                       "argument 'v'"):
+    with pytest.raises(ad.NonDifferentiableError, match=r"'jv' passes no gradient to its "
+                       r"argument 'v' \(the order of a Bessel function takes no gradient"):
         ad.grad(order_from_x)(np.array([0.5, 1.5]))
     with pytest.raises(ad.NonDifferentiableError, match="'jv' passes no gradient"):
         ad.jvp(order_from_x)(np.array([0.5, 1.5]), np.ones(2))
     # a constant order, or one with its gradient stopped, is fine
     assert np.isfinite(ad.grad(lambda x: np.sum(special.jv(ad.stop_gradient(x[0]), x)))(
         np.array([0.5, 1.5]))).all()
+
+
+def test_incomplete_gamma_and_beta_at_the_ends_of_their_domains():
+    def gamma_tails(x):
+        return np.sum(special.gammainc(np.array([1.0, 2.0, 0.5]), x)
+                      + 2.0 * special.gammaincc(np.array([1.0, 3.0, 1.0]), x))
+
+    def beta_ends(x):
+        return np.sum(special.betainc(np.array([1.0, 2.5]), np.array([3.0, 1.0]), x))
+
+    # P(1, x) = 1 - exp(-x): its density is 1 at 0 (x^0, not 0 * log(0)); P(2, x)'s is 0
+    # there; P(0.5, x)'s is infinite
+    np.testing.assert_array_equal(ad.grad(gamma_tails)(np.zeros(3)), [1.0 - 2.0, 0.0, np.inf])
+    # I_x(1, 3) = 1 - (1 - x)^3 has slope 3 at 0; I_x(2.5, 1) = x^2.5 has slope 2.5 at 1
+    np.testing.assert_allclose(ad.grad(beta_ends)(np.array([0.0, 1.0])), [3.0, 2.5])
+    _, slope = ad.jvp(beta_ends)(np.array([0.0, 1.0]), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(slope, 5.5)
+
+
+def test_a_gradient_reaching_an_incomplete_functions_shape_is_refused():
+    def shape_from_x(x):
+        return np.sum(special.gammainc(x[0], x) + special.betainc(2.0, 3.0, x / 4.0))
+
+    def beta_shape_from_x(x):
+        return np.sum(special.betainc(2.0, x[1], x / 4.0))
+
+    for fn, name, param in ((shape_from_x, "gammainc", "a"), (beta_shape_from_x, "betainc", "b")):
+        with pytest.raises(ad.NonDifferentiableError, match=rf"'{name}' passes no gradient to "
+                           rf"its argument '{param}' \(the shape parameters take no gradient"):
+            ad.grad(fn)(np.array([0.5, 1.5]))
+        with pytest.raises(ad.NonDifferentiableError, match=f"'{name}' passes no gradient"):
+            ad.jvp(fn)(np.array([0.5, 1.5]), np.ones(2))
