@@ -970,3 +970,67 @@ def _(t, ans, a, b, x):
     density = np.exp(scipy.special.xlogy(a - 1, x) + scipy.special.xlog1py(b - 1, -x)
                      - scipy.special.betaln(a, b))
     return broadcast_like(t * density, ans)
+
+
+# ----- more of the logistic and entropy families -----
+
+
+def _sympy_rel_entr(x, y):
+    return sp.S.Zero if x == 0 else x * sp.log(x / y)
+
+
+# x log(x / y) on x, y > 0, 0 at x = 0. As xlogy: the derivative in y, -x / y, is 0 where
+# x is 0 (the function is 0 along x = 0); the one in x, log(x / y) + 1, is -inf there.
+@defop("rel_entr", "scipy.special.rel_entr(x, y)", aliases=(scipy.special.rel_entr,),
+       diff=("x", "y"), shape=broadcast("x", "y"), floating="always",
+       sympy=elementwise(_sympy_rel_entr, 2))
+def rel_entr(x, y): ...
+
+
+rel_entr.runtime = SCIPY
+
+
+@rel_entr.defvjp
+def _(g, ans, x, y):
+    return (unbroadcast(g * (np.log(x / y) + 1), x),
+            unbroadcast(g * np.where(x == 0, 0.0, -x / np.where(x == 0, 1.0, y)), y))
+
+
+@rel_entr.defjvp("x")
+def _(t, ans, x, y):
+    return broadcast_like(t * (np.log(x / y) + 1), ans)
+
+
+@rel_entr.defjvp("y")
+def _(t, ans, x, y):
+    return broadcast_like(t * np.where(x == 0, 0.0, -x / np.where(x == 0, 1.0, y)), ans)
+
+
+# log(1 + exp(x)), whose derivative is expit(x).
+@defop("softplus", "scipy.special.softplus(x)", aliases=(scipy.special.softplus,),
+       diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise(lambda x: sp.log(1 + sp.exp(x))), jvp="same")
+def softplus(x): ...
+
+
+softplus.runtime = SCIPY
+
+
+@softplus.defvjp
+def _(g, ans, x):
+    return g * scipy.special.expit(x)
+
+
+# log(expit(x)) = -softplus(-x), whose derivative is expit(-x), finite in both tails.
+@defop("log_expit", "scipy.special.log_expit(x)", aliases=(scipy.special.log_expit,),
+       diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise(lambda x: -sp.log(1 + sp.exp(-x))), jvp="same")
+def log_expit(x): ...
+
+
+log_expit.runtime = SCIPY
+
+
+@log_expit.defvjp
+def _(g, ans, x):
+    return g * scipy.special.expit(-x)

@@ -110,6 +110,9 @@ CASES = [
     ("scipy.special.betainc(2.0, 3.5, 0.5 + 0.5 * x)", [(4,)], "unit"),
     ("scipy.special.betainc(np.array([0.5, 1.0, 2.5]), np.array([[1.5], [0.7]]), 0.5 + 0.5 * x)",
      [(3,)], "unit"),
+    ("scipy.special.rel_entr(x, y)", [(2, 3), (3,)], "positive"),
+    ("scipy.special.softplus(x)", [(2, 3)]),
+    ("scipy.special.log_expit(x)", [(4,)]),
 ]
 
 
@@ -160,7 +163,7 @@ def test_every_special_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 48
+    assert len(ours) == 51
     assert not ours - seen, f"special ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None for name in ours)
 
@@ -370,3 +373,21 @@ def test_a_gradient_reaching_an_incomplete_functions_shape_is_refused():
             ad.grad(fn)(np.array([0.5, 1.5]))
         with pytest.raises(ad.NonDifferentiableError, match=f"'{name}' passes no gradient"):
             ad.jvp(fn)(np.array([0.5, 1.5]), np.ones(2))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning",
+                            "ignore:invalid value:RuntimeWarning")
+def test_rel_entr_takes_no_gradient_in_y_where_x_is_0_and_the_logistic_tails_are_finite():
+    def relative(x, y):
+        return np.sum(special.rel_entr(x, y))
+
+    def tails(x):
+        return np.sum(special.softplus(x) + special.log_expit(x))
+
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([0.0, 1.5, 0.5])
+    dx, dy = ad.grad(relative, wrt=(0, 1))(x, y)
+    np.testing.assert_array_equal(dy, [0.0, 0.0, -4.0])
+    assert dx[1] == -np.inf and dx[2] == np.log(4.0) + 1
+    # far in either tail the slope of softplus + log_expit is 1
+    np.testing.assert_array_equal(ad.grad(tails)(np.array([-800.0, 800.0])), [1.0, 1.0])
+    np.testing.assert_array_equal(ad.hvp(tails)(np.array([-800.0, 800.0]), np.ones(2)), [0, 0])
