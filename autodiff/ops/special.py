@@ -22,7 +22,7 @@ import numpy as np
 import scipy.special
 
 from autodiff.graph.ir import Const
-from autodiff.ops.registry import defop
+from autodiff.ops.registry import OPS, alias, defop
 from autodiff.ops.runtime import broadcast_like, expand_reduced, unbroadcast
 from autodiff.ops.shape_rules import broadcast
 from autodiff.ops.sympy_forms import elementwise, objects, sp
@@ -1034,3 +1034,8 @@ log_expit.runtime = SCIPY
 @log_expit.defvjp
 def _(g, ans, x):
     return g * scipy.special.expit(-x)
+
+
+# SciPy's own log1p and expm1 are NumPy's functions on real numbers: names for those ops.
+alias(scipy.special.log1p, OPS["log1p"])
+alias(scipy.special.expm1, OPS["expm1"])

@@ -113,6 +113,7 @@ CASES = [
     ("scipy.special.rel_entr(x, y)", [(2, 3), (3,)], "positive"),
     ("scipy.special.softplus(x)", [(2, 3)]),
     ("scipy.special.log_expit(x)", [(4,)]),
+    ("scipy.special.log1p(x) * scipy.special.expm1(x)", [(2, 3)], "positive"),
 ]
 
 
