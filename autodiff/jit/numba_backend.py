@@ -7,6 +7,8 @@ refused with the construct and the user's line, never run some other way:
 
 - a helper the compiler keeps when shapes are not known statically
   (``unbroadcast`` of a value whose shape depends on the data);
+- a call to SciPy (``scipy.special``'s ops) or to a Python function with a rule
+  of its own, which numba cannot call;
 - anything numba's own type inference rejects (its message, the generated
   line and the user's line it comes from).
 """
@@ -60,16 +62,36 @@ def check_graph(graph: Graph, where: dict | None = None) -> None:
         else:
             text = kernel(node.named_args) if callable(kernel) else kernel or ""
         helpers = _helpers_called(text) if text else []
-        if helpers or node.op.runtime or "__class__" in text:
-            found.append((helpers[0] if helpers else node.op.name, node.loc))
-    if found:
-        what, loc = next(((w, loc) for w, loc in found if loc is not None), found[0])
+        if helpers or "__class__" in text:
+            found.append((helpers[0] if helpers else node.op.name, node.loc, False))
+        elif node.op.runtime:
+            found.append((_called(text, node.op.runtime) or node.op.name, node.loc, True))
+    if not found:
+        return
+    what, loc, library = next((f for f in found if f[1] is not None), found[0])
+    fields = Location.error_fields(loc) or where or {}
+    if library:
         raise AutodiffError(
-            f"jit='numba' cannot compile {what!r}, which stays in the derivative when "
-            "shapes or kinds of values are not known before the call",
-            **(Location.error_fields(loc) or where or {}),
-            hint="use jit=True (NumPy) for this function, or keep the shapes "
-            "independent of the data")
+            f"jit='numba' cannot compile the call to {what} in the derivative: numba "
+            "compiles NumPy's functions and Python's math, not SciPy's or other Python "
+            "functions", **fields, hint="use jit=True (NumPy) for this function")
+    raise AutodiffError(
+        f"jit='numba' cannot compile {what!r}, which stays in the derivative when "
+        "shapes or kinds of values are not known before the call", **fields,
+        hint="use jit=True (NumPy) for this function, or keep the shapes "
+        "independent of the data")
+
+
+def _called(kernel_text: str, names: dict) -> str | None:
+    """The function a kernel calls through one of ``names`` (``scipy.special.i1``)."""
+    for node in ast.walk(ast.parse(kernel_text)):
+        if isinstance(node, ast.Call):
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in names:
+                return ast.unparse(node.func)
+    return None
 
 
 def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict,
