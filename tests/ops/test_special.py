@@ -114,6 +114,8 @@ CASES = [
     ("scipy.special.softplus(x)", [(2, 3)]),
     ("scipy.special.log_expit(x)", [(4,)]),
     ("scipy.special.log1p(x) * scipy.special.expm1(x)", [(2, 3)], "positive"),
+    ("scipy.special.jv(1, x) * scipy.special.k0(y) + scipy.special.gammainc(2.0, x)",
+     [None, None], "positive"),
 ]
 
 
@@ -393,3 +395,16 @@ def test_rel_entr_takes_no_gradient_in_y_where_x_is_0_and_the_logistic_tails_are
     # far in either tail the slope of softplus + log_expit is 1
     np.testing.assert_array_equal(ad.grad(tails)(np.array([-800.0, 800.0])), [1.0, 1.0])
     np.testing.assert_array_equal(ad.hvp(tails)(np.array([-800.0, 800.0]), np.ones(2)), [0, 0])
+
+
+def test_the_symbolic_route_evaluates_bessel_and_incomplete_functions():
+    # SymPy's besselj, bessely, besselk, lowergamma, betainc_regularized, ... are SciPy's
+    def composite(x):
+        return np.sum(special.j0(x) + special.jv(1.5, x) + special.yn(2, x) + special.ive(1, x)
+                      + special.kve(2, x) + special.k1(x) + special.gammainc(2.5, x)
+                      + special.gammaincc(1.5, x) + special.betainc(2.0, 3.0, x / 4.0)
+                      + special.rel_entr(x, 2.0) + special.softplus(x) + special.log_expit(x))
+
+    x = np.array([0.5, 1.5, 2.5])
+    np.testing.assert_allclose(ad.symbolic_grad(composite, shapes={"x": (3,)})(x),
+                               ad.grad(composite)(x), rtol=1e-10)
