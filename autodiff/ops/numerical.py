@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.registry import OPS, defop, helper_op
+from autodiff.ops.shape_rules import shape_like
 from autodiff.ops.sympy_forms import objects
 
 # ----- convolution and correlation -----
@@ -83,3 +84,61 @@ def correlate(a, v, mode="valid"): ...
 def _(g, ans, a, v, mode):
     full = np.pad(g, convolution_pads(a, v, mode, "np.correlate"))
     return np.convolve(full, v, mode="valid"), np.flip(np.correlate(full, a, mode="valid"))
+
+
+# ----- sliding windows -----
+#
+# np.lib.stride_tricks.sliding_window_view(x, window_shape, axis) is a read-only view of
+# every window of x (x's axes, each windowed one shortened by its window less one, then
+# the window's axes): an element of x appears once per window holding it, so it receives
+# the sum of their adjoints, added back window offset by window offset.
+
+
+def sliding_window_sum(g, x, window_shape, axis):
+    """The adjoint of ``x`` in ``sliding_window_view(x, window_shape, axis)`` given the
+    adjoint ``g`` of the windows.
+
+    >>> sliding_window_sum(np.ones((3, 2)), np.zeros(4), 2, None)
+    array([1., 2., 2., 1.])
+    """
+    g = np.asarray(g)
+    shape = np.shape(x)
+    windows = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    if axis is None:
+        axes = tuple(range(len(shape)))
+    else:
+        axes = tuple(axis) if np.iterable(axis) else (axis,)
+    axes = tuple(a % len(shape) for a in axes)
+    lengths = list(shape)  # of each axis of the windows' positions
+    for a, size in zip(axes, windows):
+        lengths[a] -= size - 1
+    out = np.zeros(shape, dtype=g.dtype)
+    for offsets in np.ndindex(*windows):
+        starts = [0] * len(shape)
+        for a, offset in zip(axes, offsets):  # an axis windowed twice adds its offsets
+            starts[a] += offset
+        out[tuple(slice(s, s + n) for s, n in zip(starts, lengths))] += g[(..., *offsets)]
+    return out
+
+
+@defop("sliding_window_view",
+       "np.lib.stride_tricks.sliding_window_view(x, window_shape, axis=axis)",
+       aliases=(np.lib.stride_tricks.sliding_window_view,), diff=("x",), fresh=False,
+       zeros="first", jvp="linear",
+       sympy=lambda x, window_shape, axis: np.lib.stride_tricks.sliding_window_view(
+           objects(x), window_shape, axis=axis))
+def sliding_window_view(x, window_shape, axis=None): ...
+
+
+@sliding_window_view.defvjp
+def _(g, ans, x, window_shape, axis):
+    return sliding_window_sum(g, x, window_shape, axis)
+
+
+helper_op(sliding_window_sum, diff=("g",), fresh=True, zeros="first", jvp="linear",
+          shape=shape_like("x"))
+
+
+@OPS["sliding_window_sum"].defvjp
+def _(gg, ans, g, x, window_shape, axis):
+    return np.lib.stride_tricks.sliding_window_view(gg, window_shape, axis=axis)

@@ -21,6 +21,18 @@ CASES = [
     ("np.correlate(x, y, 'same')", [(3,), (6,)]), ("np.correlate(x, y, mode='same')", [(4,), (4,)]),
     ("np.correlate(x, y, 'valid')", [(4,), (4,)]), ("np.correlate(x, y, 1)", [(1,), (4,)]),
     ("np.correlate(x, y, mode='full')", [(4,), (1,)]), ("np.correlate(np.sin(x), x)", [(4,)]),
+    # sliding windows: over every axis, chosen axes, an axis windowed twice
+    ("np.lib.stride_tricks.sliding_window_view(x, 3)", [(5,)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, 1)", [(3,)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, (2, 3))", [(4, 5)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, 2, axis=1)", [(3, 4)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, 3, axis=-2)", [(4, 2)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, (2, 2), axis=(2, 0))", [(3, 2, 4)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, (2, 3), axis=(0, 0))", [(6, 2)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, (2, 2)) ** 2", [(3, 3)]),
+    ("np.einsum('...ij,ij->...', np.lib.stride_tricks.sliding_window_view(x, (2, 2)), y)",
+     [(4, 3), (2, 2)]),
+    ("np.lib.stride_tricks.sliding_window_view(x, 2) @ y", [(5,), (2,)]),
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
