@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.graph.patterns import is_none
 from autodiff.ops.registry import OPS, defop, helper_op
+from autodiff.ops.runtime import unbroadcast
 from autodiff.ops.shape_rules import shape_like
 from autodiff.ops.sympy_forms import objects
 
@@ -142,3 +144,99 @@ helper_op(sliding_window_sum, diff=("g",), fresh=True, zeros="first", jvp="linea
 @OPS["sliding_window_sum"].defvjp
 def _(gg, ans, g, x, window_shape, axis):
     return np.lib.stride_tricks.sliding_window_view(gg, window_shape, axis=axis)
+
+
+# ----- the trapezoidal rule -----
+#
+# np.trapezoid(y, x, axis) sums steps * (y[1:] + y[:-1]) / 2 along axis, with steps the
+# differences of x (or dx): bilinear in y and the steps. An element of y receives the
+# adjoint times the mean of the steps on either side of it, an element of x the
+# difference of the means of y on the segments it ends and starts. The rules move the
+# axis last, where x's steps (a vector of x along it, or x of y's shape: trapezoid_grid)
+# broadcast as NumPy broadcasts them; the adjoint g has the result's shape, which every
+# operand broadcasts to.
+
+_TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz  # np.trapz before NumPy 2
+_TRAPEZOIDS = tuple(getattr(np, name) for name in ("trapezoid", "trapz") if name in dir(np))
+
+
+def _trapezoid_call(y, x=None, dx=1.0, axis=-1):
+    """np.trapezoid as an op: ``trapezoid`` with sample points ``x``, ``trapezoid_uniform``
+    without (``dx`` is then the step; with ``x`` NumPy ignores it)."""
+    if x is None or is_none(x):
+        return trapezoid_uniform, {"y": y, "dx": dx, "axis": axis}
+    return trapezoid, {"y": y, "x": x, "axis": axis}
+
+
+def trapezoid_grid(x, y, axis):
+    """The shape np.trapezoid reads sample points ``x`` in against ``y``: a vector along
+    ``axis``, or x's own shape when it has as many axes as y.
+
+    >>> trapezoid_grid(np.ones(3), np.ones((2, 3, 4)), 1)
+    (1, 3, 1)
+    """
+    ndim, shape = np.ndim(y), np.shape(x)
+    if len(shape) == ndim:
+        return shape
+    if len(shape) != 1:
+        raise ValueError(f"np.trapezoid's x has {len(shape)} axes: differentiated, it takes "
+                         f"one axis or as many as y ({ndim})")
+    grid = [1] * ndim
+    grid[axis] = shape[0]
+    return tuple(grid)
+
+
+helper_op(trapezoid_grid, nondiff_output=True, floating=None, shape_params=("x", "y"),
+          query=True, recompute="always", no_gradient="a shape, read from the shapes")
+
+
+def _sympy_trapezoid(y, x=None, dx=1.0, axis=-1):
+    y = np.moveaxis(objects(y), axis, -1)
+    if x is None:
+        steps = dx
+    else:
+        steps = np.moveaxis(np.diff(np.reshape(objects(x), trapezoid_grid(x, y, axis)),
+                                    axis=axis), axis, -1)
+    return np.sum(steps * (y[..., 1:] + y[..., :-1]) / 2, axis=-1)
+
+
+@defop("trapezoid", f"np.{_TRAPEZOID.__name__}(y, x, axis=axis)",
+       aliases=tuple((fn, _trapezoid_call) for fn in _TRAPEZOIDS), diff=("y", "x"),
+       jvp="linear", floating="always",
+       sympy=lambda y, x, axis: _sympy_trapezoid(y, x=x, axis=axis))
+def trapezoid(y, x, axis=-1): ...
+
+
+@trapezoid.defvjp
+def _(g, ans, y, x, axis):
+    grid = np.reshape(x, trapezoid_grid(x, y, axis))
+    steps = np.moveaxis(np.diff(grid, axis=axis), axis, -1)
+    values = np.moveaxis(y, axis, -1)
+    adjoint = np.expand_dims(g, -1)
+    edge = np.zeros_like(adjoint * values[..., :1])
+    spread = adjoint * steps
+    sums = adjoint * (values[..., 1:] + values[..., :-1])
+    dy = np.concatenate((spread, edge), -1) + np.concatenate((edge, spread), -1)
+    dgrid = np.concatenate((edge, sums), -1) - np.concatenate((sums, edge), -1)
+    return (unbroadcast(np.moveaxis(dy, -1, axis) / 2, y),
+            np.reshape(unbroadcast(np.moveaxis(dgrid, -1, axis) / 2, grid), np.shape(x)))
+
+
+@defop("trapezoid_uniform", f"np.{_TRAPEZOID.__name__}(y, dx=dx, axis=axis)",
+       diff=("y", "dx"), jvp="linear", floating="always",
+       sympy=lambda y, dx, axis: _sympy_trapezoid(y, dx=dx, axis=axis))
+def trapezoid_uniform(y, dx=1.0, axis=-1): ...
+
+
+# dx is a scalar (or broadcasts against y with the axis in place, as NumPy multiplies).
+@trapezoid_uniform.defvjp
+def _(g, ans, y, dx, axis):
+    values = np.moveaxis(y, axis, -1)
+    adjoint = np.expand_dims(g, -1)
+    edge = np.zeros_like(adjoint * values[..., :1])
+    spread = adjoint * np.moveaxis(dx * np.moveaxis(np.ones_like(values[..., 1:]), -1, axis),
+                                   axis, -1)
+    sums = adjoint * (values[..., 1:] + values[..., :-1])
+    dy = np.concatenate((spread, edge), -1) + np.concatenate((edge, spread), -1)
+    return (unbroadcast(np.moveaxis(dy, -1, axis) / 2, y),
+            unbroadcast(np.moveaxis(sums, -1, axis) / 2, dx))

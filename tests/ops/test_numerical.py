@@ -33,6 +33,14 @@ CASES = [
     ("np.einsum('...ij,ij->...', np.lib.stride_tricks.sliding_window_view(x, (2, 2)), y)",
      [(4, 3), (2, 2)]),
     ("np.lib.stride_tricks.sliding_window_view(x, 2) @ y", [(5,), (2,)]),
+    # the trapezoidal rule: steps dx, sample points along the axis or of y's shape
+    ("np.trapezoid(x)", [(5,)]), ("np.trapezoid(x, dx=0.5)", [(2, 4)]),
+    ("np.trapezoid(x, dx=y, axis=0)", [(3, 2), ()]), ("np.trapezoid(x, axis=1)", [(2, 3, 4)]),
+    ("np.trapezoid(x, y)", [(4,), (4,)]), ("np.trapezoid(x, y, axis=0)", [(4, 2), (4,)]),
+    ("np.trapezoid(x, y, axis=1)", [(2, 3, 2), (3,)]), ("np.trapezoid(x, x=y)", [(2, 3), (2, 3)]),
+    ("np.trapezoid(x, y, axis=-2)", [(3, 2), (3, 2)]), ("np.trapezoid(x, np.cumsum(y))", [(1,), (1,)]),
+    ("np.trapezoid(x, y)", [(2,), (2,)]), ("np.trapezoid(x * x, x, dx=3.0)", [(3,)]),
+    ("np.trapezoid(x, y)", [(2, 3), (1, 3)]),
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
