@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.graph.ir import Const
 from autodiff.graph.patterns import is_none
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.runtime import unbroadcast
-from autodiff.ops.shape_rules import shape_like
+from autodiff.ops.shape_rules import list_result, shape_like
 from autodiff.ops.sympy_forms import objects
 
 # ----- convolution and correlation -----
@@ -240,3 +241,151 @@ def _(g, ans, y, dx, axis):
     dy = np.concatenate((spread, edge), -1) + np.concatenate((edge, spread), -1)
     return (unbroadcast(np.moveaxis(dy, -1, axis) / 2, y),
             unbroadcast(np.moveaxis(sums, -1, axis) / 2, dx))
+
+
+# ----- finite differences: np.gradient -----
+#
+# np.gradient(f, *spacing, axis, edge_order) is linear in f: along each axis, central
+# differences inside and one-sided ones of first or second order at the two ends, one
+# array per axis. The adjoint of f applies each axis's stencil transposed
+# (gradient_transpose) to that axis's adjoint and sums them. The transposes take
+# uniform steps, one number per axis; sample coordinates are refused there (NumPy's
+# stencils for them weigh each neighbour by its own distance). No gradient flows into
+# the steps.
+#
+# Code must know while compiling whether the result is one array or a tuple of them
+# (a tuple is unpacked, indexed or looped over, never computed with): an axis or no
+# axis gives one array (``gradient``; without an axis, f must have one axis, checked
+# when it runs), a tuple of several axes a tuple (``gradients``, a list result).
+
+
+def _gradient_call(f, *spacing, axis=None, edge_order=1):
+    """np.gradient as an op, its steps a tuple: ``gradients`` for several axes named."""
+    named = {"f": f, "spacing": spacing, "axis": axis, "edge_order": edge_order}
+    if isinstance(axis, Const) and isinstance(axis.value, tuple) and len(axis.value) > 1 or (
+            isinstance(axis, tuple) and len(axis) > 1):
+        return gradients, named
+    return gradient, named
+
+
+def vector_gradient(f, *spacing, edge_order=1):
+    """np.gradient of an array of one axis, where code holds its result as one array.
+
+    >>> vector_gradient(np.array([0.0, 1.0, 4.0]))
+    array([1., 2., 3.])
+    """
+    if np.ndim(f) != 1:
+        raise ValueError(f"np.gradient of an array of {np.ndim(f)} axes gives one array per "
+                         "axis: name the axes (axis=(0, 1, ...)) so that the derivative "
+                         "holds the tuple, or choose one (axis=0)")
+    return np.gradient(f, *spacing, edge_order=edge_order)
+
+
+def _gradient_kernel(named) -> str:
+    if is_none(named["axis"]):
+        return "vector_gradient(f, *spacing, edge_order=edge_order)"
+    return "np.gradient(f, *spacing, axis=axis, edge_order=edge_order)"
+
+
+def _steps(spacing, axes):
+    """One step per axis of ``axes``, as np.gradient reads its ``*varargs``."""
+    if len(spacing) == 0:
+        steps = [1.0] * len(axes)
+    elif len(spacing) == 1:
+        steps = list(spacing) * len(axes)
+    else:
+        steps = list(spacing)
+    for step in steps:
+        if np.ndim(step) != 0:
+            raise ValueError("np.gradient is differentiated with uniform steps (one number "
+                             "per axis), not sample coordinates: write the differences with "
+                             "np.diff")
+    return steps
+
+
+def _gradient_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(a % ndim for a in (axis if np.iterable(axis) else (axis,)))
+
+
+def gradient_transpose(g, f, spacing, axis, edge_order):
+    """The adjoint of ``f`` in ``np.gradient(f, *spacing, axis=axis, edge_order=...)``
+    given the adjoint ``g`` of its result (one per axis, for several axes).
+
+    >>> gradient_transpose(np.array([1.0, 0.0, 0.0]), np.zeros(3), (), None, 1)
+    array([-1.,  1.,  0.])
+    """
+    axes = _gradient_axes(axis, np.ndim(f))
+    steps = _steps(spacing, axes)
+    parts = list(g) if len(axes) > 1 else [g]
+    out = np.zeros(np.shape(f), dtype=np.result_type(*parts, 1.0))
+    for part, a, step in zip(parts, axes, steps):
+        part = np.moveaxis(np.asarray(part, dtype=out.dtype), a, -1)
+        into = np.moveaxis(out, a, -1)  # a view: adding to it adds to out
+        inner = part[..., 1:-1] / (2.0 * step)
+        into[..., 2:] += inner
+        into[..., :-2] -= inner
+        first, last = part[..., 0] / step, part[..., -1] / step
+        if edge_order == 1:
+            into[..., 1] += first
+            into[..., 0] -= first
+            into[..., -1] += last
+            into[..., -2] -= last
+        else:
+            into[..., 0] -= 1.5 * first
+            into[..., 1] += 2.0 * first
+            into[..., 2] -= 0.5 * first
+            into[..., -1] += 1.5 * last
+            into[..., -2] -= 2.0 * last
+            into[..., -3] += 0.5 * last
+    return out
+
+
+def _sympy_gradient(f, spacing, axis, edge_order):
+    f = objects(f)
+    axes = _gradient_axes(axis, f.ndim)
+    results = []
+    for a, step in zip(axes, _steps(spacing, axes)):
+        v = np.moveaxis(f, a, -1)
+        inner = (v[..., 2:] - v[..., :-2]) / (2 * step)
+        if edge_order == 1:
+            first = (v[..., 1:2] - v[..., :1]) / step
+            last = (v[..., -1:] - v[..., -2:-1]) / step
+        else:
+            first = (-3 * v[..., :1] + 4 * v[..., 1:2] - v[..., 2:3]) / (2 * step)
+            last = (3 * v[..., -1:] - 4 * v[..., -2:-1] + v[..., -3:-2]) / (2 * step)
+        results.append(np.moveaxis(np.concatenate((first, inner, last), -1), -1, a))
+    return results[0] if len(results) == 1 else results
+
+
+@defop("gradient", _gradient_kernel, aliases=((np.gradient, _gradient_call),), diff=("f",),
+       jvp="linear", floating="always", sympy=_sympy_gradient)
+def gradient(f, spacing=(), axis=None, edge_order=1): ...
+
+
+gradient.runtime = {"vector_gradient": vector_gradient}
+
+
+@gradient.defvjp
+def _(g, ans, f, spacing, axis, edge_order):
+    return gradient_transpose(g, f, spacing, axis, edge_order)
+
+
+@defop("gradients", "np.gradient(f, *spacing, axis=axis, edge_order=edge_order)",
+       diff=("f",), shape=list_result, jvp="linear", floating="always",
+       sympy=_sympy_gradient)
+def gradients(f, spacing, axis, edge_order=1): ...
+
+
+@gradients.defvjp
+def _(g, ans, f, spacing, axis, edge_order):
+    return gradient_transpose(g, f, spacing, axis, edge_order)
+
+
+helper_op(gradient_transpose, diff=("g",), zeros="first", jvp="linear", shape=shape_like("f"))
+
+
+@OPS["gradient_transpose"].defvjp
+def _(gg, ans, g, f, spacing, axis, edge_order):
+    return np.gradient(gg, *spacing, axis=axis, edge_order=edge_order)

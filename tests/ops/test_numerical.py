@@ -41,6 +41,15 @@ CASES = [
     ("np.trapezoid(x, y, axis=-2)", [(3, 2), (3, 2)]), ("np.trapezoid(x, np.cumsum(y))", [(1,), (1,)]),
     ("np.trapezoid(x, y)", [(2,), (2,)]), ("np.trapezoid(x * x, x, dx=3.0)", [(3,)]),
     ("np.trapezoid(x, y)", [(2, 3), (1, 3)]),
+    # np.gradient: one array (no axis for a vector, or one axis), a tuple for several axes
+    ("np.gradient(x)", [(5,)]), ("np.gradient(x, 0.5)", [(2,)]), ("np.gradient(x, edge_order=2)", [(3,)]),
+    ("np.gradient(x, 2.0, edge_order=2)", [(6,)]), ("np.gradient(x, axis=0)", [(4, 3)]),
+    ("np.gradient(x, 0.3, axis=-1, edge_order=2)", [(2, 3, 4)]), ("np.gradient(x, axis=(1,))", [(2, 2)]),
+    ("np.gradient(x, axis=(0, 1))[1]", [(3, 4)]),
+    ("np.gradient(x, 0.5, 2.0, axis=(1, 0), edge_order=2)[0]", [(3, 4)]),
+    ("np.stack(np.gradient(x, 0.25, axis=(0, 1, 2)))", [(2, 3, 2)]),
+    ("np.gradient(x, axis=(0, 1))[0] * np.gradient(x, axis=(0, 1))[1]", [(3, 3)]),
+    ("np.gradient(np.gradient(x, edge_order=2), 0.5)", [(4,)]),
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
