@@ -389,3 +389,50 @@ helper_op(gradient_transpose, diff=("g",), zeros="first", jvp="linear", shape=sh
 @OPS["gradient_transpose"].defvjp
 def _(gg, ans, g, f, spacing, axis, edge_order):
     return np.gradient(gg, *spacing, axis=axis, edge_order=edge_order)
+
+
+# ----- polynomials -----
+#
+# np.polyval(p, x) sums p[k] * x ** (n - 1 - k): linear in the coefficients (each
+# receives the adjoint times its power of x), and in x the derivative polynomial's value
+# (the coefficients times their exponents, the constant dropped). Coefficients are a
+# vector (NumPy's arrays of coefficients, one polynomial per column, are refused).
+
+
+def polynomial_exponents(p):
+    """The exponents of x that the coefficients ``p`` of np.polyval multiply, highest first.
+
+    >>> polynomial_exponents(np.ones(3))
+    array([2, 1, 0])
+    """
+    if np.ndim(p) != 1:
+        raise ValueError(f"np.polyval's coefficients have {np.ndim(p)} axes: differentiated, "
+                         "they are a vector (one polynomial)")
+    return np.arange(np.shape(p)[0] - 1, -1, -1)
+
+
+helper_op(polynomial_exponents, nondiff_output=True, floating=None, shape_params=("p",),
+          query=True, recompute="always", no_gradient="exponents, read from the shape")
+
+
+@defop("polyval", "np.polyval(p, x)", aliases=(np.polyval,), diff=("p", "x"),
+       sympy=lambda p, x: np.polyval(objects(p), objects(x)))
+def polyval(p, x): ...
+
+
+@polyval.defvjp
+def _(g, ans, p, x):
+    exponents = polynomial_exponents(p)
+    powers = np.expand_dims(x, -1) ** exponents
+    terms = np.reshape(np.expand_dims(g, -1) * powers, (np.size(x), np.shape(p)[0]))
+    return np.sum(terms, axis=0), g * np.polyval(p[:-1] * exponents[:-1], x)
+
+
+@polyval.defjvp("p")
+def _(t, ans, p, x):
+    return np.polyval(t, x)
+
+
+@polyval.defjvp("x")
+def _(t, ans, p, x):
+    return t * np.polyval(p[:-1] * polynomial_exponents(p)[:-1], x)

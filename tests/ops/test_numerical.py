@@ -50,6 +50,11 @@ CASES = [
     ("np.stack(np.gradient(x, 0.25, axis=(0, 1, 2)))", [(2, 3, 2)]),
     ("np.gradient(x, axis=(0, 1))[0] * np.gradient(x, axis=(0, 1))[1]", [(3, 3)]),
     ("np.gradient(np.gradient(x, edge_order=2), 0.5)", [(4,)]),
+    # polynomials: constant, linear and higher, at scalars and arrays, through 0
+    ("np.polyval(x, y)", [(3,), (4,)]), ("np.polyval(x, y)", [(4,), (2, 3)]),
+    ("np.polyval(x, y)", [(1,), (3,)]), ("np.polyval(x, y)", [(2,), ()]),
+    ("np.polyval(x, y)", [(5,), None]), ("np.polyval(x, y - y)", [(3,), (2,)]),
+    ("np.polyval(x, np.array([0.0, 1.0, -2.0]))", [(4,)]), ("np.polyval(np.array([1.0, -2.0, 0.5]), x)", [(3, 2)]),
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
