@@ -19,7 +19,7 @@ import numpy as np
 from autodiff.graph.ir import Const
 from autodiff.graph.patterns import is_none
 from autodiff.ops.registry import OPS, defop, helper_op
-from autodiff.ops.runtime import unbroadcast
+from autodiff.ops.runtime import take_grad, unbroadcast
 from autodiff.ops.shape_rules import list_result, shape_like
 from autodiff.ops.sympy_forms import objects
 
@@ -436,3 +436,108 @@ def _(t, ans, p, x):
 @polyval.defjvp("x")
 def _(t, ans, p, x):
     return t * np.polyval(p[:-1] * polynomial_exponents(p)[:-1], x)
+
+
+# ----- linear interpolation -----
+#
+# np.interp(x, xp, fp, left, right) is fp[i] * (1 - s) + fp[i + 1] * s on the segment
+# [xp[i], xp[i + 1]] holding x, with s = (x - xp[i]) / (xp[i + 1] - xp[i]); fp[0] (or
+# left) below xp[0], fp[-1] (or right) above xp[-1]. Linear in fp: fp[i] and fp[i + 1]
+# receive the adjoint times 1 - s and s. In x the slope of the segment, 0 outside the
+# range. At a knot, where the slope jumps, the derivative is the slope of the segment
+# starting there (the right-hand one), and at the last knot that of the last segment,
+# as JAX's jnp.interp has it. The result moves with the sample points xp too, but no
+# rule takes that gradient: a gradient reaching xp (or left, right) is refused at the
+# user's line. period (x on a circle) is refused.
+
+
+def interp_segment(x, xp):
+    """The index i of the segment [xp[i], xp[i + 1]] of np.interp each x falls in (the
+    first or last segment outside the range; at a knot the segment starting there).
+
+    >>> interp_segment(np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0]), np.array([0.0, 1.0, 2.0]))
+    array([0, 0, 0, 1, 1, 1])
+    """
+    if np.shape(xp)[0] < 2:
+        raise ValueError("np.interp with fewer than two sample points is differentiated "
+                         "by no rule: its result is constant")
+    return np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.shape(xp)[0] - 2)
+
+
+helper_op(interp_segment, nondiff_output=True, floating=None, recompute="always",
+          no_gradient="segment numbers: piecewise constant in x")
+
+
+def _interp_check(named) -> str | None:
+    if is_none(named["period"]):
+        return None
+    return "np.interp with period is not differentiated: reduce x modulo the period first"
+
+
+def _sympy_interp(x, xp, fp, left, right, period):
+    from autodiff.ops.sympy_forms import Unsupported, elementwise, sp
+
+    if period is not None:
+        raise Unsupported("np.interp with period")
+    knots = np.asarray(xp, dtype=object).tolist()
+    if not all(isinstance(k, (int, float)) or getattr(k, "is_number", False) for k in knots):
+        raise Unsupported("np.interp with symbolic sample points")
+    values = np.asarray(fp, dtype=object).tolist()
+    low = values[0] if left is None else left
+    high = values[-1] if right is None else right
+
+    def segment(k, v):
+        return values[k] + (v - knots[k]) * (values[k + 1] - values[k]) / (knots[k + 1] - knots[k])
+
+    def at(v):
+        pieces = [(low, v < knots[0])]
+        pieces += [(segment(k, v), v < knots[k + 1]) for k in range(len(knots) - 2)]
+        pieces += [(segment(len(knots) - 2, v), v <= knots[-1]), (high, True)]
+        return sp.Piecewise(*pieces)
+
+    return elementwise(at)(objects(x))
+
+
+@defop("interp", "np.interp(x, xp, fp, left=left, right=right, period=period)",
+       aliases=(np.interp,), diff=("x", "fp"), floating="always", sympy=_sympy_interp)
+def interp(x, xp, fp, left=None, right=None, period=None): ...
+
+
+interp.vjp_check = _interp_check
+
+
+@interp.defvjp
+def _(g, ans, x, xp, fp, left, right, period):
+    i = interp_segment(x, xp)
+    below, above = x < xp[0], x > xp[-1]
+    start = np.take(xp, i)
+    width = np.take(xp, i + 1) - start
+    s = np.where(below, 0.0, np.where(above, 1.0, (x - start) / width))
+    slope = (np.take(fp, i + 1) - np.take(fp, i)) / width
+    if left is not None:  # outside, the constants take the place of fp's ends
+        g = np.where(below, 0.0, g)
+    if right is not None:
+        g = np.where(above, 0.0, g)
+    return (g * np.where(below | above, 0.0, slope),
+            take_grad(g * (1 - s), fp, i, None) + take_grad(g * s, fp, i + 1, None))
+
+
+@interp.defjvp("x")
+def _(t, ans, x, xp, fp, left, right, period):
+    i = interp_segment(x, xp)
+    slope = (np.take(fp, i + 1) - np.take(fp, i)) / (np.take(xp, i + 1) - np.take(xp, i))
+    return t * np.where((x < xp[0]) | (x > xp[-1]), 0.0, slope)
+
+
+@interp.defjvp("fp")
+def _(t, ans, x, xp, fp, left, right, period):
+    i = interp_segment(x, xp)
+    below, above = x < xp[0], x > xp[-1]
+    start = np.take(xp, i)
+    s = np.where(below, 0.0, np.where(above, 1.0, (x - start) / (np.take(xp, i + 1) - start)))
+    moved = np.take(t, i) * (1 - s) + np.take(t, i + 1) * s
+    if left is not None:
+        moved = np.where(below, 0.0, moved)
+    if right is not None:
+        moved = np.where(above, 0.0, moved)
+    return moved

@@ -55,6 +55,15 @@ CASES = [
     ("np.polyval(x, y)", [(1,), (3,)]), ("np.polyval(x, y)", [(2,), ()]),
     ("np.polyval(x, y)", [(5,), None]), ("np.polyval(x, y - y)", [(3,), (2,)]),
     ("np.polyval(x, np.array([0.0, 1.0, -2.0]))", [(4,)]), ("np.polyval(np.array([1.0, -2.0, 0.5]), x)", [(3, 2)]),
+    # interpolation: inside, outside (ends, or left and right), a scalar; xp uneven
+    ("np.interp(x, np.array([-1.7, -0.4, 0.3, 1.2, 1.9]), y)", [(6,), (5,)]),
+    ("np.interp(2.5 * x, np.array([-1.7, -0.4, 0.3, 1.2, 1.9]), y)", [(3, 2), (5,)]),
+    ("np.interp(2.5 * x, np.array([-1.1, 0.2, 1.3]), y, left=-3.0, right=2.0)", [(7,), (3,)]),
+    ("np.interp(2.5 * x, np.array([-1.1, 0.2, 1.3]), y, 0.5)", [(7,), (3,)]),
+    ("np.interp(x, np.array([-0.9, 0.8]), y, right=1.5)", [(), (2,)]),
+    ("np.interp(x, np.array([-0.3, 0.1, 0.4]), np.sin(x))", [(3,)]),
+    ("np.interp(x, np.linspace(-2.0, 2.0, 6), np.array([1.0, -2.0, 0.5, 3.0, 0.0, 1.0]))", [(2, 3)]),
+    ("np.interp(x * y, np.array([-1.1, 0.2, 1.3]), y ** 2)", [(3,), (3,)]),
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
