@@ -8,6 +8,7 @@ from autodiff.ops import (  # noqa: F401
     elementwise,
     helpers,
     linalg,
+    numerical,
     reduce,
     shape,
     specialized,
@@ -19,6 +20,9 @@ try:  # scipy.special's ops, when SciPy is installed (autodiff needs no SciPy)
 except ImportError:
     pass
 else:
-    from autodiff.ops import special  # noqa: F401
+    from autodiff.ops import (
+        signal,  # noqa: F401
+        special,  # noqa: F401
+    )
 
 __all__ = ["OPS", "Op", "defop"]

@@ -18,6 +18,7 @@ attribute alias of ``transpose``.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -420,6 +421,8 @@ def changed() -> None:
 
 def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
     """``(op, adapter)`` for a Python callable, or None if it is no known op."""
+    if _DEFERRED:
+        _bind_deferred()
     entry = _CALLABLES.get(id(fn))
     if entry is None or entry[0] is not fn:
         return None
@@ -428,6 +431,8 @@ def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
 
 def callables_of(op: Op) -> list[Any]:
     """The Python callables that are names for ``op``."""
+    if _DEFERRED:
+        _bind_deferred()
     return [fn for fn, bound, _ in _CALLABLES.values() if bound is op]
 
 
@@ -453,3 +458,26 @@ def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tu
             return op, op.bind(tuple(canonical), {})
         return op, op.bind((), canonical)
     return op, op.bind(args, kwargs)
+
+
+# ----- names in modules autodiff does not import itself -----
+
+_DEFERRED: list[tuple[str, str, Op]] = []
+
+
+def defer_alias(module: str, name: str, op: Op) -> None:
+    """Make ``module.name`` a name for ``op`` once ``module`` is imported: a module slow
+    to import (``scipy.signal``) is imported by the code that calls it, never by
+    autodiff. A call to it is resolved after that import, so no derivative built
+    before could have met the name."""
+    _DEFERRED.append((module, name, op))
+
+
+def _bind_deferred() -> None:
+    for entry in list(_DEFERRED):
+        module, name, op = entry
+        if module in sys.modules:
+            _DEFERRED.remove(entry)
+            fn = getattr(sys.modules[module], name)
+            _CALLABLES[id(fn)] = (fn, op, None)
+            op.aliases = (*op.aliases, fn)

@@ -23,7 +23,14 @@ import autodiff as ad
 from autodiff.graph.ir import Node, walk
 from autodiff.ops import OPS, registry
 from tests.helpers import derivatives_of
-from tests.ops import test_along_axis, test_elementwise, test_linalg, test_reduce, test_shape
+from tests.ops import (
+    test_along_axis,
+    test_elementwise,
+    test_linalg,
+    test_numerical,
+    test_reduce,
+    test_shape,
+)
 from tests.ops.table import shared_module, signatures
 
 
@@ -79,11 +86,15 @@ def _tables() -> list[tuple]:
     """Each op table as (its shared module, its signatures)."""
     tables = [(shared_module(test_elementwise.SIGNATURES), test_elementwise.SIGNATURES)]
     for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""), (test_along_axis.CASES, ""),
-                            (test_shape.CASES, test_shape.PREAMBLE)):
+                            (test_shape.CASES, test_shape.PREAMBLE), (test_numerical.CASES, "")):
         tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
     if "weighted_logsumexp" in OPS:  # scipy.special's ops, registered when SciPy imports
         from tests.ops.test_special import CASES, PREAMBLE
         tables.append((shared_module(signatures(CASES), PREAMBLE), signatures(CASES)))
+    if "signal_convolve" in OPS:  # scipy.signal's, likewise
+        from tests.ops import test_signal
+        tables.append((shared_module(signatures(test_signal.CASES), test_signal.PREAMBLE),
+                       signatures(test_signal.CASES)))
     return tables
 
 
