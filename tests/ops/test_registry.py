@@ -82,6 +82,10 @@ def _tables() -> list[tuple]:
     if "weighted_logsumexp" in OPS:  # scipy.special's ops, registered when SciPy imports
         from tests.ops.test_special import CASES, PREAMBLE
         tables.append((shared_module(signatures(CASES), PREAMBLE), signatures(CASES)))
+    if "norm_logpdf" in OPS:  # scipy.stats's ops, registered when SciPy imports
+        from tests.ops import test_stats
+        tables.append((shared_module(signatures(test_stats.CASES), test_stats.PREAMBLE),
+                       signatures(test_stats.CASES)))
     return tables
 
 

@@ -1,0 +1,77 @@
+"""scipy.stats's distributions, as users call them, against finite differences.
+
+Each case keeps its inputs inside the distribution's support and its parameters
+inside their domain: ``"positive"`` draws from (0.5, 2.5) (scales, shapes, degrees
+of freedom, rates), ``"unit"`` from (-0.9, 0.9) (so ``0.5 + 0.5 * x`` is in (0.05,
+0.95), inside beta's support). Several parameters come from one input ``y`` by
+indexing (``y[:4]`` a location of shape (4,), ``1.0 + y[4] ** 2`` a scalar scale),
+so that x of shape (3, 4) broadcasts against both.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autodiff.graph.ir import walk
+from autodiff.ops import OPS, Op
+from tests.helpers import derivatives_of
+from tests.ops.table import shared_module, signatures, table_test
+
+stats = pytest.importorskip("scipy.stats")
+
+PREAMBLE = "import scipy.stats\nfrom scipy import stats\nfrom scipy.stats import norm"
+
+CASES = [
+    # norm, every method, with loc and scale as SciPy takes them
+    ("scipy.stats.norm.logpdf(x)", [(2, 3)]),
+    ("norm.logpdf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("stats.norm.logpdf(x, loc=y, scale=1.5)", [(3, 4), (4,)]),
+    ("norm.logpdf(1.5, loc=x, scale=y)", [(3,), (3,)], "positive"),
+    ("norm.pdf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("norm.pdf(x, scale=y)", [(), (2,)], "positive"),
+    ("norm.cdf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("norm.logcdf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("norm.sf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("norm.logsf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("norm.logcdf(x, scale=y) + norm.cdf(y, x)", [(3,), (3,)], "positive"),
+]
+
+
+test_stats = table_test(CASES, seed=1900, preamble=PREAMBLE, routes=("sympy",))
+
+
+def _module():
+    return shared_module(signatures(CASES), PREAMBLE)
+
+
+def test_every_stats_op_is_checked_by_the_table():
+    """As tests/ops/test_registry.py, for this module's ops: each is reached by a case,
+    its rules by the derivatives the checks build, and each has a SymPy form or says
+    why it has none."""
+    from autodiff.ops import stats as module
+
+    ours = {op.name for op in vars(module).values() if isinstance(op, Op)}
+    seen = set()
+    for index, (_, arity) in enumerate(signatures(CASES)):
+        loss = getattr(_module(), f"loss_{index}")
+        for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
+            for name in ("original_graph", "graph"):
+                graph = getattr(derivative, name, None)
+                if graph is not None:
+                    seen.update(node.op.name for node in walk(graph.nodes)
+                                if hasattr(node, "op"))
+    assert len(ours) == 6
+    assert not ours - seen, f"stats ops no case goes through: {sorted(ours - seen)}"
+    assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
+
+
+def test_a_bound_method_is_one_alias_however_often_it_is_read():
+    from autodiff.ops import registry
+
+    assert stats.norm.logpdf is not stats.norm.logpdf  # a new method object at each read
+    assert registry.callable_binding(stats.norm.logpdf)[0] is OPS["norm_logpdf"]
+    # the same function bound to another object is another name (or none)
+    other = stats.norm_gen(name="other")
+    assert other.logpdf.__func__ is stats.norm.logpdf.__func__
+    assert registry.callable_binding(other.logpdf) is None
+    assert registry.callable_binding(stats.norm.pdf)[0] is OPS["norm_pdf"]
