@@ -72,6 +72,11 @@ def _sympy_ndtr(z):
     return (1 + sp.erf(z / sp.sqrt(2))) / 2
 
 
+def _density(log_density):
+    """The SymPy form of a density from that of its logarithm."""
+    return lambda *args: sp.exp(log_density(*args))
+
+
 @defop("norm_logpdf", "scipy.stats.norm.logpdf(x, loc=loc, scale=scale)",
        aliases=(scipy.stats.norm.logpdf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always", sympy=elementwise(_sympy_norm_logpdf, 3))
@@ -104,8 +109,7 @@ def _(t, ans, x, loc, scale):
 
 @defop("norm_pdf", "scipy.stats.norm.pdf(x, loc=loc, scale=scale)",
        aliases=(scipy.stats.norm.pdf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
-       floating="always",
-       sympy=elementwise(lambda x, loc, scale: sp.exp(_sympy_norm_logpdf(x, loc, scale)), 3))
+       floating="always", sympy=elementwise(_density(_sympy_norm_logpdf), 3))
 def norm_pdf(x, loc=0.0, scale=1.0): ...
 
 
@@ -284,3 +288,396 @@ def _(t, ans, x, loc, scale):
 def _(t, ans, x, loc, scale):
     z = (x - loc) / scale
     return -t * _norm_cdf_slopes(x, loc, scale, -0.5 * z * z - LOG_SQRT_2PI - ans)[2]
+
+
+# ----- t -----
+
+
+def _t_slopes(x, df, loc, scale):
+    """The derivatives of t.logpdf in x, df, loc and scale, elementwise."""
+    z = (x - loc) / scale
+    spread = df + z * z
+    dz = -(df + 1.0) * z / spread
+    ddf = 0.5 * (scipy.special.digamma(0.5 * (df + 1.0)) - scipy.special.digamma(0.5 * df)
+                 - 1.0 / df - np.log1p(z * z / df) + (df + 1.0) * z * z / (df * spread))
+    return dz / scale, ddf, -dz / scale, -(z * dz + 1.0) / scale
+
+
+def _sympy_t_logpdf(x, df, loc, scale):
+    z = _sympy_z(x, loc, scale)
+    return (sp.loggamma((df + 1) / 2) - sp.loggamma(df / 2) - sp.log(df * sp.pi) / 2
+            - sp.log(scale) - (df + 1) / 2 * sp.log(1 + z * z / df))
+
+
+# Student's t: the derivative in the degrees of freedom df takes the digamma function.
+@defop("t_logpdf", "scipy.stats.t.logpdf(x, df, loc=loc, scale=scale)",
+       aliases=(scipy.stats.t.logpdf,), diff=("x", "df", "loc", "scale"),
+       shape=broadcast("x", "df", "loc", "scale"), floating="always",
+       sympy=elementwise(_sympy_t_logpdf, 4))
+def t_logpdf(x, df, loc=0.0, scale=1.0): ...
+
+
+t_logpdf.runtime = SCIPY
+
+
+@t_logpdf.defvjp
+def _(g, ans, x, df, loc, scale):
+    dx, ddf, dloc, dscale = _t_slopes(x, df, loc, scale)
+    return (unbroadcast(g * dx, x),
+            unbroadcast(g * ddf, df),
+            unbroadcast(g * dloc, loc),
+            unbroadcast(g * dscale, scale))
+
+
+@t_logpdf.defjvp("x")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _t_slopes(x, df, loc, scale)[0], ans)
+
+
+@t_logpdf.defjvp("df")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _t_slopes(x, df, loc, scale)[1], ans)
+
+
+@t_logpdf.defjvp("loc")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _t_slopes(x, df, loc, scale)[2], ans)
+
+
+@t_logpdf.defjvp("scale")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _t_slopes(x, df, loc, scale)[3], ans)
+
+
+@defop("t_pdf", "scipy.stats.t.pdf(x, df, loc=loc, scale=scale)",
+       aliases=(scipy.stats.t.pdf,), diff=("x", "df", "loc", "scale"),
+       shape=broadcast("x", "df", "loc", "scale"), floating="always",
+       sympy=elementwise(_density(_sympy_t_logpdf), 4))
+def t_pdf(x, df, loc=0.0, scale=1.0): ...
+
+
+t_pdf.runtime = SCIPY
+
+
+@t_pdf.defvjp
+def _(g, ans, x, df, loc, scale):
+    dx, ddf, dloc, dscale = _t_slopes(x, df, loc, scale)
+    return (unbroadcast(g * ans * dx, x),
+            unbroadcast(g * ans * ddf, df),
+            unbroadcast(g * ans * dloc, loc),
+            unbroadcast(g * ans * dscale, scale))
+
+
+@t_pdf.defjvp("x")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _t_slopes(x, df, loc, scale)[0]
+
+
+@t_pdf.defjvp("df")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _t_slopes(x, df, loc, scale)[1]
+
+
+@t_pdf.defjvp("loc")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _t_slopes(x, df, loc, scale)[2]
+
+
+@t_pdf.defjvp("scale")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _t_slopes(x, df, loc, scale)[3]
+
+
+# ----- gamma, chi2 and beta -----
+
+
+def _gamma_slopes(x, a, loc, scale):
+    """The derivatives of gamma.logpdf in x, a, loc and scale, elementwise."""
+    y = (x - loc) / scale
+    dy = (a - 1.0) / y - 1.0
+    return dy / scale, np.log(y) - scipy.special.digamma(a), -dy / scale, -(y * dy + 1.0) / scale
+
+
+def _sympy_gamma_logpdf(x, a, loc, scale):
+    y = _sympy_z(x, loc, scale)
+    return (a - 1) * sp.log(y) - y - sp.loggamma(a) - sp.log(scale)
+
+
+# On its support, x > loc: at x = loc the density is 0, infinite or 1 / scale
+# (a < 1, a > 1, a = 1) and the derivatives in x and a are infinite or undefined.
+@defop("gamma_logpdf", "scipy.stats.gamma.logpdf(x, a, loc=loc, scale=scale)",
+       aliases=(scipy.stats.gamma.logpdf,), diff=("x", "a", "loc", "scale"),
+       shape=broadcast("x", "a", "loc", "scale"), floating="always",
+       sympy=elementwise(_sympy_gamma_logpdf, 4))
+def gamma_logpdf(x, a, loc=0.0, scale=1.0): ...
+
+
+gamma_logpdf.runtime = SCIPY
+
+
+@gamma_logpdf.defvjp
+def _(g, ans, x, a, loc, scale):
+    dx, da, dloc, dscale = _gamma_slopes(x, a, loc, scale)
+    return (unbroadcast(g * dx, x),
+            unbroadcast(g * da, a),
+            unbroadcast(g * dloc, loc),
+            unbroadcast(g * dscale, scale))
+
+
+@gamma_logpdf.defjvp("x")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(t * _gamma_slopes(x, a, loc, scale)[0], ans)
+
+
+@gamma_logpdf.defjvp("a")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(t * _gamma_slopes(x, a, loc, scale)[1], ans)
+
+
+@gamma_logpdf.defjvp("loc")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(t * _gamma_slopes(x, a, loc, scale)[2], ans)
+
+
+@gamma_logpdf.defjvp("scale")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(t * _gamma_slopes(x, a, loc, scale)[3], ans)
+
+
+@defop("gamma_pdf", "scipy.stats.gamma.pdf(x, a, loc=loc, scale=scale)",
+       aliases=(scipy.stats.gamma.pdf,), diff=("x", "a", "loc", "scale"),
+       shape=broadcast("x", "a", "loc", "scale"), floating="always",
+       sympy=elementwise(_density(_sympy_gamma_logpdf), 4))
+def gamma_pdf(x, a, loc=0.0, scale=1.0): ...
+
+
+gamma_pdf.runtime = SCIPY
+
+
+@gamma_pdf.defvjp
+def _(g, ans, x, a, loc, scale):
+    dx, da, dloc, dscale = _gamma_slopes(x, a, loc, scale)
+    return (unbroadcast(g * ans * dx, x),
+            unbroadcast(g * ans * da, a),
+            unbroadcast(g * ans * dloc, loc),
+            unbroadcast(g * ans * dscale, scale))
+
+
+@gamma_pdf.defjvp("x")
+def _(t, ans, x, a, loc, scale):
+    return t * ans * _gamma_slopes(x, a, loc, scale)[0]
+
+
+@gamma_pdf.defjvp("a")
+def _(t, ans, x, a, loc, scale):
+    return t * ans * _gamma_slopes(x, a, loc, scale)[1]
+
+
+@gamma_pdf.defjvp("loc")
+def _(t, ans, x, a, loc, scale):
+    return t * ans * _gamma_slopes(x, a, loc, scale)[2]
+
+
+@gamma_pdf.defjvp("scale")
+def _(t, ans, x, a, loc, scale):
+    return t * ans * _gamma_slopes(x, a, loc, scale)[3]
+
+
+def _chi2_slopes(x, df, loc, scale):
+    """The derivatives of chi2.logpdf in x, df, loc and scale, elementwise: the gamma
+    distribution of shape df / 2 and scale 2 * scale."""
+    y = (x - loc) / scale
+    dy = (0.5 * df - 1.0) / y - 0.5
+    ddf = 0.5 * (np.log(0.5 * y) - scipy.special.digamma(0.5 * df))
+    return dy / scale, ddf, -dy / scale, -(y * dy + 1.0) / scale
+
+
+def _sympy_chi2_logpdf(x, df, loc, scale):
+    y = _sympy_z(x, loc, scale)
+    return ((df / 2 - 1) * sp.log(y) - y / 2 - sp.loggamma(df / 2) - df / 2 * sp.log(2)
+            - sp.log(scale))
+
+
+@defop("chi2_logpdf", "scipy.stats.chi2.logpdf(x, df, loc=loc, scale=scale)",
+       aliases=(scipy.stats.chi2.logpdf,), diff=("x", "df", "loc", "scale"),
+       shape=broadcast("x", "df", "loc", "scale"), floating="always",
+       sympy=elementwise(_sympy_chi2_logpdf, 4))
+def chi2_logpdf(x, df, loc=0.0, scale=1.0): ...
+
+
+chi2_logpdf.runtime = SCIPY
+
+
+@chi2_logpdf.defvjp
+def _(g, ans, x, df, loc, scale):
+    dx, ddf, dloc, dscale = _chi2_slopes(x, df, loc, scale)
+    return (unbroadcast(g * dx, x),
+            unbroadcast(g * ddf, df),
+            unbroadcast(g * dloc, loc),
+            unbroadcast(g * dscale, scale))
+
+
+@chi2_logpdf.defjvp("x")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _chi2_slopes(x, df, loc, scale)[0], ans)
+
+
+@chi2_logpdf.defjvp("df")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _chi2_slopes(x, df, loc, scale)[1], ans)
+
+
+@chi2_logpdf.defjvp("loc")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _chi2_slopes(x, df, loc, scale)[2], ans)
+
+
+@chi2_logpdf.defjvp("scale")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * _chi2_slopes(x, df, loc, scale)[3], ans)
+
+
+@defop("chi2_pdf", "scipy.stats.chi2.pdf(x, df, loc=loc, scale=scale)",
+       aliases=(scipy.stats.chi2.pdf,), diff=("x", "df", "loc", "scale"),
+       shape=broadcast("x", "df", "loc", "scale"), floating="always",
+       sympy=elementwise(_density(_sympy_chi2_logpdf), 4))
+def chi2_pdf(x, df, loc=0.0, scale=1.0): ...
+
+
+chi2_pdf.runtime = SCIPY
+
+
+@chi2_pdf.defvjp
+def _(g, ans, x, df, loc, scale):
+    dx, ddf, dloc, dscale = _chi2_slopes(x, df, loc, scale)
+    return (unbroadcast(g * ans * dx, x),
+            unbroadcast(g * ans * ddf, df),
+            unbroadcast(g * ans * dloc, loc),
+            unbroadcast(g * ans * dscale, scale))
+
+
+@chi2_pdf.defjvp("x")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _chi2_slopes(x, df, loc, scale)[0]
+
+
+@chi2_pdf.defjvp("df")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _chi2_slopes(x, df, loc, scale)[1]
+
+
+@chi2_pdf.defjvp("loc")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _chi2_slopes(x, df, loc, scale)[2]
+
+
+@chi2_pdf.defjvp("scale")
+def _(t, ans, x, df, loc, scale):
+    return t * ans * _chi2_slopes(x, df, loc, scale)[3]
+
+
+def _beta_slopes(x, a, b, loc, scale):
+    """The derivatives of beta.logpdf in x, a, b, loc and scale, elementwise."""
+    y = (x - loc) / scale
+    dy = (a - 1.0) / y - (b - 1.0) / (1.0 - y)
+    both = scipy.special.digamma(a + b)
+    return (dy / scale, np.log(y) - scipy.special.digamma(a) + both,
+            np.log1p(-y) - scipy.special.digamma(b) + both, -dy / scale,
+            -(y * dy + 1.0) / scale)
+
+
+def _sympy_beta_logpdf(x, a, b, loc, scale):
+    y = _sympy_z(x, loc, scale)
+    return ((a - 1) * sp.log(y) + (b - 1) * sp.log(1 - y) - sp.loggamma(a) - sp.loggamma(b)
+            + sp.loggamma(a + b) - sp.log(scale))
+
+
+# On its support, loc < x < loc + scale (the boundary as gamma's).
+@defop("beta_logpdf", "scipy.stats.beta.logpdf(x, a, b, loc=loc, scale=scale)",
+       aliases=(scipy.stats.beta.logpdf,), diff=("x", "a", "b", "loc", "scale"),
+       shape=broadcast("x", "a", "b", "loc", "scale"), floating="always",
+       sympy=elementwise(_sympy_beta_logpdf, 5))
+def beta_logpdf(x, a, b, loc=0.0, scale=1.0): ...
+
+
+beta_logpdf.runtime = SCIPY
+
+
+@beta_logpdf.defvjp
+def _(g, ans, x, a, b, loc, scale):
+    dx, da, db, dloc, dscale = _beta_slopes(x, a, b, loc, scale)
+    return (unbroadcast(g * dx, x),
+            unbroadcast(g * da, a),
+            unbroadcast(g * db, b),
+            unbroadcast(g * dloc, loc),
+            unbroadcast(g * dscale, scale))
+
+
+@beta_logpdf.defjvp("x")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(t * _beta_slopes(x, a, b, loc, scale)[0], ans)
+
+
+@beta_logpdf.defjvp("a")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(t * _beta_slopes(x, a, b, loc, scale)[1], ans)
+
+
+@beta_logpdf.defjvp("b")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(t * _beta_slopes(x, a, b, loc, scale)[2], ans)
+
+
+@beta_logpdf.defjvp("loc")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(t * _beta_slopes(x, a, b, loc, scale)[3], ans)
+
+
+@beta_logpdf.defjvp("scale")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(t * _beta_slopes(x, a, b, loc, scale)[4], ans)
+
+
+@defop("beta_pdf", "scipy.stats.beta.pdf(x, a, b, loc=loc, scale=scale)",
+       aliases=(scipy.stats.beta.pdf,), diff=("x", "a", "b", "loc", "scale"),
+       shape=broadcast("x", "a", "b", "loc", "scale"), floating="always",
+       sympy=elementwise(_density(_sympy_beta_logpdf), 5))
+def beta_pdf(x, a, b, loc=0.0, scale=1.0): ...
+
+
+beta_pdf.runtime = SCIPY
+
+
+@beta_pdf.defvjp
+def _(g, ans, x, a, b, loc, scale):
+    dx, da, db, dloc, dscale = _beta_slopes(x, a, b, loc, scale)
+    return (unbroadcast(g * ans * dx, x),
+            unbroadcast(g * ans * da, a),
+            unbroadcast(g * ans * db, b),
+            unbroadcast(g * ans * dloc, loc),
+            unbroadcast(g * ans * dscale, scale))
+
+
+@beta_pdf.defjvp("x")
+def _(t, ans, x, a, b, loc, scale):
+    return t * ans * _beta_slopes(x, a, b, loc, scale)[0]
+
+
+@beta_pdf.defjvp("a")
+def _(t, ans, x, a, b, loc, scale):
+    return t * ans * _beta_slopes(x, a, b, loc, scale)[1]
+
+
+@beta_pdf.defjvp("b")
+def _(t, ans, x, a, b, loc, scale):
+    return t * ans * _beta_slopes(x, a, b, loc, scale)[2]
+
+
+@beta_pdf.defjvp("loc")
+def _(t, ans, x, a, b, loc, scale):
+    return t * ans * _beta_slopes(x, a, b, loc, scale)[3]
+
+
+@beta_pdf.defjvp("scale")
+def _(t, ans, x, a, b, loc, scale):
+    return t * ans * _beta_slopes(x, a, b, loc, scale)[4]

@@ -34,6 +34,24 @@ CASES = [
     ("norm.sf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
     ("norm.logsf(x, y[:4], 1.0 + y[4] ** 2)", [(3, 4), (5,)]),
     ("norm.logcdf(x, scale=y) + norm.cdf(y, x)", [(3,), (3,)], "positive"),
+    # t, in x, df, loc and scale
+    ("stats.t.logpdf(x, 3.0 + y[0] ** 2, y[1:5], 0.5 + y[5] ** 2)", [(3, 4), (6,)]),
+    ("stats.t.pdf(x, 3.0 + y[0] ** 2, y[1:5], 0.5 + y[5] ** 2)", [(3, 4), (6,)]),
+    ("stats.t.logpdf(x, df=y, loc=0.5, scale=2.0) + stats.t.pdf(y, x)", [(3,), (3,)],
+     "positive"),
+    # gamma and chi2 on x > loc, beta on loc < x < loc + scale
+    ("stats.gamma.logpdf(x + 1.0, y[:4], 0.5 * y[4] - 0.5, y[5])", [(3, 4), (6,)], "positive"),
+    ("stats.gamma.pdf(x + 1.0, y[:4], 0.5 * y[4] - 0.5, y[5])", [(3, 4), (6,)], "positive"),
+    ("stats.gamma.logpdf(x, a=y) + stats.gamma.pdf(y, x, scale=2.0)", [(3,), (3,)], "positive"),
+    ("stats.chi2.logpdf(x + 1.0, y[:4], 0.5 * y[4] - 0.5, y[5])", [(3, 4), (6,)], "positive"),
+    ("stats.chi2.pdf(x + 1.0, y[:4], 0.5 * y[4] - 0.5, y[5])", [(3, 4), (6,)], "positive"),
+    ("stats.chi2.logpdf(x, df=y) + stats.chi2.pdf(y, x)", [(3,), (3,)], "positive"),
+    ("stats.beta.logpdf(0.5 + 0.5 * x, 1.0 + y[:4] ** 2, 1.5 + y[4] ** 2)", [(3, 4), (5,)],
+     "unit"),
+    ("stats.beta.pdf(x, 1.5 + y[0], 1.0 + y[1], 0.5 * y[2] - 1.5, 0.5 * y[3] + 3.5)",
+     [(3,), (4,)], "unit"),
+    ("stats.beta.logpdf(0.25 * x, a=y, b=1.5) + stats.beta.pdf(0.5, x, y)", [(3,), (3,)],
+     "positive"),
 ]
 
 
@@ -60,7 +78,7 @@ def test_every_stats_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 6
+    assert len(ours) == 14
     assert not ours - seen, f"stats ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
 
