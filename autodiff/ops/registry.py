@@ -212,6 +212,9 @@ class Op:
         self.kind_params: tuple[str, ...] = ()
         # The Python callables that are names for it (set by defop).
         self.aliases: tuple = ()
+        # Why no gradient flows into a parameter outside ``diff``, by parameter (a count:
+        # poisson.logpmf's k), given by the error refusing a gradient that reaches it.
+        self.no_gradient_to: dict[str, str] = {}
         # Parameters the result is piecewise constant in (an index, a condition, a sign):
         # their gradient is zero almost everywhere, and none is passed to them.
         self.piecewise_params: tuple[str, ...] = ()

@@ -681,3 +681,64 @@ def _(t, ans, x, a, b, loc, scale):
 @beta_pdf.defjvp("scale")
 def _(t, ans, x, a, b, loc, scale):
     return t * ans * _beta_slopes(x, a, b, loc, scale)[4]
+
+
+# ----- poisson -----
+
+
+_COUNT = ("the count k - loc is an integer: the probability mass function is not "
+          "differentiable in it")
+
+
+def _poisson_slope(k, mu, loc):
+    """The derivative of poisson.logpmf in mu, elementwise: (k - loc) / mu - 1, and -1
+    where k - loc is 0 (as xlogy's, even at mu = 0)."""
+    count = k - loc
+    return np.where(count == 0, 0.0, count / np.where(count == 0, 1.0, mu)) - 1.0
+
+
+def _sympy_poisson_logpmf(k, mu, loc):
+    count = k - loc
+    return count * sp.log(mu) - mu - sp.loggamma(count + 1)
+
+
+# The mass function of the counts k (loc shifts them) in the rate mu. k and loc take
+# no gradient: a gradient reaching them is refused, with the reason.
+@defop("poisson_logpmf", "scipy.stats.poisson.logpmf(k, mu, loc=loc)",
+       aliases=(scipy.stats.poisson.logpmf,), diff=("mu",), shape=broadcast("k", "mu", "loc"),
+       floating="always", sympy=elementwise(_sympy_poisson_logpmf, 3))
+def poisson_logpmf(k, mu, loc=0): ...
+
+
+poisson_logpmf.runtime = SCIPY
+poisson_logpmf.no_gradient_to = {"k": _COUNT, "loc": _COUNT}
+
+
+@poisson_logpmf.defvjp
+def _(g, ans, k, mu, loc):
+    return unbroadcast(g * _poisson_slope(k, mu, loc), mu)
+
+
+@poisson_logpmf.defjvp
+def _(t, ans, k, mu, loc):
+    return broadcast_like(t * _poisson_slope(k, mu, loc), ans)
+
+
+@defop("poisson_pmf", "scipy.stats.poisson.pmf(k, mu, loc=loc)",
+       aliases=(scipy.stats.poisson.pmf,), diff=("mu",), shape=broadcast("k", "mu", "loc"),
+       floating="always", sympy=elementwise(_density(_sympy_poisson_logpmf), 3))
+def poisson_pmf(k, mu, loc=0): ...
+
+
+poisson_pmf.runtime = SCIPY
+poisson_pmf.no_gradient_to = {"k": _COUNT, "loc": _COUNT}
+
+
+@poisson_pmf.defvjp
+def _(g, ans, k, mu, loc):
+    return unbroadcast(g * ans * _poisson_slope(k, mu, loc), mu)
+
+
+@poisson_pmf.defjvp
+def _(t, ans, k, mu, loc):
+    return t * ans * _poisson_slope(k, mu, loc)

@@ -10,8 +10,10 @@ so that x of shape (3, 4) broadcasts against both.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import autodiff as ad
 from autodiff.graph.ir import walk
 from autodiff.ops import OPS, Op
 from tests.helpers import derivatives_of
@@ -52,6 +54,12 @@ CASES = [
      [(3,), (4,)], "unit"),
     ("stats.beta.logpdf(0.25 * x, a=y, b=1.5) + stats.beta.pdf(0.5, x, y)", [(3,), (3,)],
      "positive"),
+    # poisson in its rate, counts given as integer arrays (0 among them) and numbers
+    ("stats.poisson.logpmf(np.array([[0, 1, 2, 5], [3, 0, 1, 2], [7, 4, 0, 1]]), x)",
+     [(3, 4)], "positive"),
+    ("stats.poisson.pmf(np.array([0, 2, 3]), x, loc=1) + stats.poisson.logpmf(2, mu=x)",
+     [(3,)], "positive"),
+    ("stats.poisson.pmf(np.array([[0], [2]]), x)", [(3,)], "positive"),
 ]
 
 
@@ -78,7 +86,7 @@ def test_every_stats_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 14
+    assert len(ours) == 16
     assert not ours - seen, f"stats ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
 
@@ -93,3 +101,30 @@ def test_a_bound_method_is_one_alias_however_often_it_is_read():
     assert other.logpdf.__func__ is stats.norm.logpdf.__func__
     assert registry.callable_binding(other.logpdf) is None
     assert registry.callable_binding(stats.norm.pdf)[0] is OPS["norm_pdf"]
+
+
+def test_a_gradient_reaching_poisson_counts_is_refused_with_the_reason(user_module):
+    module = user_module("""
+        import numpy as np
+        from scipy.stats import poisson
+
+
+        def f(x, mu):
+            return np.sum(poisson.logpmf(2.0 * x, mu, loc=0))
+
+
+        def shifted(x, mu):
+            return np.sum(poisson.pmf(3, mu, loc=x))
+    """)
+    x, mu = np.array([1.0, 1.5]), np.array([0.5, 2.0])
+    for fn, name in ((module.f, "k"), (module.shifted, "loc")):
+        message = (rf"passes no gradient to its argument '{name}' \(the count k - loc is an "
+                   "integer")
+        with pytest.raises(ad.NonDifferentiableError, match=message) as info:
+            ad.grad(fn)(x, mu)
+        assert info.value.filename == module.__file__
+        assert info.value.lineno == (7 if name == "k" else 11)
+        with pytest.raises(ad.NonDifferentiableError, match=message):
+            ad.jvp(fn, wrt=0)(x, mu, np.ones(2))
+    # in the rate alone, the counts carrying no gradient, it is differentiable
+    ad.check_grad(module.f, x, mu, wrt=1)
