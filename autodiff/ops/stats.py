@@ -30,10 +30,11 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from autodiff.ops.registry import defop
+from autodiff.graph.ir import Const
+from autodiff.ops.registry import defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast
-from autodiff.ops.shape_rules import broadcast
-from autodiff.ops.sympy_forms import elementwise, sp
+from autodiff.ops.shape_rules import broadcast, shape_like
+from autodiff.ops.sympy_forms import elementwise, matrix, objects, sp
 
 # What generated code reads to call SciPy's functions.
 SCIPY = {"scipy": scipy}
@@ -742,3 +743,235 @@ def _(g, ans, k, mu, loc):
 @poisson_pmf.defjvp
 def _(t, ans, k, mu, loc):
     return t * ans * _poisson_slope(k, mu, loc)
+
+
+# ----- multivariate_normal -----
+
+
+def multivariate_normal_covariance(cov, x, mean):
+    """``cov`` itself, once the shapes of ``multivariate_normal.logpdf(x, mean, cov)``
+    are those its rules take: a (d, d) matrix ``cov``, ``mean`` None or of shape (d,),
+    and one point ``x`` of shape (d,) or n points of shape (n, d). SciPy takes more (a
+    number or a vector of variances for ``cov``, points along other axes), whose
+    gradients the rules would not give: those are refused when the derivative runs.
+
+    >>> multivariate_normal_covariance(np.eye(2), np.zeros((3, 2)), None).shape
+    (2, 2)
+    """
+    shape = np.shape(cov)
+    if (len(shape) != 2 or shape[0] != shape[1] or np.ndim(x) not in (1, 2)
+            or np.shape(x)[-1] != shape[0]
+            or mean is not None and np.shape(mean) != shape[:1]):
+        raise ValueError(
+            "multivariate_normal.logpdf(x, mean, cov) is differentiated for a covariance "
+            f"matrix of shape (d, d), a mean of shape (d,) and points x of shape (d,) or "
+            f"(n, d); here cov has shape {shape}, mean "
+            f"{'None' if mean is None else np.shape(mean)} and x {np.shape(x)}: pass cov as "
+            "a matrix (np.diag(variances), variance * np.eye(d)) and the mean as a vector")
+    return cov
+
+
+_covariance = helper_op(multivariate_normal_covariance, diff=("cov",), jvp="linear",
+                        shape=shape_like("cov"), sympy=lambda cov, x, mean: cov)
+_covariance.kind_params = ("x", "mean")  # their shapes, checked
+
+
+@_covariance.defvjp
+def _(g, ans, cov, x, mean):
+    return g
+
+
+def _mvn_parts(centred, checked):
+    """The inverse of the symmetric matrix S SciPy reads from the lower triangle of the
+    covariance ``checked``, and the solutions of S s = x - mean for each point (of
+    x's shape), from ``centred``, x - mean."""
+    lower = np.tril(checked)
+    symmetric = lower + np.transpose(np.tril(lower, -1))
+    solved = np.transpose(np.linalg.solve(symmetric, np.transpose(centred)))
+    return np.linalg.inv(symmetric), solved
+
+
+def _mvn_vjp(g, centred, checked):
+    """For the sum of g * multivariate_normal.logpdf: g s (the gradient in the mean, and
+    minus the one in x, of each point), and the gradient in the covariance,
+    -(sum(g) S^-1 - sum(g s s^T)) / 2 read through the lower triangle (an entry below
+    the diagonal stands for two of S)."""
+    inverse, solved = _mvn_parts(centred, checked)
+    weighted = np.expand_dims(g, -1) * solved  # (g is a number for one point)
+    size = np.shape(solved)[-1]
+    spread = np.transpose(np.reshape(weighted, (-1, size))) @ np.reshape(solved, (-1, size))
+    full = 0.5 * (spread - np.sum(g) * inverse)
+    return weighted, np.tril(full + np.transpose(full), -1) + np.triu(np.tril(full))
+
+
+def _mvn_jvp_centred(t, ans, centred, checked):
+    """The tangent of multivariate_normal.logpdf due to the tangent ``t`` of x - mean,
+    in ans's shape: -s . t for each point."""
+    solved = _mvn_parts(centred, checked)[1]
+    return np.reshape(-np.sum(solved * t, axis=-1), np.shape(ans))
+
+
+def _mvn_jvp_cov(t, ans, centred, checked):
+    """The tangent of multivariate_normal.logpdf due to the tangent ``t`` of the
+    covariance (its lower triangle, as SciPy reads it): (s^T T s - tr(S^-1 T)) / 2."""
+    inverse, solved = _mvn_parts(centred, checked)
+    lower = np.tril(t)
+    varied = lower + np.transpose(np.tril(lower, -1))
+    total = np.sum((solved @ varied) * solved, axis=-1) - np.sum(inverse * varied)
+    return np.reshape(0.5 * total, np.shape(ans))
+
+
+def _mvn_call(x, mean=None, cov=1, allow_singular=False):
+    """multivariate_normal.logpdf's arguments; a mean of None is the op centred at 0."""
+    if not (allow_singular is False or isinstance(allow_singular, Const)
+            and allow_singular.value is False):
+        raise TypeError("allow_singular=True is not supported: the gradient of a singular "
+                        "covariance's density is not defined")
+    if mean is None or isinstance(mean, Const) and mean.value is None:
+        return {"x": x, "cov": cov}
+    return {"x": x, "mean": mean, "cov": cov}
+
+
+def _mvn_pdf_call(*args, **kwargs):
+    named = _mvn_call(*args, **kwargs)
+    return (multivariate_normal_pdf if "mean" in named else centred_normal_pdf), named
+
+
+def _mvn_logpdf_call(*args, **kwargs):
+    named = _mvn_call(*args, **kwargs)
+    return (multivariate_normal_logpdf if "mean" in named else centred_normal_logpdf), named
+
+
+def _sympy_mvn_logpdf(x, mean, cov):
+    lower = np.tril(objects(cov))
+    symmetric = matrix(lower + np.transpose(np.tril(lower, -1)))
+    size = symmetric.shape[0]
+    centre = np.zeros(size, dtype=object) if mean is None else objects(mean)
+    inverse, logdet = symmetric.inv(), sp.log(symmetric.det())
+    values = []
+    for point in objects(x).reshape(-1, size):
+        d = sp.Matrix((point - centre).tolist())
+        values.append(-(size * sp.log(2 * sp.pi) + logdet + (d.T * inverse * d)[0, 0]) / 2)
+    return values[0] if len(values) == 1 else objects(values)
+
+
+# log N(x; mean, cov) of one point x (d,) or of each of n points (n, d), as SciPy
+# computes it; SciPy reads the covariance's lower triangle only, and so do the rules
+# (the gradient in an entry below the diagonal counts both entries of the symmetric
+# matrix). The gradient is taken for a (d, d) matrix cov and a mean of shape (d,) (see
+# multivariate_normal_covariance); with no mean it is centred_normal_logpdf;
+# allow_singular=True is refused.
+@defop("multivariate_normal_logpdf",
+       "scipy.stats.multivariate_normal.logpdf(x, mean=mean, cov=cov)",
+       aliases=((scipy.stats.multivariate_normal.logpdf, _mvn_logpdf_call),),
+       diff=("x", "mean", "cov"), floating="always", sympy=_sympy_mvn_logpdf)
+def multivariate_normal_logpdf(x, mean, cov=1): ...
+
+
+multivariate_normal_logpdf.runtime = SCIPY
+
+
+@multivariate_normal_logpdf.defvjp
+def _(g, ans, x, mean, cov):
+    weighted, dcov = _mvn_vjp(g, x - mean, multivariate_normal_covariance(cov, x, mean))
+    return -weighted, unbroadcast(weighted, mean), dcov
+
+
+@multivariate_normal_logpdf.defjvp("x")
+def _(t, ans, x, mean, cov):
+    return _mvn_jvp_centred(t, ans, x - mean, multivariate_normal_covariance(cov, x, mean))
+
+
+@multivariate_normal_logpdf.defjvp("mean")
+def _(t, ans, x, mean, cov):
+    return _mvn_jvp_centred(-t, ans, x - mean, multivariate_normal_covariance(cov, x, mean))
+
+
+@multivariate_normal_logpdf.defjvp("cov")
+def _(t, ans, x, mean, cov):
+    return _mvn_jvp_cov(t, ans, x - mean, multivariate_normal_covariance(cov, x, mean))
+
+
+@defop("multivariate_normal_pdf", "scipy.stats.multivariate_normal.pdf(x, mean=mean, cov=cov)",
+       aliases=((scipy.stats.multivariate_normal.pdf, _mvn_pdf_call),),
+       diff=("x", "mean", "cov"), floating="always",
+       sympy=lambda x, mean, cov: elementwise("exp")(_sympy_mvn_logpdf(x, mean, cov)))
+def multivariate_normal_pdf(x, mean, cov=1): ...
+
+
+multivariate_normal_pdf.runtime = SCIPY
+
+
+@multivariate_normal_pdf.defvjp
+def _(g, ans, x, mean, cov):
+    weighted, dcov = _mvn_vjp(g * ans, x - mean, multivariate_normal_covariance(cov, x, mean))
+    return -weighted, unbroadcast(weighted, mean), dcov
+
+
+@multivariate_normal_pdf.defjvp("x")
+def _(t, ans, x, mean, cov):
+    checked = multivariate_normal_covariance(cov, x, mean)
+    return ans * _mvn_jvp_centred(t, ans, x - mean, checked)
+
+
+@multivariate_normal_pdf.defjvp("mean")
+def _(t, ans, x, mean, cov):
+    checked = multivariate_normal_covariance(cov, x, mean)
+    return ans * _mvn_jvp_centred(-t, ans, x - mean, checked)
+
+
+@multivariate_normal_pdf.defjvp("cov")
+def _(t, ans, x, mean, cov):
+    checked = multivariate_normal_covariance(cov, x, mean)
+    return ans * _mvn_jvp_cov(t, ans, x - mean, checked)
+
+
+# multivariate_normal.logpdf(x, cov=cov) and .pdf, with no mean (SciPy's zero mean).
+@defop("centred_normal_logpdf", "scipy.stats.multivariate_normal.logpdf(x, cov=cov)",
+       diff=("x", "cov"), floating="always",
+       sympy=lambda x, cov: _sympy_mvn_logpdf(x, None, cov))
+def centred_normal_logpdf(x, cov=1): ...
+
+
+centred_normal_logpdf.runtime = SCIPY
+
+
+@centred_normal_logpdf.defvjp
+def _(g, ans, x, cov):
+    weighted, dcov = _mvn_vjp(g, x, multivariate_normal_covariance(cov, x, None))
+    return -weighted, dcov
+
+
+@centred_normal_logpdf.defjvp("x")
+def _(t, ans, x, cov):
+    return _mvn_jvp_centred(t, ans, x, multivariate_normal_covariance(cov, x, None))
+
+
+@centred_normal_logpdf.defjvp("cov")
+def _(t, ans, x, cov):
+    return _mvn_jvp_cov(t, ans, x, multivariate_normal_covariance(cov, x, None))
+
+
+@defop("centred_normal_pdf", "scipy.stats.multivariate_normal.pdf(x, cov=cov)",
+       diff=("x", "cov"), floating="always",
+       sympy=lambda x, cov: elementwise("exp")(_sympy_mvn_logpdf(x, None, cov)))
+def centred_normal_pdf(x, cov=1): ...
+
+
+centred_normal_pdf.runtime = SCIPY
+
+
+@centred_normal_pdf.defvjp
+def _(g, ans, x, cov):
+    weighted, dcov = _mvn_vjp(g * ans, x, multivariate_normal_covariance(cov, x, None))
+    return -weighted, dcov
+
+
+@centred_normal_pdf.defjvp("x")
+def _(t, ans, x, cov):
+    return ans * _mvn_jvp_centred(t, ans, x, multivariate_normal_covariance(cov, x, None))
+
+
+@centred_normal_pdf.defjvp("cov")
+def _(t, ans, x, cov):
+    return ans * _mvn_jvp_cov(t, ans, x, multivariate_normal_covariance(cov, x, None))

@@ -21,7 +21,14 @@ from tests.ops.table import shared_module, signatures, table_test
 
 stats = pytest.importorskip("scipy.stats")
 
-PREAMBLE = "import scipy.stats\nfrom scipy import stats\nfrom scipy.stats import norm"
+PREAMBLE = """import scipy.stats
+from scipy import stats
+from scipy.stats import multivariate_normal, norm
+
+
+def spd(a):
+    return a @ np.transpose(a) + np.eye(np.shape(a)[0])
+"""
 
 CASES = [
     # norm, every method, with loc and scale as SciPy takes them
@@ -60,6 +67,16 @@ CASES = [
     ("stats.poisson.pmf(np.array([0, 2, 3]), x, loc=1) + stats.poisson.logpmf(2, mu=x)",
      [(3,)], "positive"),
     ("stats.poisson.pmf(np.array([[0], [2]]), x)", [(3,)], "positive"),
+    # multivariate_normal: n points or one, with a mean or none; spd(a) is a @ a.T + I,
+    # and a matrix that is not symmetric is read through its lower triangle, as SciPy does
+    ("multivariate_normal.logpdf(x, y[:3], spd(np.reshape(y[3:], (3, 3))))",
+     [(4, 3), (12,)]),
+    ("multivariate_normal.logpdf(x[0], x[1], 3.0 * np.eye(3) + y)", [(2, 3), (3, 3)], "unit"),
+    ("multivariate_normal.pdf(x, mean=y[:, 0], cov=spd(y))", [(4, 2), (2, 2)]),
+    ("multivariate_normal.pdf(x, cov=spd(y))", [(2, 3), (3, 3)], "unit"),
+    ("multivariate_normal.logpdf(x, cov=3.0 * np.eye(2) + y)", [(1, 2), (2, 2)], "unit"),
+    ("scipy.stats.multivariate_normal.logpdf(x, y[:1], spd(np.reshape(y[1:], (1, 1))))",
+     [(3, 1), (2,)]),
 ]
 
 
@@ -86,7 +103,7 @@ def test_every_stats_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 16
+    assert len(ours) == 21
     assert not ours - seen, f"stats ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
 
@@ -128,3 +145,36 @@ def test_a_gradient_reaching_poisson_counts_is_refused_with_the_reason(user_modu
             ad.jvp(fn, wrt=0)(x, mu, np.ones(2))
     # in the rate alone, the counts carrying no gradient, it is differentiable
     ad.check_grad(module.f, x, mu, wrt=1)
+
+
+@pytest.fixture
+def gaussian(user_module):
+    return user_module("""
+        import numpy as np
+        from scipy.stats import multivariate_normal
+
+
+        def diagonal(x, variances):
+            return np.sum(multivariate_normal.logpdf(x, np.zeros(2), variances))
+
+
+        def singular(x, cov):
+            return multivariate_normal.logpdf(x, cov=cov, allow_singular=True)
+    """)
+
+
+def test_multivariate_normal_takes_a_covariance_matrix_and_says_so(gaussian):
+    # SciPy takes a vector of variances too; the gradient is given for a matrix only,
+    # and the call says how to write one (the value itself is SciPy's, as ever)
+    x, variances = np.array([[0.5, -0.2], [0.1, 0.3]]), np.array([1.5, 2.0])
+    with pytest.raises(ValueError, match=r"pass cov as a matrix \(np.diag\(variances\)") as info:
+        ad.grad(gaussian.diagonal, wrt=1)(x, variances)
+    assert info.value.filename == gaussian.__file__ and info.value.lineno == 7
+    with pytest.raises(ValueError, match="a covariance matrix of shape"):
+        ad.jvp(gaussian.diagonal, wrt=1)(x, variances, np.ones(2))
+
+
+def test_multivariate_normal_with_allow_singular_is_refused(gaussian):
+    with pytest.raises(ad.AutodiffError, match="allow_singular=True is not supported") as info:
+        ad.grad(gaussian.singular, wrt=1)(np.ones(2), np.eye(2))
+    assert info.value.filename == gaussian.__file__ and info.value.lineno == 11
