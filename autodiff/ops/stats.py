@@ -975,3 +975,121 @@ def _(t, ans, x, cov):
 @centred_normal_pdf.defjvp("cov")
 def _(t, ans, x, cov):
     return ans * _mvn_jvp_cov(t, ans, x, multivariate_normal_covariance(cov, x, None))
+
+
+# ----- dirichlet -----
+
+
+def dirichlet_concentration(alpha, x):
+    """``alpha`` itself, once the shapes of ``dirichlet.logpdf(x, alpha)`` are those its
+    rules take: K concentrations ``alpha`` and points ``x`` with their K components
+    along the first axis, (K,) or (K, n). SciPy also takes K - 1 components (the last
+    one is then 1 minus their sum), whose gradients the rules would not give: refused
+    when the derivative runs.
+
+    >>> dirichlet_concentration(np.ones(3), np.full((3, 2), 1 / 3)).shape
+    (3,)
+    """
+    if np.ndim(alpha) != 1 or np.ndim(x) not in (1, 2) or np.shape(x)[0] != np.size(alpha):
+        raise ValueError(
+            "dirichlet.logpdf(x, alpha) is differentiated for K concentrations alpha and "
+            f"points x of shape (K,) or (K, n); here alpha has shape {np.shape(alpha)} and "
+            f"x {np.shape(x)}: pass every component of x, the last one too")
+    return alpha
+
+
+_concentration = helper_op(dirichlet_concentration, diff=("alpha",), jvp="linear",
+                           shape=shape_like("alpha"), sympy=lambda alpha, x: alpha)
+_concentration.kind_params = ("x",)  # its shape, checked
+
+
+@_concentration.defvjp
+def _(g, ans, alpha, x):
+    return g
+
+
+def _dirichlet_slopes(x, checked):
+    """The derivatives of dirichlet.logpdf in each component of x, (alpha - 1) / x (of
+    x's shape), and the part of those in alpha that is the same for each point,
+    digamma(sum(alpha)) - digamma(alpha) (each point adds log x)."""
+    dx = np.transpose((checked - 1.0) / np.transpose(x))
+    shared = scipy.special.digamma(np.sum(checked)) - scipy.special.digamma(checked)
+    return dx, shared
+
+
+def _dirichlet_vjp(g, x, alpha):
+    checked = dirichlet_concentration(alpha, x)
+    dx, shared = _dirichlet_slopes(x, checked)
+    per_point = np.reshape(g * np.log(x), (np.shape(x)[0], -1))  # (g: a number, or one per point)
+    return g * dx, np.sum(per_point, axis=1) + np.sum(g) * shared
+
+
+def _dirichlet_jvp_x(t, ans, x, alpha):
+    dx = _dirichlet_slopes(x, dirichlet_concentration(alpha, x))[0]
+    return np.reshape(np.sum(t * dx, axis=0), np.shape(ans))
+
+
+def _dirichlet_jvp_alpha(t, ans, x, alpha):
+    shared = _dirichlet_slopes(x, dirichlet_concentration(alpha, x))[1]
+    return np.reshape(t @ np.log(x) + np.sum(t * shared), np.shape(ans))
+
+
+def _sympy_dirichlet_logpdf(x, alpha):
+    alpha = objects(alpha)
+    columns = objects(x).reshape(len(alpha), -1).T
+    shared = sp.loggamma(sum(alpha)) - sum(sp.loggamma(a) for a in alpha)
+    values = [shared + sum((a - 1) * sp.log(c) for a, c in zip(alpha, column))
+              for column in columns]
+    return values[0] if len(values) == 1 else objects(values)
+
+
+# The density of x on the simplex: x's components along its first axis, one point (K,)
+# or n of them (K, n); the gradient in x is that of the formula, sum((alpha - 1) log x),
+# in each component (SciPy refuses x off the simplex, so finite differences move x
+# along it, through a softmax for instance).
+@defop("dirichlet_logpdf", "scipy.stats.dirichlet.logpdf(x, alpha)",
+       aliases=(scipy.stats.dirichlet.logpdf,), diff=("x", "alpha"), floating="always",
+       sympy=_sympy_dirichlet_logpdf)
+def dirichlet_logpdf(x, alpha): ...
+
+
+dirichlet_logpdf.runtime = SCIPY
+
+
+@dirichlet_logpdf.defvjp
+def _(g, ans, x, alpha):
+    return _dirichlet_vjp(g, x, alpha)
+
+
+@dirichlet_logpdf.defjvp("x")
+def _(t, ans, x, alpha):
+    return _dirichlet_jvp_x(t, ans, x, alpha)
+
+
+@dirichlet_logpdf.defjvp("alpha")
+def _(t, ans, x, alpha):
+    return _dirichlet_jvp_alpha(t, ans, x, alpha)
+
+
+@defop("dirichlet_pdf", "scipy.stats.dirichlet.pdf(x, alpha)",
+       aliases=(scipy.stats.dirichlet.pdf,), diff=("x", "alpha"), floating="always",
+       sympy=lambda x, alpha: elementwise("exp")(_sympy_dirichlet_logpdf(x, alpha)))
+def dirichlet_pdf(x, alpha): ...
+
+
+dirichlet_pdf.runtime = SCIPY
+
+
+@dirichlet_pdf.defvjp
+def _(g, ans, x, alpha):
+    return _dirichlet_vjp(g * ans, x, alpha)
+
+
+@dirichlet_pdf.defjvp("x")
+def _(t, ans, x, alpha):
+    return ans * _dirichlet_jvp_x(t, ans, x, alpha)
+
+
+@dirichlet_pdf.defjvp("alpha")
+def _(t, ans, x, alpha):
+    return ans * _dirichlet_jvp_alpha(t, ans, x, alpha)

@@ -21,7 +21,8 @@ from tests.ops.table import shared_module, signatures, table_test
 
 stats = pytest.importorskip("scipy.stats")
 
-PREAMBLE = """import scipy.stats
+PREAMBLE = """import scipy.special
+import scipy.stats
 from scipy import stats
 from scipy.stats import multivariate_normal, norm
 
@@ -77,6 +78,12 @@ CASES = [
     ("multivariate_normal.logpdf(x, cov=3.0 * np.eye(2) + y)", [(1, 2), (2, 2)], "unit"),
     ("scipy.stats.multivariate_normal.logpdf(x, y[:1], spd(np.reshape(y[1:], (1, 1))))",
      [(3, 1), (2,)]),
+    # dirichlet, x on the simplex (its components along the first axis) by a softmax
+    ("stats.dirichlet.logpdf(scipy.special.softmax(x), y)", [(3,), (3,)], "positive"),
+    ("stats.dirichlet.logpdf(scipy.special.softmax(x, axis=0), 0.5 + y * y)", [(3, 4), (3,)]),
+    ("stats.dirichlet.pdf(scipy.special.softmax(x, axis=0), y)", [(3, 2), (3,)], "positive"),
+    ("stats.dirichlet.pdf(scipy.special.softmax(x, axis=0), alpha=y)", [(2, 1), (2,)],
+     "positive"),
 ]
 
 
@@ -103,7 +110,7 @@ def test_every_stats_op_is_checked_by_the_table():
                 if graph is not None:
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
-    assert len(ours) == 21
+    assert len(ours) == 24
     assert not ours - seen, f"stats ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
 
@@ -178,3 +185,19 @@ def test_multivariate_normal_with_allow_singular_is_refused(gaussian):
     with pytest.raises(ad.AutodiffError, match="allow_singular=True is not supported") as info:
         ad.grad(gaussian.singular, wrt=1)(np.ones(2), np.eye(2))
     assert info.value.filename == gaussian.__file__ and info.value.lineno == 11
+
+
+def test_dirichlet_takes_every_component_and_says_so(user_module):
+    module = user_module("""
+        import numpy as np
+        from scipy.stats import dirichlet
+
+
+        def f(x, alpha):
+            return dirichlet.logpdf(x, alpha)
+    """)
+    x, alpha = np.array([0.2, 0.5]), np.array([1.5, 2.0, 3.0])  # SciPy's K - 1 components
+    assert np.isclose(module.f(x, alpha), stats.dirichlet.logpdf(np.array([0.2, 0.5, 0.3]), alpha))
+    with pytest.raises(ValueError, match="pass every component of x, the last one too") as info:
+        ad.grad(module.f, wrt=1)(x, alpha)
+    assert info.value.filename == module.__file__ and info.value.lineno == 7
