@@ -201,3 +201,48 @@ def test_dirichlet_takes_every_component_and_says_so(user_module):
     with pytest.raises(ValueError, match="pass every component of x, the last one too") as info:
         ad.grad(module.f, wrt=1)(x, alpha)
     assert info.value.filename == module.__file__ and info.value.lineno == 7
+
+
+def test_a_gaussian_negative_log_likelihood_of_parameters_in_a_dict(user_module):
+    module = user_module("""
+        import numpy as np
+        from scipy import stats
+        from scipy.stats import norm
+
+
+        def nll(params, x, y):
+            mean = x @ params["w"] + params["b"]
+            sigma = np.exp(params["log_sigma"])
+            fit = -np.sum(norm.logpdf(y, loc=mean, scale=sigma))
+            prior = -np.sum(stats.t.logpdf(params["w"], df=params["df"], scale=2.0))
+            return fit + prior
+    """)
+    rng = np.random.default_rng(19)
+    x = rng.normal(size=(20, 3))
+    y = x @ np.array([0.5, -1.0, 2.0]) + 0.3 * rng.normal(size=20)
+    params = {"w": rng.normal(size=3), "b": 0.1, "log_sigma": np.log(0.5), "df": 4.0}
+    report = ad.check_grad(module.nll, params, x, y)
+    assert report.passed
+    assert {"params['w']", "params['b']", "params['log_sigma']", "params['df']"} <= {
+        row.name for row in report.rows}, [row.name for row in report.rows]
+    gradient = ad.grad(module.nll)(params, x, y)
+    # the gradient in the mean is the sum of the standardised residuals over sigma
+    residual = (y - x @ params["w"] - params["b"]) / 0.5
+    np.testing.assert_allclose(gradient["b"], -np.sum(residual) / 0.5, rtol=1e-12)
+    np.testing.assert_allclose(ad.grad(module.nll, jit=True)(params, x, y)["log_sigma"],
+                               gradient["log_sigma"], rtol=1e-12)
+
+
+def test_numba_refuses_scipy_stats_at_the_users_line(user_module):
+    pytest.importorskip("numba")
+    module = user_module("""
+        import numpy as np
+        from scipy.stats import norm
+
+
+        def f(x):
+            return np.sum(norm.logcdf(x, 0.5, 2.0))
+    """)
+    with pytest.raises(ad.AutodiffError, match="jit='numba' cannot compile") as raised:
+        ad.grad(module.f, jit="numba")(np.array([0.5, -1.0]))
+    assert raised.value.filename == module.__file__ and raised.value.lineno == 7
