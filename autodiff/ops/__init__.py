@@ -23,6 +23,7 @@ else:
     from autodiff.ops import (
         signal,  # noqa: F401
         special,  # noqa: F401
+        stats,  # noqa: F401
     )
 
 __all__ = ["OPS", "Op", "defop"]

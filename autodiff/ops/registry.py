@@ -8,7 +8,9 @@ parameter. Rules are parsed by the frontend and inlined into the derivative.
 
 Python callables reach ops through aliases: ``np.sin`` and ``math.sin`` both
 name ``sin``; ``x.sum(axis=1)`` is a method alias of ``sum``; ``x.T`` an
-attribute alias of ``transpose``.
+attribute alias of ``transpose``. A bound method is an alias too
+(``scipy.stats.norm.logpdf``): each read of it makes a new method object, so it is
+known by its object and its function (see :func:`callable_key`).
 
 >>> from autodiff.ops import registry
 >>> registry.callable_binding(__import__("numpy").tanh)[0].name
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -212,6 +215,9 @@ class Op:
         self.kind_params: tuple[str, ...] = ()
         # The Python callables that are names for it (set by defop).
         self.aliases: tuple = ()
+        # Why no gradient flows into a parameter outside ``diff``, by parameter (a count:
+        # poisson.logpmf's k), given by the error refusing a gradient that reaches it.
+        self.no_gradient_to: dict[str, str] = {}
         # Parameters the result is piecewise constant in (an index, a condition, a sign):
         # their gradient is zero almost everywhere, and none is passed to them.
         self.piecewise_params: tuple[str, ...] = ()
@@ -339,7 +345,7 @@ def _as_operand(value: Any) -> Any:
 
 
 OPS: dict[str, Op] = {}
-_CALLABLES: dict[int, tuple[Any, Op, Callable | None]] = {}
+_CALLABLES: dict[int | tuple[int, int], tuple[Any, Op, Callable | None]] = {}
 _METHODS: dict[str, tuple[Op, Callable | None]] = {}
 _ATTRIBUTES: dict[str, Op] = {}
 
@@ -363,7 +369,7 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
         op.attribute_names = tuple(attributes)
         for alias in aliases:
             fn, adapter = alias if isinstance(alias, tuple) else (alias, None)
-            _CALLABLES[id(fn)] = (fn, op, adapter)
+            _CALLABLES[callable_key(fn)] = (fn, op, adapter)
         for method in methods:
             method_name, adapter = method if isinstance(method, tuple) else (method, None)
             _METHODS[method_name] = (op, adapter)
@@ -400,13 +406,13 @@ def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None
 
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:
     """Make the Python callable ``fn`` a name for ``op``."""
-    _CALLABLES[id(fn)] = (fn, op, adapter)
+    _CALLABLES[callable_key(fn)] = (fn, op, adapter)
     changed()
 
 
 def unalias(fn: Any) -> None:
     """Forget ``fn`` as a name of an op (undoes :func:`alias`)."""
-    _CALLABLES.pop(id(fn), None)
+    _CALLABLES.pop(callable_key(fn), None)
     changed()
 
 
@@ -419,12 +425,30 @@ def changed() -> None:
     generation += 1
 
 
+def callable_key(fn: Any) -> int | tuple[int, int]:
+    """What an alias is known by: the callable's identity, or for a bound method the
+    identities of its object and its function. Reading ``scipy.stats.norm.logpdf``
+    makes a new method object each time, equal to the others (the same ``__self__``
+    and ``__func__``), so the alias is that pair: ``norm.logpdf`` and ``t.logpdf``,
+    one function bound to two objects, are two names."""
+    if isinstance(fn, types.MethodType):
+        return id(fn.__self__), id(fn.__func__)
+    return id(fn)
+
+
+def _same_callable(known: Any, fn: Any) -> bool:
+    if isinstance(fn, types.MethodType):  # (the alias holds its object: the ids stay its)
+        return (isinstance(known, types.MethodType) and known.__self__ is fn.__self__
+                and known.__func__ is fn.__func__)
+    return known is fn
+
+
 def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
     """``(op, adapter)`` for a Python callable, or None if it is no known op."""
     if _DEFERRED:
         _bind_deferred()
-    entry = _CALLABLES.get(id(fn))
-    if entry is None or entry[0] is not fn:
+    entry = _CALLABLES.get(callable_key(fn))
+    if entry is None or not _same_callable(entry[0], fn):
         return None
     return entry[1], entry[2]
 
@@ -479,5 +503,5 @@ def _bind_deferred() -> None:
         if module in sys.modules:
             _DEFERRED.remove(entry)
             fn = getattr(sys.modules[module], name)
-            _CALLABLES[id(fn)] = (fn, op, None)
+            _CALLABLES[callable_key(fn)] = (fn, op, None)
             op.aliases = (*op.aliases, fn)

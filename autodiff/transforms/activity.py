@@ -115,9 +115,10 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
             if param in (*op.diff, *op.shape_params, *op.kind_params, *op.piecewise_params):
                 continue
             if any(v in varied for v in operand_values(named[param])):
+                reason = op.no_gradient_to.get(param, op.no_gradient)
                 raise NonDifferentiableError(
                     f"'{op.name}' passes no gradient to its argument '{param}'"
-                    + (f" ({op.no_gradient})" if op.no_gradient else "")
+                    + (f" ({reason})" if reason else "")
                     + ", and a value carrying a gradient reaches it",
                     **Location.error_fields(node.loc),
                     hint="wrap that argument in ad.stop_gradient if no gradient should "

@@ -54,7 +54,7 @@ def user(tmp_path):
 
 
         def conv(x, k):
-            return np.sum(scipy.signal.convolve(x, k) ** 2)
+            return np.sum(scipy.signal.detrend(x) ** 2) * k[0]
 
 
         def solved(A, b):
@@ -93,12 +93,12 @@ def test_a_rule_makes_the_same_call_differentiable(user):
 
 
 def test_a_library_function_is_never_compiled(user):
-    # scipy.signal.convolve is Python code in SciPy: the error names the user's line,
+    # scipy.signal.detrend is Python code in SciPy: the error names the user's line,
     # not a line of SciPy's source
     with pytest.raises(ad.UnknownFunctionError) as raised:
         ad.grad(user.conv)(X, np.ones(2))
     assert raised.value.filename == user.__file__
-    assert "scipy.signal.convolve" in raised.value.message
+    assert "scipy.signal.detrend" in raised.value.message
     source = ad.grad(user.windowed).source
     assert "scipy.signal.get_window(" in source
 

@@ -95,6 +95,10 @@ def _tables() -> list[tuple]:
         from tests.ops import test_signal
         tables.append((shared_module(signatures(test_signal.CASES), test_signal.PREAMBLE),
                        signatures(test_signal.CASES)))
+    if "norm_logpdf" in OPS:  # scipy.stats's ops, registered when SciPy imports
+        from tests.ops import test_stats
+        tables.append((shared_module(signatures(test_stats.CASES), test_stats.PREAMBLE),
+                       signatures(test_stats.CASES)))
     return tables
 
 
