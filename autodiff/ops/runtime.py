@@ -665,7 +665,14 @@ def sum_list_grad(g, items):
 
 
 def list_index_grad(g, items, index):
-    """Adjoint of a list whose element ``items[index]`` has adjoint ``g``."""
+    """Adjoint of a list whose element ``items[index]`` has adjoint ``g``; for a slice,
+    ``g`` is the list of the adjoints of the items it selects, each added at the
+    position it was taken from (steps and negative bounds as Python slices them)."""
+    if isinstance(index, slice):
+        grads = [np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+        for position, part in zip(range(len(items))[index], g):
+            grads[position] = grads[position] + part
+        return grads
     grads = [np.zeros_like(item, dtype=np.result_type(g)) for item in items]
     grads[index] = grads[index] + g
     return grads

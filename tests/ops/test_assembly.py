@@ -101,6 +101,11 @@ CASES = [
     ("np.array_split(x, [1])[1] * np.array_split(x, [1])[0]", [(3, 2)]),
     ("np.hsplit(x, 2)[1]", [(4,)]), ("np.hsplit(x, [1])[1] * x[:, :1]", [(2, 3)]),
     ("np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1]", [(4, 2)]), ("np.dsplit(x, [1])[1]", [(2, 2, 3)]),
+    # slices of a list of pieces (steps, negative bounds, an empty slice)
+    ("np.concatenate(np.split(x, 3)[::-1]) * x", [(6,)]), ("np.stack(np.split(x, 4)[1:3]) ** 2", [(8,)]),
+    ("np.concatenate(np.split(x, 5)[-1:0:-2], axis=0) * y", [(5, 2), (2, 2)]),
+    ("sum(np.split(x, 4)[-3:]) * np.split(x, 4)[0]", [(4, 3)]),
+    ("sum(np.split(x, 2)[5:], np.split(x, 2)[-1]) ** 2", [(4,)]), ("sliced(x)", [(4,)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -110,6 +115,14 @@ def pieces(x):
     total = top * bottom
     for piece in np.hsplit(rest, 2):
         total = total + np.sum(np.sin(piece))
+    return total
+
+def sliced(x):
+    total = x[0]
+    for piece in np.split(x, 4)[3:0:-1]:
+        total = total * np.sum(piece)
+    for piece in np.split(x, 4)[7:]:
+        total = total * np.sum(piece)
     return total
 """
 
@@ -146,3 +159,16 @@ def test_pad_refuses_modes_that_compute_values(user_module, mode):
     """)
     with pytest.raises(NonDifferentiableError, match="modes that copy elements"):
         ad.grad(mod.f)(np.ones(3))
+
+
+def test_slices_of_a_list_of_pieces_are_lists(user_module):
+    # A slice of a list is a list: adding two is Python's concatenation, refused (it
+    # is not NumPy's addition of the pieces).
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            pieces = np.split(x, 2)[:1] + np.split(x * 2.0, 2)[1:]
+            return np.sum(np.concatenate(pieces) * np.arange(4.0))
+    """)
+    with pytest.raises(ad.UnsupportedSyntaxError, match="combines lists"):
+        ad.grad(mod.f)(np.ones(4))
