@@ -1098,3 +1098,27 @@ def cross_grad_rhs(g, a, b, axis):
     axis = -1 if axis is None else axis
     grad = np.cross(_cross_adjoint(g, a, b, axis), _as_3_vectors(a, axis))
     return unbroadcast(np.moveaxis(grad[..., :np.shape(b)[axis]], -1, axis), b)
+
+
+# ----- np.select and np.choose -----
+
+
+def select_none(condlist):
+    """Where no condition of ``np.select(condlist, ...)`` holds: where it takes its default."""
+    held = np.zeros((), dtype=bool)
+    for cond in condlist:
+        held = np.logical_or(held, cond)
+    return np.logical_not(held)
+
+
+def select_choice_grads(g, condlist, choicelist):
+    """Adjoints of the choices of ``np.select(condlist, choicelist, default)``: each
+    receives ``g`` where its condition is the first that holds (NumPy takes the first
+    of ties), zero elsewhere, summed to its own shape."""
+    taken = np.zeros(np.shape(g), dtype=bool)
+    grads = []
+    for cond, choice in zip(condlist, choicelist):
+        first = np.logical_and(cond, np.logical_not(taken))
+        grads.append(unbroadcast(np.where(first, g, 0.0), choice))
+        taken = np.logical_or(taken, cond)
+    return grads

@@ -1176,3 +1176,67 @@ def _(g, ans, ary, indices_or_sections):
 @dsplit.defvjp
 def _(g, ans, ary, indices_or_sections):
     return runtime.split_grad(g, ary, indices_or_sections, 2)
+
+
+# ----- np.select: the first choice whose condition holds, else the default -----
+# Piecewise in the conditions (read as true or false): each choice receives the adjoint
+# where its condition is the first that holds (NumPy's rule for ties), the default where
+# none holds; each summed to its own shape. A condition's gradient is zero, as for
+# np.where (JAX and autograd alike). As for np.where, a choice's adjoint is exactly zero
+# where it is not taken, even where the choice is infinite or NaN (np.log(x) of x <= 0).
+
+
+def _sympy_select(condlist, choicelist, default):
+    count = len(condlist)
+
+    def element(*values):
+        pieces = []
+        for cond, choice in zip(values[:count], values[count:2 * count]):
+            known = sympy_forms.decided(cond)
+            if known is False:
+                continue
+            pieces.append((choice, True if known else cond))
+            if known:
+                break
+        else:
+            pieces.append((values[-1], True))
+        return pieces[0][0] if pieces[0][1] is True else sp.Piecewise(*pieces)
+
+    return np.frompyfunc(element, 2 * count + 1, 1)(*map(objects, condlist),
+                                                    *map(objects, choicelist), default)
+
+
+@defop("select", "np.select(condlist, choicelist, default=default)", aliases=(np.select,),
+       diff=("choicelist", "default"), gradients_keep_zeros=True, sympy=_sympy_select)
+def select(condlist, choicelist, default=0): ...
+
+
+select.piecewise_params = ("condlist",)
+
+
+@select.defvjp
+def _(g, ans, condlist, choicelist, default):
+    return (runtime.select_choice_grads(g, condlist, choicelist),
+            runtime.unbroadcast(np.where(runtime.select_none(condlist), g, 0.0), default))
+
+
+@select.defjvp("choicelist")
+def _(t, ans, condlist, choicelist, default):
+    return runtime.broadcast_like(np.select(condlist, t, 0.0), ans)
+
+
+@select.defjvp("default")
+def _(t, ans, condlist, choicelist, default):
+    return runtime.broadcast_like(np.where(runtime.select_none(condlist), t, 0.0), ans)
+
+
+helper_op(runtime.select_none, nondiff_output=True, floating=None,
+          no_gradient="where no condition holds: a mask")
+select_choice_grads = helper_op(runtime.select_choice_grads, diff=("g",), shape=list_result,
+                                fresh=False, jvp="linear")
+
+
+# Transposed, handing each choice the adjoint where it was selected is selecting.
+@select_choice_grads.defvjp
+def _(gg, ans, g, condlist, choicelist):
+    return runtime.broadcast_like(np.select(condlist, gg, 0.0), g)

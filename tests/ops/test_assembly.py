@@ -1,5 +1,5 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
 transpose, written with the op itself or a helper whose own VJP is the op.
@@ -106,6 +106,15 @@ CASES = [
     ("np.concatenate(np.split(x, 5)[-1:0:-2], axis=0) * y", [(5, 2), (2, 2)]),
     ("sum(np.split(x, 4)[-3:]) * np.split(x, 4)[0]", [(4, 3)]),
     ("sum(np.split(x, 2)[5:], np.split(x, 2)[-1]) ** 2", [(4,)]), ("sliced(x)", [(4,)]),
+    # select: the first condition that holds wins (ties), else the default
+    ("np.select([x < 0, x > 1], [x ** 2, np.log(np.abs(x))], default=x)", [(2, 3)]),
+    ("np.select([x < 0.5, x < 1.0], [x * y, y], default=3.0)", [(6,), (6,)]),
+    ("np.select([x > 0], [y], default=x)", [(2, 3), (3,)]),
+    ("np.select([x > 0, x < -0.5], [x, 2.0 * x], y)", [(2, 3), None]),
+    ("np.select([x > 100.0], [x ** 2], default=np.sin(x))", [(4,)]),
+    ("np.select([x > -100.0, x > 0], [x ** 2, x])", [(3,)]), ("np.select([x > 0], [x * y])", [None, (2,)]),
+    ("np.select([y > 0, x > 0], [x, x * x], default=y)", [(3,), (2, 3)]),
+    ("np.select([x > 0], [x], default=y)", [(2, 1), (3,)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -172,3 +181,17 @@ def test_slices_of_a_list_of_pieces_are_lists(user_module):
     """)
     with pytest.raises(ad.UnsupportedSyntaxError, match="combines lists"):
         ad.grad(mod.f)(np.ones(4))
+
+
+def test_select_gives_a_choice_no_gradient_where_it_is_not_taken(user_module):
+    # np.log(x) and np.sqrt(x) are NaN or infinite where their conditions do not
+    # hold: their adjoints are exactly zero there, as np.where's are.
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.select([x > 0, x < -1.0], [np.sqrt(x), np.log(-x)], default=x ** 2))
+    """)
+    x = np.array([0.0, 4.0, -0.5, -2.0])
+    with np.errstate(all="ignore"):
+        for gradient in (ad.grad(mod.f)(x), ad.grad(mod.f, jit=True)(x)):
+            np.testing.assert_allclose(gradient, [0.0, 0.25, -1.0, -0.5])
