@@ -1122,3 +1122,16 @@ def select_choice_grads(g, condlist, choicelist):
         grads.append(unbroadcast(np.where(first, g, 0.0), choice))
         taken = np.logical_or(taken, cond)
     return grads
+
+
+def choose_grads(g, a, choices, mode):
+    """Adjoints of the choices of ``np.choose(a, choices, mode=mode)``: each receives
+    ``g`` where ``a`` (wrapped or clipped as ``mode`` says) picks it, summed to its shape."""
+    count = len(choices)
+    picked = np.asarray(a)
+    if mode == "wrap":
+        picked = picked % count
+    elif mode == "clip":
+        picked = np.clip(picked, 0, count - 1)
+    return [unbroadcast(np.where(picked == k, g, 0.0), choice)
+            for k, choice in enumerate(choices)]

@@ -1240,3 +1240,31 @@ select_choice_grads = helper_op(runtime.select_choice_grads, diff=("g",), shape=
 @select_choice_grads.defvjp
 def _(gg, ans, g, condlist, choicelist):
     return runtime.broadcast_like(np.select(condlist, gg, 0.0), g)
+
+
+# ----- np.choose: element i from the choice a[i] names -----
+# Piecewise in the integer array a; each choice receives the adjoint where a picks it
+# (a wrapped or clipped as mode says), summed to its own shape.
+
+
+@defop("choose", "np.choose(a, choices, mode=mode)", aliases=(np.choose,), diff=("choices",),
+       jvp="linear", sympy=lambda a, choices, mode: np.choose(
+           a, [objects(c) for c in choices], mode=mode))
+def choose(a, choices, mode="raise"): ...
+
+
+choose.piecewise_params = ("a",)
+
+
+@choose.defvjp
+def _(g, ans, a, choices, mode):
+    return runtime.choose_grads(g, a, choices, mode)
+
+
+choose_grads = helper_op(runtime.choose_grads, diff=("g",), shape=list_result, fresh=False,
+                         jvp="linear")
+
+
+@choose_grads.defvjp
+def _(gg, ans, g, a, choices, mode):
+    return runtime.broadcast_like(np.choose(a, gg, mode=mode), g)

@@ -1,5 +1,5 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad, splits, select.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
 transpose, written with the op itself or a helper whose own VJP is the op.
@@ -115,6 +115,13 @@ CASES = [
     ("np.select([x > -100.0, x > 0], [x ** 2, x])", [(3,)]), ("np.select([x > 0], [x * y])", [None, (2,)]),
     ("np.select([y > 0, x > 0], [x, x * x], default=y)", [(3,), (2, 3)]),
     ("np.select([x > 0], [x], default=y)", [(2, 1), (3,)]),
+    # choose: element i of the choice a[i] names (wrapped or clipped by mode)
+    ("np.choose(np.array([0, 1, 1, 0]), [x, y])", [(4,), (4,)]),
+    ("np.choose(np.array([[2, 0, 1], [1, 1, 0]]), [x, y, x * y])", [(2, 3), (3,)]),
+    ("np.choose(np.array([0, 1, 0]), (x, 2.0))", [(3,)]), ("np.choose(np.array([[1], [0]]), [x, y])", [(3,), None]),
+    ("np.choose(np.array([3, -1, 5, 0]), [x, np.sin(x)], mode='wrap')", [(4,)]),
+    ("np.choose(np.array([3, -1, 5, 0]), [x, y, x ** 2], mode='clip')", [(4,), (4,)]),
+    ("np.choose(np.array(1), [x, y])", [(2,), (2,)]), ("np.choose(np.zeros(0, dtype=int), [x, y])", [(0,), (0,)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
