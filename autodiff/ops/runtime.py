@@ -1135,3 +1135,46 @@ def choose_grads(g, a, choices, mode):
         picked = np.clip(picked, 0, count - 1)
     return [unbroadcast(np.where(picked == k, g, 0.0), choice)
             for k, choice in enumerate(choices)]
+
+
+# ----- np.insert and np.delete -----
+# Each element of the result is labelled by where it comes from: i >= 0 for arr's
+# element i (flattened), -1 - j for values' element j. np.insert and np.delete of the
+# labels lay them out as the op lays out the elements (they depend on shapes alone).
+
+
+def _labels(shape, first=0, step=1):
+    return (first + step * np.arange(int(np.prod(shape, dtype=int)))).reshape(shape)
+
+
+def _insert_labels(arr, obj, values, axis):
+    return np.insert(_labels(_shape(arr)), obj, _labels(_shape(values), -1, -1), axis=axis)
+
+
+def insert_arr_grad(g, arr, obj, values, axis):
+    """Adjoint of ``arr`` in ``np.insert(arr, obj, values, axis)``: each element of
+    ``arr`` receives the adjoint at its place in the result."""
+    labels, g = _insert_labels(arr, obj, values, axis).ravel(), np.ravel(g)
+    out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
+    kept = labels >= 0
+    out[labels[kept]] = g[kept]
+    return out.reshape(_shape(arr))
+
+
+def insert_values_grad(g, arr, obj, values, axis):
+    """Adjoint of ``values`` in ``np.insert(arr, obj, values, axis)``: each element of
+    ``values`` receives the adjoints of the places it was copied to (broadcasting)."""
+    labels, g = _insert_labels(arr, obj, values, axis).ravel(), np.ravel(g)
+    out = np.zeros(np.size(values), dtype=np.result_type(g, 1.0))
+    inserted = labels < 0
+    np.add.at(out, -1 - labels[inserted], g[inserted])
+    return out.reshape(_shape(values))
+
+
+def delete_grad(g, arr, obj, axis):
+    """Adjoint of ``arr`` in ``np.delete(arr, obj, axis)``: each element kept receives
+    the adjoint at its place in the result, a deleted one zero."""
+    labels = np.delete(_labels(_shape(arr)), obj, axis=axis).ravel()
+    out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
+    out[labels] = np.ravel(g)
+    return out.reshape(_shape(arr))

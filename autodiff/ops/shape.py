@@ -1268,3 +1268,74 @@ choose_grads = helper_op(runtime.choose_grads, diff=("g",), shape=list_result, f
 @choose_grads.defvjp
 def _(gg, ans, g, a, choices, mode):
     return runtime.broadcast_like(np.choose(a, gg, mode=mode), g)
+
+
+# ----- np.insert and np.delete: elements placed or removed at constant indices -----
+# np.insert is linear in arr and in values, separately (an element of the result is one
+# or the other): each element of arr receives the adjoint at its new place, each of
+# values the adjoints of every place NumPy's broadcasting copied it to. np.delete hands
+# each kept element the adjoint at its place, a deleted one zero.
+
+
+@defop("insert", "np.insert(arr, obj, values, axis=axis)", aliases=(np.insert,),
+       diff=("arr", "values"), zeros="first",
+       sympy=lambda arr, obj, values, axis: np.insert(objects(arr), obj, objects(values),
+                                                      axis=axis))
+def insert(arr, obj, values, axis=None): ...
+
+
+insert.piecewise_params = ("obj",)
+
+
+@insert.defvjp
+def _(g, ans, arr, obj, values, axis):
+    return (runtime.insert_arr_grad(g, arr, obj, values, axis),
+            runtime.insert_values_grad(g, arr, obj, values, axis))
+
+
+@insert.defjvp("arr")
+def _(t, ans, arr, obj, values, axis):
+    return np.insert(t, obj, np.zeros(np.shape(values)), axis=axis)
+
+
+@insert.defjvp("values")
+def _(t, ans, arr, obj, values, axis):
+    return np.insert(np.zeros(np.shape(arr)), obj, t, axis=axis)
+
+
+insert_arr_grad = _linear_helper(runtime.insert_arr_grad, "g, arr, obj, values, axis",
+                                 shape=shape_like("arr"))
+insert_values_grad = _linear_helper(runtime.insert_values_grad, "g, arr, obj, values, axis",
+                                    shape=shape_like("values"))
+
+
+@insert_arr_grad.defvjp
+def _(gg, ans, g, arr, obj, values, axis):
+    return np.insert(gg, obj, np.zeros(np.shape(values)), axis=axis)
+
+
+@insert_values_grad.defvjp
+def _(gg, ans, g, arr, obj, values, axis):
+    return np.insert(np.zeros(np.shape(arr)), obj, gg, axis=axis)
+
+
+@defop("delete", "np.delete(arr, obj, axis=axis)", aliases=(np.delete,), diff=("arr",),
+       zeros="first", jvp="linear",
+       sympy=lambda arr, obj, axis: np.delete(objects(arr), obj, axis=axis))
+def delete(arr, obj, axis=None): ...
+
+
+delete.piecewise_params = ("obj",)
+
+
+@delete.defvjp
+def _(g, ans, arr, obj, axis):
+    return runtime.delete_grad(g, arr, obj, axis)
+
+
+delete_grad = _linear_helper(runtime.delete_grad, "g, arr, obj, axis", shape=shape_like("arr"))
+
+
+@delete_grad.defvjp
+def _(gg, ans, g, arr, obj, axis):
+    return np.delete(gg, obj, axis=axis)

@@ -1,5 +1,5 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert, delete.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
 transpose, written with the op itself or a helper whose own VJP is the op.
@@ -122,6 +122,14 @@ CASES = [
     ("np.choose(np.array([3, -1, 5, 0]), [x, np.sin(x)], mode='wrap')", [(4,)]),
     ("np.choose(np.array([3, -1, 5, 0]), [x, y, x ** 2], mode='clip')", [(4,), (4,)]),
     ("np.choose(np.array(1), [x, y])", [(2,), (2,)]), ("np.choose(np.zeros(0, dtype=int), [x, y])", [(0,), (0,)]),
+    # insert (at the end, negative indices, values broadcast) and delete (nothing deleted)
+    ("np.insert(x, 1, y)", [(2, 3), None]), ("np.insert(x, [0, 2, 2], y)", [(4,), (3,)]),
+    ("np.insert(x, 3, y, axis=1)", [(2, 3), (2,)]), ("np.insert(x, -1, y, axis=0)", [(2, 3), (3,)]),
+    ("np.insert(x, [1, -1], y, axis=1) * 2.0", [(2, 3), (2, 1)]), ("np.insert(x, 1, y, axis=0)", [(2, 3), (2, 3)]),
+    ("np.insert(x, 4, x[:2] * y)", [(4,), (2,)]),
+    ("np.insert(x, 0, 2.0, axis=-1)", [(2, 2)]), ("np.insert(x, [], y)", [(3,), None]),
+    ("np.delete(x, 1)", [(4,)]), ("np.delete(x, [0, -1, 0])", [(2, 3)]), ("np.delete(x, -1, axis=1) * x[:, :2]", [(2, 3)]),
+    ("np.delete(x, [])", [(3,)]), ("np.delete(x, [], axis=1)", [(2, 3)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
