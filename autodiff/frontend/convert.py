@@ -357,8 +357,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             if len(value) != count:
                 raise self.error(node, f"cannot unpack {len(value)} values into {count} names")
             return list(value)
-        if isinstance(value, Value):
-            return [self.emit(node, "getitem", (value, Const(i))) for i in range(count)]
+        if isinstance(value, Value):  # a list's items may differ in shape: list_getitem
+            op = "list_getitem" if value.shape is LIST else "getitem"
+            return [self.emit(node, op, (value, Const(i))) for i in range(count)]
         raise self.error(node, "cannot unpack this value")
 
     # ----- expressions -----

@@ -130,6 +130,7 @@ CASES = [
     ("np.insert(x, 0, 2.0, axis=-1)", [(2, 2)]), ("np.insert(x, [], y)", [(3,), None]),
     ("np.delete(x, 1)", [(4,)]), ("np.delete(x, [0, -1, 0])", [(2, 3)]), ("np.delete(x, -1, axis=1) * x[:, :2]", [(2, 3)]),
     ("np.delete(x, [])", [(3,)]), ("np.delete(x, [], axis=1)", [(2, 3)]),
+    ("unequal(x)", [(4,)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -140,6 +141,10 @@ def pieces(x):
     for piece in np.hsplit(rest, 2):
         total = total + np.sum(np.sin(piece))
     return total
+
+def unequal(x):
+    head, tail = np.split(x, [1])
+    return head * tail
 
 def sliced(x):
     total = x[0]
