@@ -1178,3 +1178,29 @@ def delete_grad(g, arr, obj, axis):
     out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
     out[labels] = np.ravel(g)
     return out.reshape(_shape(arr))
+
+
+# ----- np.meshgrid -----
+
+
+def _meshgrid_axis(k, count, indexing):
+    """The axis along which input ``k`` of ``count`` varies in np.meshgrid's results."""
+    return 1 - k if indexing == "xy" and count > 1 and k < 2 else k
+
+
+def meshgrid_grads(g, xi, indexing, sparse):
+    """Adjoints of the inputs of ``np.meshgrid(*xi, indexing=indexing, sparse=sparse)``:
+    input ``k`` (flattened) receives its grid's adjoint summed over every axis but its own."""
+    count = len(xi)
+    grads = []
+    for k, (part, x) in enumerate(zip(g, xi)):
+        part = np.asarray(part)
+        axis = _meshgrid_axis(k, count, indexing)
+        others = tuple(i for i in range(part.ndim) if i != axis)
+        grads.append(np.reshape(np.sum(part, axis=others), _shape(x)))
+    return grads
+
+
+def meshgrid_of(parts, indexing, sparse):
+    """``np.meshgrid(*parts)`` as a list: the grids of the vectors ``parts``."""
+    return list(np.meshgrid(*parts, indexing=indexing, sparse=sparse))

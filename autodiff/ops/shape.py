@@ -1339,3 +1339,47 @@ delete_grad = _linear_helper(runtime.delete_grad, "g, arr, obj, axis", shape=sha
 @delete_grad.defvjp
 def _(gg, ans, g, arr, obj, axis):
     return np.delete(gg, obj, axis=axis)
+
+
+# ----- np.meshgrid: a list of grids, each an input broadcast along the others' axes -----
+# Input k (flattened) varies along axis k of every grid ('ij'), the first two swapped for
+# 'xy'; it receives its grid's adjoint summed over the other axes. NumPy 2 returns a
+# tuple: the op gives a list, as np.split does, which code unpacks, indexes and loops
+# over alike.
+
+
+def _meshgrid_call(*xi, copy=True, sparse=False, indexing="xy"):
+    def constant(value):
+        return value if isinstance(value, (Const, tuple)) or hasattr(value, "node") else Const(
+            value)
+
+    return {"xi": xi, "indexing": constant(indexing), "sparse": constant(sparse)}
+
+
+@defop("meshgrid", "list(np.meshgrid(*xi, indexing=indexing, sparse=sparse))",
+       aliases=((np.meshgrid, _meshgrid_call),), diff=("xi",), shape=list_result, fresh=False,
+       jvp="linear", sympy=lambda xi, indexing, sparse: list(np.meshgrid(
+           *[objects(x) for x in xi], indexing=indexing, sparse=sparse)))
+def meshgrid(xi, indexing="xy", sparse=False): ...
+
+
+@meshgrid.defvjp
+def _(g, ans, xi, indexing, sparse):
+    return runtime.meshgrid_grads(g, xi, indexing, sparse)
+
+
+meshgrid_grads = helper_op(runtime.meshgrid_grads, diff=("g",), shape=list_result, fresh=False,
+                           jvp="linear")
+meshgrid_of = helper_op(runtime.meshgrid_of, diff=("parts",), shape=list_result, fresh=False,
+                        jvp="linear")
+
+
+# Transposed, summing each grid over the other axes is broadcasting back to the grids.
+@meshgrid_grads.defvjp
+def _(gg, ans, g, xi, indexing, sparse):
+    return runtime.meshgrid_of(gg, indexing, sparse)
+
+
+@meshgrid_of.defvjp
+def _(gg, ans, parts, indexing, sparse):
+    return runtime.meshgrid_grads(gg, parts, indexing, sparse)

@@ -1,5 +1,5 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert, delete.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert, delete, meshgrid.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
 transpose, written with the op itself or a helper whose own VJP is the op.
@@ -131,6 +131,13 @@ CASES = [
     ("np.delete(x, 1)", [(4,)]), ("np.delete(x, [0, -1, 0])", [(2, 3)]), ("np.delete(x, -1, axis=1) * x[:, :2]", [(2, 3)]),
     ("np.delete(x, [])", [(3,)]), ("np.delete(x, [], axis=1)", [(2, 3)]),
     ("unequal(x)", [(4,)]),
+    # meshgrid: a list of grids, unpacked or indexed
+    ("grid(x, y)", [(3,), (2,)]), ("np.stack(np.meshgrid(x, y, indexing='ij'))", [(3,), (2,)]),
+    ("np.meshgrid(x, y, sparse=True)[0] * np.meshgrid(x, y, sparse=True)[1]", [(3,), (2,)]),
+    ("np.meshgrid(x, y, x * 2.0, indexing='ij', sparse=True)[2] * 3.0", [(2,), (3,)]),
+    ("np.stack(np.meshgrid(x, y, x)) ** 2", [(2,), (3,)]), ("np.meshgrid(x)[0]", [(3,)]),
+    ("np.meshgrid(x, y)[1] * np.meshgrid(x, y)[0]", [(2, 2), None]),
+    ("np.meshgrid(x, y, indexing='ij')[0]", [(0,), (2,)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -145,6 +152,10 @@ def pieces(x):
 def unequal(x):
     head, tail = np.split(x, [1])
     return head * tail
+
+def grid(x, y):
+    X, Y = np.meshgrid(x, y)
+    return np.sin(X) * Y ** 2 + X * Y
 
 def sliced(x):
     total = x[0]
