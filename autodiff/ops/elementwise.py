@@ -909,7 +909,21 @@ def _(t, ans, condition, x, y):
     return broadcast_like(np.where(condition, 0.0, t), ans)
 
 
-@defop("clip", "np.clip(a, a_min, a_max)", aliases=(np.clip,), methods=("clip",),
+def _clip_call(a, a_min=None, a_max=None, *, min=None, max=None):
+    """np.clip's bounds, spelled a_min/a_max or (NumPy 2) min/max; one may be None."""
+    if (min is not None or max is not None) and (a_min is not None or a_max is not None):
+        raise TypeError("np.clip takes its bounds as a_min/a_max or as min/max, not both")
+    if min is not None or max is not None:
+        a_min, a_max = min, max
+    return {"a": a, "a_min": a_min, "a_max": a_max}
+
+
+def _clip_method(a, min=None, max=None):  # ndarray.clip names its bounds min and max
+    return {"a": a, "a_min": min, "a_max": max}
+
+
+@defop("clip", "np.clip(a, a_min, a_max)", aliases=((np.clip, _clip_call),),
+       methods=(("clip", _clip_method),),
        diff=("a", "a_min", "a_max"), shape=broadcast("a", "a_min", "a_max"), sympy=elementwise(_sympy_clip, 3))
 def clip(a, a_min=None, a_max=None): ...
 

@@ -1,5 +1,5 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert, delete, meshgrid.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert, delete, meshgrid, clip's keyword forms.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
 transpose, written with the op itself or a helper whose own VJP is the op.
@@ -138,6 +138,11 @@ CASES = [
     ("np.stack(np.meshgrid(x, y, x)) ** 2", [(2,), (3,)]), ("np.meshgrid(x)[0]", [(3,)]),
     ("np.meshgrid(x, y)[1] * np.meshgrid(x, y)[0]", [(2, 2), None]),
     ("np.meshgrid(x, y, indexing='ij')[0]", [(0,), (2,)]),
+    # clip's bounds spelled min/max (NumPy 2 and ndarray.clip) as well as a_min/a_max
+    ("x.clip(min=-0.5, max=0.7)", [(2, 3)]), ("x.clip(-0.5, 0.7)", [(4,)]), ("x.clip(max=y)", [(2, 3), (3,)]),
+    ("x.clip(min=y) * x", [(3,), None]), ("np.clip(x, min=y, max=1.0)", [(2, 3), (2, 1)]),
+    ("np.clip(x, max=0.5)", [(4,)]), ("np.clip(x, a_min=y, a_max=None)", [(3,), (3,)]),
+    ("np.clip(x, None, y)", [(3,), None]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -226,3 +231,13 @@ def test_select_gives_a_choice_no_gradient_where_it_is_not_taken(user_module):
     with np.errstate(all="ignore"):
         for gradient in (ad.grad(mod.f)(x), ad.grad(mod.f, jit=True)(x)):
             np.testing.assert_allclose(gradient, [0.0, 0.25, -1.0, -0.5])
+
+
+def test_clip_refuses_bounds_given_twice(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.clip(x, 0.0, max=1.0))
+    """)
+    with pytest.raises(ad.AutodiffError, match="a_min/a_max or as min/max, not both"):
+        ad.grad(mod.f)(np.ones(3))
