@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -1383,3 +1384,37 @@ def _(gg, ans, g, xi, indexing, sparse):
 @meshgrid_of.defvjp
 def _(gg, ans, parts, indexing, sparse):
     return runtime.meshgrid_grads(gg, parts, indexing, sparse)
+
+
+# ----- math.fsum: Python's sum, exactly rounded -----
+# Its value is math.fsum's (a program may rely on its exact rounding); for derivatives it
+# is a sum, as the builtin sum is: each item (each element of an array) receives the
+# adjoint. Items are numbers, as math.fsum takes: written out or built as a list (a
+# comprehension, a generator over a list or an array's rows), or a vector's elements.
+
+
+def _fsum_call(seq):
+    if isinstance(seq, tuple) or getattr(seq, "shape", None) is LIST:
+        return OPS["fsum"], {"items": seq}
+    return OPS["fsum_array"], {"a": seq}
+
+
+@defop("fsum", "math.fsum(items)", aliases=((math.fsum, _fsum_call),), diff=("items",),
+       shape=scalar_result, floating="always", list_adjoints=True, jvp="linear",
+       sympy=lambda items: builtins.sum(items, sp.S.Zero))
+def fsum(items): ...
+
+
+@fsum.defvjp
+def _(g, ans, items):
+    return runtime.sum_list_grad(g, items)
+
+
+@defop("fsum_array", "math.fsum(a)", diff=("a",), shape=scalar_result, floating="always",
+       jvp="linear", sympy=lambda a: builtins.sum(np.ravel(objects(a)), sp.S.Zero))
+def fsum_array(a): ...
+
+
+@fsum_array.defvjp
+def _(g, ans, a):
+    return runtime.broadcast_like(g, a)

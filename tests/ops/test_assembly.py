@@ -1,8 +1,10 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert, delete, meshgrid, clip's keyword forms.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert,
+delete, meshgrid, clip's keyword forms, math.fsum.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
-transpose, written with the op itself or a helper whose own VJP is the op.
+transpose, written with the op itself or a helper whose own VJP is the op; select,
+choose and clip are piecewise linear.
 """
 
 from __future__ import annotations
@@ -130,6 +132,9 @@ CASES = [
     ("np.insert(x, 0, 2.0, axis=-1)", [(2, 2)]), ("np.insert(x, [], y)", [(3,), None]),
     ("np.delete(x, 1)", [(4,)]), ("np.delete(x, [0, -1, 0])", [(2, 3)]), ("np.delete(x, -1, axis=1) * x[:, :2]", [(2, 3)]),
     ("np.delete(x, [])", [(3,)]), ("np.delete(x, [], axis=1)", [(2, 3)]),
+    ("np.insert(x, slice(0, 3), y)", [(3,), None]), ("np.insert(x, slice(-1, None), y, axis=1)", [(2, 3), (2,)]),
+    ("np.delete(x, slice(0, 3, 2), axis=0)", [(4, 2)]), ("np.delete(x, slice(None), axis=0)", [(3,)]),
+    ("np.delete(x, slice(None, None, -2))", [(5,)]),
     ("unequal(x)", [(4,)]),
     # meshgrid: a list of grids, unpacked or indexed
     ("grid(x, y)", [(3,), (2,)]), ("np.stack(np.meshgrid(x, y, indexing='ij'))", [(3,), (2,)]),
@@ -143,6 +148,10 @@ CASES = [
     ("x.clip(min=y) * x", [(3,), None]), ("np.clip(x, min=y, max=1.0)", [(2, 3), (2, 1)]),
     ("np.clip(x, max=0.5)", [(4,)]), ("np.clip(x, a_min=y, a_max=None)", [(3,), (3,)]),
     ("np.clip(x, None, y)", [(3,), None]),
+    # math.fsum: a sum for derivatives, over items written out, built or an array's
+    ("math.fsum([x[0] * y, x[1], 2.0])", [(2,), None]), ("math.fsum(np.sum(r ** 2) for r in x) * x", [(3, 2)]),
+    ("math.fsum([v * v for v in x])", [(3,)]), ("math.fsum(x) * x", [(4,)]), ("math.fsum(x[:0])", [(3,)]),
+    ("fsummed(x)", [(2, 3)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -161,6 +170,12 @@ def unequal(x):
 def grid(x, y):
     X, Y = np.meshgrid(x, y)
     return np.sin(X) * Y ** 2 + X * Y
+
+def fsummed(x):
+    terms = []
+    for row in x:
+        terms.append(np.sin(row[0]) * row[1])
+    return math.fsum(terms) * x[-1]
 
 def sliced(x):
     total = x[0]
