@@ -16,7 +16,13 @@ from autodiff.graph.ir import Const, Value
 from autodiff.graph.patterns import is_number, keeps_dtype, produced_by
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
 from autodiff.ops.registry import OPS, defop, helper_op
-from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
+from autodiff.ops.runtime import (
+    broadcast_like,
+    clipped_high,
+    clipped_low,
+    unbroadcast,
+    within_bounds,
+)
 from autodiff.ops.shape_rules import broadcast, shape_like
 from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp, stop_gradient_function
 
@@ -928,12 +934,18 @@ def _clip_method(a, min=None, max=None):  # ndarray.clip names its bounds min an
 def clip(a, a_min=None, a_max=None): ...
 
 
+# np.clip(a, a_min, a_max) is np.minimum(np.maximum(a, a_min), a_max): where a_min
+# exceeds a_max the result is a_max, whatever a and a_min are.
 @clip.defvjp
 def _(g, ans, a, a_min, a_max):
     inside = within_bounds(a, a_min, a_max)
     return (unbroadcast(g * inside, a),
-            unbroadcast(g * (a < a_min), a_min),
-            unbroadcast(g * (a > a_max), a_max))
+            unbroadcast(g * clipped_low(a, a_min, a_max), a_min),
+            unbroadcast(g * clipped_high(a, a_min, a_max), a_max))
+
+
+for _mask in (clipped_low, clipped_high):
+    helper_op(_mask, nondiff_output=True, floating=None, no_gradient="a boolean mask (of np.clip's rule)")
 
 
 @clip.defjvp("a")
@@ -943,12 +955,12 @@ def _(t, ans, a, a_min, a_max):
 
 @clip.defjvp("a_min")
 def _(t, ans, a, a_min, a_max):
-    return broadcast_like(t * (a < a_min), ans)
+    return broadcast_like(t * clipped_low(a, a_min, a_max), ans)
 
 
 @clip.defjvp("a_max")
 def _(t, ans, a, a_min, a_max):
-    return broadcast_like(t * (a > a_max), ans)
+    return broadcast_like(t * clipped_high(a, a_min, a_max), ans)
 
 
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):

@@ -1204,3 +1204,24 @@ def meshgrid_grads(g, xi, indexing, sparse):
 def meshgrid_of(parts, indexing, sparse):
     """``np.meshgrid(*parts)`` as a list: the grids of the vectors ``parts``."""
     return list(np.meshgrid(*parts, indexing=indexing, sparse=sparse))
+
+
+# ----- np.clip's bounds -----
+# np.clip(a, low, high) is np.minimum(np.maximum(a, low), high): where low exceeds high
+# the result is high, whatever a and low are. Either bound may be None.
+
+
+def clipped_low(a, low, high):
+    """Mask of the elements ``np.clip(a, low, high)`` takes from ``low``."""
+    if low is None:
+        return False
+    taken = a < low
+    return taken if high is None else taken & (low <= high)
+
+
+def clipped_high(a, low, high):
+    """Mask of the elements ``np.clip(a, low, high)`` takes from ``high``."""
+    if high is None:
+        return False
+    taken = a > high
+    return taken if low is None else taken | (low > high)

@@ -148,6 +148,7 @@ CASES = [
     ("x.clip(min=y) * x", [(3,), None]), ("np.clip(x, min=y, max=1.0)", [(2, 3), (2, 1)]),
     ("np.clip(x, max=0.5)", [(4,)]), ("np.clip(x, a_min=y, a_max=None)", [(3,), (3,)]),
     ("np.clip(x, None, y)", [(3,), None]),
+    ("np.clip(x, y, y - 0.5)", [(4,), (4,)]), ("x.clip(min=y, max=0.3)", [(2, 3), (3,)]),
     # math.fsum: a sum for derivatives, over items written out, built or an array's
     ("math.fsum([x[0] * y, x[1], 2.0])", [(2,), None]), ("math.fsum(np.sum(r ** 2) for r in x) * x", [(3, 2)]),
     ("math.fsum([v * v for v in x])", [(3,)]), ("math.fsum(x) * x", [(4,)]), ("math.fsum(x[:0])", [(3,)]),
