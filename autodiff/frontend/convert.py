@@ -357,8 +357,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             if len(value) != count:
                 raise self.error(node, f"cannot unpack {len(value)} values into {count} names")
             return list(value)
-        if isinstance(value, Value):
-            return [self.emit(node, "getitem", (value, Const(i))) for i in range(count)]
+        if isinstance(value, Value):  # a list's items may differ in shape: list_getitem
+            op = "list_getitem" if value.shape is LIST else "getitem"
+            return [self.emit(node, op, (value, Const(i))) for i in range(count)]
         raise self.error(node, "cannot unpack this value")
 
     # ----- expressions -----
@@ -627,6 +628,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         if isinstance(callee, Const) and any(callee.value is f for f in TEXT_BUILTINS) and not all(
                 isinstance(a, Const) for a in (*args, *kwargs.values())):
             return self.as_text(node, callee.value, args, kwargs)
+        if isinstance(callee, Const) and callee.value is builtins.slice and (
+                not kwargs and 1 <= len(args) <= 3):  # slice(a, b): the a:b of an index
+            return SliceSpec(*((Const(None), args[0], Const(None)) if len(args) == 1
+                               else (*args, Const(None))[:3]))
         if isinstance(callee, Const) and _is_pure_builtin(callee.value):
             folded = _folded_call(callee.value, args, kwargs)
             if folded is not None:

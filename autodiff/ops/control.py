@@ -23,7 +23,7 @@ import numpy as np
 from autodiff.graph.ir import Const
 from autodiff.ops import runtime
 from autodiff.ops.registry import defop, helper_op
-from autodiff.ops.shape_rules import broadcast, list_result, scalar_result, shape_like
+from autodiff.ops.shape_rules import broadcast, list_indexed, list_result, scalar_result, shape_like
 from autodiff.ops.sympy_forms import elementwise, objects, stop_gradient_function, truth
 from autodiff.ops.sympy_forms import index as sympy_index
 
@@ -104,7 +104,8 @@ def list_pop(lst): ...
 list_pop.effect = True
 
 
-@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
+@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True,
+       shape=list_indexed, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
 

@@ -16,7 +16,13 @@ from autodiff.graph.ir import Const, Value
 from autodiff.graph.patterns import is_number, keeps_dtype, produced_by
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
 from autodiff.ops.registry import OPS, defop, helper_op
-from autodiff.ops.runtime import broadcast_like, unbroadcast, within_bounds
+from autodiff.ops.runtime import (
+    broadcast_like,
+    clipped_high,
+    clipped_low,
+    unbroadcast,
+    within_bounds,
+)
 from autodiff.ops.shape_rules import broadcast, shape_like
 from autodiff.ops.sympy_forms import cfunctions, decided, elementwise, sp, stop_gradient_function
 
@@ -909,17 +915,37 @@ def _(t, ans, condition, x, y):
     return broadcast_like(np.where(condition, 0.0, t), ans)
 
 
-@defop("clip", "np.clip(a, a_min, a_max)", aliases=(np.clip,), methods=("clip",),
+def _clip_call(a, a_min=None, a_max=None, *, min=None, max=None):
+    """np.clip's bounds, spelled a_min/a_max or (NumPy 2) min/max; one may be None."""
+    if (min is not None or max is not None) and (a_min is not None or a_max is not None):
+        raise TypeError("np.clip takes its bounds as a_min/a_max or as min/max, not both")
+    if min is not None or max is not None:
+        a_min, a_max = min, max
+    return {"a": a, "a_min": a_min, "a_max": a_max}
+
+
+def _clip_method(a, min=None, max=None):  # ndarray.clip names its bounds min and max
+    return {"a": a, "a_min": min, "a_max": max}
+
+
+@defop("clip", "np.clip(a, a_min, a_max)", aliases=((np.clip, _clip_call),),
+       methods=(("clip", _clip_method),),
        diff=("a", "a_min", "a_max"), shape=broadcast("a", "a_min", "a_max"), sympy=elementwise(_sympy_clip, 3))
 def clip(a, a_min=None, a_max=None): ...
 
 
+# np.clip(a, a_min, a_max) is np.minimum(np.maximum(a, a_min), a_max): where a_min
+# exceeds a_max the result is a_max, whatever a and a_min are.
 @clip.defvjp
 def _(g, ans, a, a_min, a_max):
     inside = within_bounds(a, a_min, a_max)
     return (unbroadcast(g * inside, a),
-            unbroadcast(g * (a < a_min), a_min),
-            unbroadcast(g * (a > a_max), a_max))
+            unbroadcast(g * clipped_low(a, a_min, a_max), a_min),
+            unbroadcast(g * clipped_high(a, a_min, a_max), a_max))
+
+
+for _mask in (clipped_low, clipped_high):
+    helper_op(_mask, nondiff_output=True, floating=None, no_gradient="a boolean mask (of np.clip's rule)")
 
 
 @clip.defjvp("a")
@@ -929,12 +955,12 @@ def _(t, ans, a, a_min, a_max):
 
 @clip.defjvp("a_min")
 def _(t, ans, a, a_min, a_max):
-    return broadcast_like(t * (a < a_min), ans)
+    return broadcast_like(t * clipped_low(a, a_min, a_max), ans)
 
 
 @clip.defjvp("a_max")
 def _(t, ans, a, a_min, a_max):
-    return broadcast_like(t * (a > a_max), ans)
+    return broadcast_like(t * clipped_high(a, a_min, a_max), ans)
 
 
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):

@@ -65,7 +65,8 @@ class Op:
       ``"product"``/``"quotient"`` (rewritten to ``keep_zeros`` then, so ``0 * inf``
       stays 0); see reverse._keep_zeros;
     - ``gradients_keep_zeros``: its VJP's gradients are exactly zero where it did not
-      select an operand (``where``) or where its adjoint is zero (the zero-keeping ops);
+      select an operand (``where``; ``select``, whose choices' gradients are items of
+      the list its rule gives) or where its adjoint is zero (the zero-keeping ops);
     - ``list_adjoints``: its rules give a list operand's adjoint as a list already;
     - ``jvp``: ``"same"`` when its JVP is its VJP with the tangent for the adjoint (an
       elementwise op of one operand: both are ``g * f'(x)``); ``"linear"`` when it is

@@ -665,7 +665,14 @@ def sum_list_grad(g, items):
 
 
 def list_index_grad(g, items, index):
-    """Adjoint of a list whose element ``items[index]`` has adjoint ``g``."""
+    """Adjoint of a list whose element ``items[index]`` has adjoint ``g``; for a slice,
+    ``g`` is the list of the adjoints of the items it selects, each added at the
+    position it was taken from (steps and negative bounds as Python slices them)."""
+    if isinstance(index, slice):
+        grads = [np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+        for position, part in zip(range(len(items))[index], g):
+            grads[position] = grads[position] + part
+        return grads
     grads = [np.zeros_like(item, dtype=np.result_type(g)) for item in items]
     grads[index] = grads[index] + g
     return grads
@@ -1091,3 +1098,130 @@ def cross_grad_rhs(g, a, b, axis):
     axis = -1 if axis is None else axis
     grad = np.cross(_cross_adjoint(g, a, b, axis), _as_3_vectors(a, axis))
     return unbroadcast(np.moveaxis(grad[..., :np.shape(b)[axis]], -1, axis), b)
+
+
+# ----- np.select and np.choose -----
+
+
+def select_none(condlist):
+    """Where no condition of ``np.select(condlist, ...)`` holds: where it takes its default."""
+    held = np.zeros((), dtype=bool)
+    for cond in condlist:
+        held = np.logical_or(held, cond)
+    return np.logical_not(held)
+
+
+def select_choice_grads(g, condlist, choicelist):
+    """Adjoints of the choices of ``np.select(condlist, choicelist, default)``: each
+    receives ``g`` where its condition is the first that holds (NumPy takes the first
+    of ties), zero elsewhere, summed to its own shape."""
+    taken = np.zeros(np.shape(g), dtype=bool)
+    grads = []
+    for cond, choice in zip(condlist, choicelist):
+        first = np.logical_and(cond, np.logical_not(taken))
+        grads.append(unbroadcast(np.where(first, g, 0.0), choice))
+        taken = np.logical_or(taken, cond)
+    return grads
+
+
+def choose_grads(g, a, choices, mode):
+    """Adjoints of the choices of ``np.choose(a, choices, mode=mode)``: each receives
+    ``g`` where ``a`` (wrapped or clipped as ``mode`` says) picks it, summed to its shape."""
+    count = len(choices)
+    picked = np.asarray(a)
+    if mode == "wrap":
+        picked = picked % count
+    elif mode == "clip":
+        picked = np.clip(picked, 0, count - 1)
+    return [unbroadcast(np.where(picked == k, g, 0.0), choice)
+            for k, choice in enumerate(choices)]
+
+
+# ----- np.insert and np.delete -----
+# Each element of the result is labelled by where it comes from: i >= 0 for arr's
+# element i (flattened), -1 - j for values' element j. np.insert and np.delete of the
+# labels lay them out as the op lays out the elements (they depend on shapes alone).
+
+
+def _labels(shape, first=0, step=1):
+    return (first + step * np.arange(int(np.prod(shape, dtype=int)))).reshape(shape)
+
+
+def _insert_labels(arr, obj, values, axis):
+    return np.insert(_labels(_shape(arr)), obj, _labels(_shape(values), -1, -1), axis=axis)
+
+
+def insert_arr_grad(g, arr, obj, values, axis):
+    """Adjoint of ``arr`` in ``np.insert(arr, obj, values, axis)``: each element of
+    ``arr`` receives the adjoint at its place in the result."""
+    labels, g = _insert_labels(arr, obj, values, axis).ravel(), np.ravel(g)
+    out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
+    kept = labels >= 0
+    out[labels[kept]] = g[kept]
+    return out.reshape(_shape(arr))
+
+
+def insert_values_grad(g, arr, obj, values, axis):
+    """Adjoint of ``values`` in ``np.insert(arr, obj, values, axis)``: each element of
+    ``values`` receives the adjoints of the places it was copied to (broadcasting)."""
+    labels, g = _insert_labels(arr, obj, values, axis).ravel(), np.ravel(g)
+    out = np.zeros(np.size(values), dtype=np.result_type(g, 1.0))
+    inserted = labels < 0
+    np.add.at(out, -1 - labels[inserted], g[inserted])
+    return out.reshape(_shape(values))
+
+
+def delete_grad(g, arr, obj, axis):
+    """Adjoint of ``arr`` in ``np.delete(arr, obj, axis)``: each element kept receives
+    the adjoint at its place in the result, a deleted one zero."""
+    labels = np.delete(_labels(_shape(arr)), obj, axis=axis).ravel()
+    out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
+    out[labels] = np.ravel(g)
+    return out.reshape(_shape(arr))
+
+
+# ----- np.meshgrid -----
+
+
+def _meshgrid_axis(k, count, indexing):
+    """The axis along which input ``k`` of ``count`` varies in np.meshgrid's results."""
+    return 1 - k if indexing == "xy" and count > 1 and k < 2 else k
+
+
+def meshgrid_grads(g, xi, indexing, sparse):
+    """Adjoints of the inputs of ``np.meshgrid(*xi, indexing=indexing, sparse=sparse)``:
+    input ``k`` (flattened) receives its grid's adjoint summed over every axis but its own."""
+    count = len(xi)
+    grads = []
+    for k, (part, x) in enumerate(zip(g, xi)):
+        part = np.asarray(part)
+        axis = _meshgrid_axis(k, count, indexing)
+        others = tuple(i for i in range(part.ndim) if i != axis)
+        grads.append(np.reshape(np.sum(part, axis=others), _shape(x)))
+    return grads
+
+
+def meshgrid_of(parts, indexing, sparse):
+    """``np.meshgrid(*parts)`` as a list: the grids of the vectors ``parts``."""
+    return list(np.meshgrid(*parts, indexing=indexing, sparse=sparse))
+
+
+# ----- np.clip's bounds -----
+# np.clip(a, low, high) is np.minimum(np.maximum(a, low), high): where low exceeds high
+# the result is high, whatever a and low are. Either bound may be None.
+
+
+def clipped_low(a, low, high):
+    """Mask of the elements ``np.clip(a, low, high)`` takes from ``low``."""
+    if low is None:
+        return False
+    taken = a < low
+    return taken if high is None else taken & (low <= high)
+
+
+def clipped_high(a, low, high):
+    """Mask of the elements ``np.clip(a, low, high)`` takes from ``high``."""
+    if high is None:
+        return False
+    taken = a > high
+    return taken if low is None else taken | (low > high)

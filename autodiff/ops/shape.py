@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -1176,3 +1177,244 @@ def _(g, ans, ary, indices_or_sections):
 @dsplit.defvjp
 def _(g, ans, ary, indices_or_sections):
     return runtime.split_grad(g, ary, indices_or_sections, 2)
+
+
+# ----- np.select: the first choice whose condition holds, else the default -----
+# Piecewise in the conditions (read as true or false): each choice receives the adjoint
+# where its condition is the first that holds (NumPy's rule for ties), the default where
+# none holds; each summed to its own shape. A condition's gradient is zero, as for
+# np.where (JAX and autograd alike). As for np.where, a choice's adjoint is exactly zero
+# where it is not taken, even where the choice is infinite or NaN (np.log(x) of x <= 0).
+
+
+def _sympy_select(condlist, choicelist, default):
+    count = len(condlist)
+
+    def element(*values):
+        pieces = []
+        for cond, choice in zip(values[:count], values[count:2 * count]):
+            known = sympy_forms.decided(cond)
+            if known is False:
+                continue
+            pieces.append((choice, True if known else cond))
+            if known:
+                break
+        else:
+            pieces.append((values[-1], True))
+        return pieces[0][0] if pieces[0][1] is True else sp.Piecewise(*pieces)
+
+    return np.frompyfunc(element, 2 * count + 1, 1)(*map(objects, condlist),
+                                                    *map(objects, choicelist), default)
+
+
+@defop("select", "np.select(condlist, choicelist, default=default)", aliases=(np.select,),
+       diff=("choicelist", "default"), gradients_keep_zeros=True, sympy=_sympy_select)
+def select(condlist, choicelist, default=0): ...
+
+
+select.piecewise_params = ("condlist",)
+
+
+@select.defvjp
+def _(g, ans, condlist, choicelist, default):
+    return (runtime.select_choice_grads(g, condlist, choicelist),
+            runtime.unbroadcast(np.where(runtime.select_none(condlist), g, 0.0), default))
+
+
+@select.defjvp("choicelist")
+def _(t, ans, condlist, choicelist, default):
+    return runtime.broadcast_like(np.select(condlist, t, 0.0), ans)
+
+
+@select.defjvp("default")
+def _(t, ans, condlist, choicelist, default):
+    return runtime.broadcast_like(np.where(runtime.select_none(condlist), t, 0.0), ans)
+
+
+helper_op(runtime.select_none, nondiff_output=True, floating=None,
+          no_gradient="where no condition holds: a mask")
+select_choice_grads = helper_op(runtime.select_choice_grads, diff=("g",), shape=list_result,
+                                fresh=False, jvp="linear")
+
+
+# Transposed, handing each choice the adjoint where it was selected is selecting.
+@select_choice_grads.defvjp
+def _(gg, ans, g, condlist, choicelist):
+    return runtime.broadcast_like(np.select(condlist, gg, 0.0), g)
+
+
+# ----- np.choose: element i from the choice a[i] names -----
+# Piecewise in the integer array a; each choice receives the adjoint where a picks it
+# (a wrapped or clipped as mode says), summed to its own shape.
+
+
+@defop("choose", "np.choose(a, choices, mode=mode)", aliases=(np.choose,), diff=("choices",),
+       jvp="linear", sympy=lambda a, choices, mode: np.choose(
+           a, [objects(c) for c in choices], mode=mode))
+def choose(a, choices, mode="raise"): ...
+
+
+choose.piecewise_params = ("a",)
+
+
+@choose.defvjp
+def _(g, ans, a, choices, mode):
+    return runtime.choose_grads(g, a, choices, mode)
+
+
+choose_grads = helper_op(runtime.choose_grads, diff=("g",), shape=list_result, fresh=False,
+                         jvp="linear")
+
+
+@choose_grads.defvjp
+def _(gg, ans, g, a, choices, mode):
+    return runtime.broadcast_like(np.choose(a, gg, mode=mode), g)
+
+
+# ----- np.insert and np.delete: elements placed or removed at constant indices -----
+# np.insert is linear in arr and in values, separately (an element of the result is one
+# or the other): each element of arr receives the adjoint at its new place, each of
+# values the adjoints of every place NumPy's broadcasting copied it to. np.delete hands
+# each kept element the adjoint at its place, a deleted one zero.
+
+
+@defop("insert", "np.insert(arr, obj, values, axis=axis)", aliases=(np.insert,),
+       diff=("arr", "values"), zeros="first",
+       sympy=lambda arr, obj, values, axis: np.insert(objects(arr), obj, objects(values),
+                                                      axis=axis))
+def insert(arr, obj, values, axis=None): ...
+
+
+insert.piecewise_params = ("obj",)
+
+
+@insert.defvjp
+def _(g, ans, arr, obj, values, axis):
+    return (runtime.insert_arr_grad(g, arr, obj, values, axis),
+            runtime.insert_values_grad(g, arr, obj, values, axis))
+
+
+@insert.defjvp("arr")
+def _(t, ans, arr, obj, values, axis):
+    return np.insert(t, obj, np.zeros(np.shape(values)), axis=axis)
+
+
+@insert.defjvp("values")
+def _(t, ans, arr, obj, values, axis):
+    return np.insert(np.zeros(np.shape(arr)), obj, t, axis=axis)
+
+
+insert_arr_grad = _linear_helper(runtime.insert_arr_grad, "g, arr, obj, values, axis",
+                                 shape=shape_like("arr"))
+insert_values_grad = _linear_helper(runtime.insert_values_grad, "g, arr, obj, values, axis",
+                                    shape=shape_like("values"))
+
+
+@insert_arr_grad.defvjp
+def _(gg, ans, g, arr, obj, values, axis):
+    return np.insert(gg, obj, np.zeros(np.shape(values)), axis=axis)
+
+
+@insert_values_grad.defvjp
+def _(gg, ans, g, arr, obj, values, axis):
+    return np.insert(np.zeros(np.shape(arr)), obj, gg, axis=axis)
+
+
+@defop("delete", "np.delete(arr, obj, axis=axis)", aliases=(np.delete,), diff=("arr",),
+       zeros="first", jvp="linear",
+       sympy=lambda arr, obj, axis: np.delete(objects(arr), obj, axis=axis))
+def delete(arr, obj, axis=None): ...
+
+
+delete.piecewise_params = ("obj",)
+
+
+@delete.defvjp
+def _(g, ans, arr, obj, axis):
+    return runtime.delete_grad(g, arr, obj, axis)
+
+
+delete_grad = _linear_helper(runtime.delete_grad, "g, arr, obj, axis", shape=shape_like("arr"))
+
+
+@delete_grad.defvjp
+def _(gg, ans, g, arr, obj, axis):
+    return np.delete(gg, obj, axis=axis)
+
+
+# ----- np.meshgrid: a list of grids, each an input broadcast along the others' axes -----
+# Input k (flattened) varies along axis k of every grid ('ij'), the first two swapped for
+# 'xy'; it receives its grid's adjoint summed over the other axes. NumPy 2 returns a
+# tuple: the op gives a list, as np.split does, which code unpacks, indexes and loops
+# over alike.
+
+
+def _meshgrid_call(*xi, copy=True, sparse=False, indexing="xy"):
+    def constant(value):
+        return value if isinstance(value, (Const, tuple)) or hasattr(value, "node") else Const(
+            value)
+
+    return {"xi": xi, "indexing": constant(indexing), "sparse": constant(sparse)}
+
+
+@defop("meshgrid", "list(np.meshgrid(*xi, indexing=indexing, sparse=sparse))",
+       aliases=((np.meshgrid, _meshgrid_call),), diff=("xi",), shape=list_result, fresh=False,
+       jvp="linear", sympy=lambda xi, indexing, sparse: list(np.meshgrid(
+           *[objects(x) for x in xi], indexing=indexing, sparse=sparse)))
+def meshgrid(xi, indexing="xy", sparse=False): ...
+
+
+@meshgrid.defvjp
+def _(g, ans, xi, indexing, sparse):
+    return runtime.meshgrid_grads(g, xi, indexing, sparse)
+
+
+meshgrid_grads = helper_op(runtime.meshgrid_grads, diff=("g",), shape=list_result, fresh=False,
+                           jvp="linear")
+meshgrid_of = helper_op(runtime.meshgrid_of, diff=("parts",), shape=list_result, fresh=False,
+                        jvp="linear")
+
+
+# Transposed, summing each grid over the other axes is broadcasting back to the grids.
+@meshgrid_grads.defvjp
+def _(gg, ans, g, xi, indexing, sparse):
+    return runtime.meshgrid_of(gg, indexing, sparse)
+
+
+@meshgrid_of.defvjp
+def _(gg, ans, parts, indexing, sparse):
+    return runtime.meshgrid_grads(gg, parts, indexing, sparse)
+
+
+# ----- math.fsum: Python's sum, exactly rounded -----
+# Its value is math.fsum's (a program may rely on its exact rounding); for derivatives it
+# is a sum, as the builtin sum is: each item (each element of an array) receives the
+# adjoint. Items are numbers, as math.fsum takes: written out or built as a list (a
+# comprehension, a generator over a list or an array's rows), or a vector's elements.
+
+
+def _fsum_call(seq):
+    if isinstance(seq, tuple) or getattr(seq, "shape", None) is LIST:
+        return OPS["fsum"], {"items": seq}
+    return OPS["fsum_array"], {"a": seq}
+
+
+@defop("fsum", "math.fsum(items)", aliases=((math.fsum, _fsum_call),), diff=("items",),
+       shape=scalar_result, floating="always", list_adjoints=True, jvp="linear",
+       sympy=lambda items: builtins.sum(items, sp.S.Zero))
+def fsum(items): ...
+
+
+@fsum.defvjp
+def _(g, ans, items):
+    return runtime.sum_list_grad(g, items)
+
+
+@defop("fsum_array", "math.fsum(a)", diff=("a",), shape=scalar_result, floating="always",
+       jvp="linear", sympy=lambda a: builtins.sum(np.ravel(objects(a)), sp.S.Zero))
+def fsum_array(a): ...
+
+
+@fsum_array.defvjp
+def _(g, ans, a):
+    return runtime.broadcast_like(g, a)

@@ -116,8 +116,19 @@ class _Indexed(ShapeRule):
         return _index_token(named["a"], named["index"])
 
 
+class _ListIndexed(ShapeRule):
+    """An item of a list (anything), or for a slice a list again (``pieces[1:]``), which
+    code must treat as a list: ``pieces[:1] + pieces[1:]`` concatenates."""
+
+    array = False
+
+    def token(self, named: dict) -> object:
+        return LIST if isinstance(named["index"], SliceSpec) else Token()
+
+
 scalar_result = _Scalar()
 list_result = _List()
+list_indexed = _ListIndexed()
 reduced = _Reduced()
 einsum_result = _Einsum()
 indexed = _Indexed()
@@ -165,5 +176,5 @@ def _index_token(base: Operand, index: Operand) -> object:
     return derived.setdefault(tuple(signature), Token())
 
 
-__all__ = ["ShapeRule", "broadcast", "einsum_result", "indexed", "list_result", "reduced",
-           "scalar_result", "shape_given_by", "shape_like"]
+__all__ = ["ShapeRule", "broadcast", "einsum_result", "indexed", "list_indexed", "list_result",
+           "reduced", "scalar_result", "shape_given_by", "shape_like"]

@@ -318,6 +318,10 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
             continue  # a custom rule's "no gradient for this one"
         _distribute(operand, contribution, builder, adjoints, active, created, received,
                     op.list_adjoints, lambda: _rule_description(op))
+    if op.gradients_keep_zeros:  # and the items read off a sequence of them (np.select's)
+        adjoints.keep_zeros.update(
+            out for n in builder.nodes[start:] if n.op.name in ("getitem", "list_getitem")
+            and n.args[0] in adjoints.keep_zeros for out in n.outs)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
 

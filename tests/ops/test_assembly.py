@@ -1,8 +1,10 @@
 """Assembly and rearranging ops: repeat, tile, roll, flips, rot90, triangles, diagonals,
-the stacks, take, kron, cross, tensordot, append, pad.
+the stacks, take, kron, cross, tensordot, append, pad, splits, select, choose, insert,
+delete, meshgrid, clip's keyword forms, math.fsum.
 
 Each is linear (bilinear for kron, cross and tensordot), so its VJP is its
-transpose, written with the op itself or a helper whose own VJP is the op.
+transpose, written with the op itself or a helper whose own VJP is the op; select,
+choose and clip are piecewise linear.
 """
 
 from __future__ import annotations
@@ -101,6 +103,56 @@ CASES = [
     ("np.array_split(x, [1])[1] * np.array_split(x, [1])[0]", [(3, 2)]),
     ("np.hsplit(x, 2)[1]", [(4,)]), ("np.hsplit(x, [1])[1] * x[:, :1]", [(2, 3)]),
     ("np.vsplit(x, 2)[0] * np.vsplit(x, 2)[1]", [(4, 2)]), ("np.dsplit(x, [1])[1]", [(2, 2, 3)]),
+    # slices of a list of pieces (steps, negative bounds, an empty slice)
+    ("np.concatenate(np.split(x, 3)[::-1]) * x", [(6,)]), ("np.stack(np.split(x, 4)[1:3]) ** 2", [(8,)]),
+    ("np.concatenate(np.split(x, 5)[-1:0:-2], axis=0) * y", [(5, 2), (2, 2)]),
+    ("sum(np.split(x, 4)[-3:]) * np.split(x, 4)[0]", [(4, 3)]),
+    ("sum(np.split(x, 2)[5:], np.split(x, 2)[-1]) ** 2", [(4,)]), ("sliced(x)", [(4,)]),
+    # select: the first condition that holds wins (ties), else the default
+    ("np.select([x < 0, x > 1], [x ** 2, np.log(np.abs(x))], default=x)", [(2, 3)]),
+    ("np.select([x < 0.5, x < 1.0], [x * y, y], default=3.0)", [(6,), (6,)]),
+    ("np.select([x > 0], [y], default=x)", [(2, 3), (3,)]),
+    ("np.select([x > 0, x < -0.5], [x, 2.0 * x], y)", [(2, 3), None]),
+    ("np.select([x > 100.0], [x ** 2], default=np.sin(x))", [(4,)]),
+    ("np.select([x > -100.0, x > 0], [x ** 2, x])", [(3,)]), ("np.select([x > 0], [x * y])", [None, (2,)]),
+    ("np.select([y > 0, x > 0], [x, x * x], default=y)", [(3,), (2, 3)]),
+    ("np.select([x > 0], [x], default=y)", [(2, 1), (3,)]),
+    # choose: element i of the choice a[i] names (wrapped or clipped by mode)
+    ("np.choose(np.array([0, 1, 1, 0]), [x, y])", [(4,), (4,)]),
+    ("np.choose(np.array([[2, 0, 1], [1, 1, 0]]), [x, y, x * y])", [(2, 3), (3,)]),
+    ("np.choose(np.array([0, 1, 0]), (x, 2.0))", [(3,)]), ("np.choose(np.array([[1], [0]]), [x, y])", [(3,), None]),
+    ("np.choose(np.array([3, -1, 5, 0]), [x, np.sin(x)], mode='wrap')", [(4,)]),
+    ("np.choose(np.array([3, -1, 5, 0]), [x, y, x ** 2], mode='clip')", [(4,), (4,)]),
+    ("np.choose(np.array(1), [x, y])", [(2,), (2,)]), ("np.choose(np.zeros(0, dtype=int), [x, y])", [(0,), (0,)]),
+    # insert (at the end, negative indices, values broadcast) and delete (nothing deleted)
+    ("np.insert(x, 1, y)", [(2, 3), None]), ("np.insert(x, [0, 2, 2], y)", [(4,), (3,)]),
+    ("np.insert(x, 3, y, axis=1)", [(2, 3), (2,)]), ("np.insert(x, -1, y, axis=0)", [(2, 3), (3,)]),
+    ("np.insert(x, [1, -1], y, axis=1) * 2.0", [(2, 3), (2, 1)]), ("np.insert(x, 1, y, axis=0)", [(2, 3), (2, 3)]),
+    ("np.insert(x, 4, x[:2] * y)", [(4,), (2,)]),
+    ("np.insert(x, 0, 2.0, axis=-1)", [(2, 2)]), ("np.insert(x, [], y)", [(3,), None]),
+    ("np.delete(x, 1)", [(4,)]), ("np.delete(x, [0, -1, 0])", [(2, 3)]), ("np.delete(x, -1, axis=1) * x[:, :2]", [(2, 3)]),
+    ("np.delete(x, [])", [(3,)]), ("np.delete(x, [], axis=1)", [(2, 3)]),
+    ("np.insert(x, slice(0, 3), y)", [(3,), None]), ("np.insert(x, slice(-1, None), y, axis=1)", [(2, 3), (2,)]),
+    ("np.delete(x, slice(0, 3, 2), axis=0)", [(4, 2)]), ("np.delete(x, slice(None), axis=0)", [(3,)]),
+    ("np.delete(x, slice(None, None, -2))", [(5,)]),
+    ("unequal(x)", [(4,)]),
+    # meshgrid: a list of grids, unpacked or indexed
+    ("grid(x, y)", [(3,), (2,)]), ("np.stack(np.meshgrid(x, y, indexing='ij'))", [(3,), (2,)]),
+    ("np.meshgrid(x, y, sparse=True)[0] * np.meshgrid(x, y, sparse=True)[1]", [(3,), (2,)]),
+    ("np.meshgrid(x, y, x * 2.0, indexing='ij', sparse=True)[2] * 3.0", [(2,), (3,)]),
+    ("np.stack(np.meshgrid(x, y, x)) ** 2", [(2,), (3,)]), ("np.meshgrid(x)[0]", [(3,)]),
+    ("np.meshgrid(x, y)[1] * np.meshgrid(x, y)[0]", [(2, 2), None]),
+    ("np.meshgrid(x, y, indexing='ij')[0]", [(0,), (2,)]),
+    # clip's bounds spelled min/max (NumPy 2 and ndarray.clip) as well as a_min/a_max
+    ("x.clip(min=-0.5, max=0.7)", [(2, 3)]), ("x.clip(-0.5, 0.7)", [(4,)]), ("x.clip(max=y)", [(2, 3), (3,)]),
+    ("x.clip(min=y) * x", [(3,), None]), ("np.clip(x, min=y, max=1.0)", [(2, 3), (2, 1)]),
+    ("np.clip(x, max=0.5)", [(4,)]), ("np.clip(x, a_min=y, a_max=None)", [(3,), (3,)]),
+    ("np.clip(x, None, y)", [(3,), None]),
+    ("np.clip(x, y, y - 0.5)", [(4,), (4,)]), ("x.clip(min=y, max=0.3)", [(2, 3), (3,)]),
+    # math.fsum: a sum for derivatives, over items written out, built or an array's
+    ("math.fsum([x[0] * y, x[1], 2.0])", [(2,), None]), ("math.fsum(np.sum(r ** 2) for r in x) * x", [(3, 2)]),
+    ("math.fsum([v * v for v in x])", [(3,)]), ("math.fsum(x) * x", [(4,)]), ("math.fsum(x[:0])", [(3,)]),
+    ("fsummed(x)", [(2, 3)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -110,6 +162,28 @@ def pieces(x):
     total = top * bottom
     for piece in np.hsplit(rest, 2):
         total = total + np.sum(np.sin(piece))
+    return total
+
+def unequal(x):
+    head, tail = np.split(x, [1])
+    return head * tail
+
+def grid(x, y):
+    X, Y = np.meshgrid(x, y)
+    return np.sin(X) * Y ** 2 + X * Y
+
+def fsummed(x):
+    terms = []
+    for row in x:
+        terms.append(np.sin(row[0]) * row[1])
+    return math.fsum(terms) * x[-1]
+
+def sliced(x):
+    total = x[0]
+    for piece in np.split(x, 4)[3:0:-1]:
+        total = total * np.sum(piece)
+    for piece in np.split(x, 4)[7:]:
+        total = total * np.sum(piece)
     return total
 """
 
@@ -145,4 +219,41 @@ def test_pad_refuses_modes_that_compute_values(user_module, mode):
             return np.sum(np.pad(x, 1, mode={mode!r}) ** 2)
     """)
     with pytest.raises(NonDifferentiableError, match="modes that copy elements"):
+        ad.grad(mod.f)(np.ones(3))
+
+
+def test_slices_of_a_list_of_pieces_are_lists(user_module):
+    # A slice of a list is a list: adding two is Python's concatenation, refused (it
+    # is not NumPy's addition of the pieces).
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            pieces = np.split(x, 2)[:1] + np.split(x * 2.0, 2)[1:]
+            return np.sum(np.concatenate(pieces) * np.arange(4.0))
+    """)
+    with pytest.raises(ad.UnsupportedSyntaxError, match="combines lists"):
+        ad.grad(mod.f)(np.ones(4))
+
+
+def test_select_gives_a_choice_no_gradient_where_it_is_not_taken(user_module):
+    # np.log(x) and np.sqrt(x) are NaN or infinite where their conditions do not
+    # hold: their adjoints are exactly zero there, as np.where's are.
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.select([x > 0, x < -1.0], [np.sqrt(x), np.log(-x)], default=x ** 2))
+    """)
+    x = np.array([0.0, 4.0, -0.5, -2.0])
+    with np.errstate(all="ignore"):
+        for gradient in (ad.grad(mod.f)(x), ad.grad(mod.f, jit=True)(x)):
+            np.testing.assert_allclose(gradient, [0.0, 0.25, -1.0, -0.5])
+
+
+def test_clip_refuses_bounds_given_twice(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(np.clip(x, 0.0, max=1.0))
+    """)
+    with pytest.raises(ad.AutodiffError, match="a_min/a_max or as min/max, not both"):
         ad.grad(mod.f)(np.ones(3))

@@ -52,6 +52,7 @@ SHAPE_CASES = [
     ("float(x) * x", [None]), ("float(x[1]) * x", [(3,)]),
     ("sum([np.sin(r) * y for r in x])", [(3,), (2,)]),
     ("filled(x) * y", [(4,), (4,)]),
+    ("x[slice(1, None)] * x[slice(2)][0]", [(3,)]),
 ]
 
 # Functions the cases call: element updates need statements.
