@@ -1093,3 +1093,166 @@ def _(t, ans, x, alpha):
 @dirichlet_pdf.defjvp("alpha")
 def _(t, ans, x, alpha):
     return ans * _dirichlet_jvp_alpha(t, ans, x, alpha)
+
+
+# ----- the CDFs of t, gamma, chi2 and beta -----
+#
+# F(x) = G((x - loc) / scale): the derivative in x is the density, in loc minus the
+# density and in scale minus the density times z. The derivative in a shape (df, a,
+# b) is an integral with no closed form in the ops autodiff knows; as in autograd
+# and JAX, there is no rule for it, and a gradient reaching a shape is refused.
+
+_SHAPE_OF_CDF = ("the derivative of a CDF in its shape has no closed form: as in JAX "
+                 "and autograd, there is no rule for it")
+
+
+def _cdf_slopes(density, x, loc, scale):
+    """The derivatives of a location-scale CDF in x, loc and scale, from its density at x."""
+    return density, -density, -density * ((x - loc) / scale)
+
+
+def _sympy_t_cdf(x, df, loc, scale):
+    # 1/2 + sign(z)/2 * I(z^2 / (df + z^2); 1/2, df/2), the regularised incomplete beta
+    z = _sympy_z(x, loc, scale)
+    return (1 + sp.sign(z) * sp.betainc_regularized(sp.Rational(1, 2), df / 2, 0,
+                                                     z * z / (df + z * z))) / 2
+
+
+@defop("t_cdf", "scipy.stats.t.cdf(x, df, loc=loc, scale=scale)",
+       aliases=(scipy.stats.t.cdf,), diff=("x", "loc", "scale"), shape=broadcast("x", "df", "loc", "scale"),
+       floating="always", sympy=elementwise(_sympy_t_cdf, 4))
+def t_cdf(x, df, loc=0.0, scale=1.0): ...
+
+
+t_cdf.runtime = SCIPY
+t_cdf.no_gradient_to = {"df": _SHAPE_OF_CDF}
+
+
+@t_cdf.defvjp
+def _(g, ans, x, df, loc, scale):
+    dx, dloc, dscale = _cdf_slopes(scipy.stats.t.pdf(x, df, loc, scale), x, loc, scale)
+    return unbroadcast(g * dx, x), unbroadcast(g * dloc, loc), unbroadcast(g * dscale, scale)
+
+
+@t_cdf.defjvp("x")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * scipy.stats.t.pdf(x, df, loc, scale), ans)
+
+
+@t_cdf.defjvp("loc")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(-t * scipy.stats.t.pdf(x, df, loc, scale), ans)
+
+
+@t_cdf.defjvp("scale")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(-t * scipy.stats.t.pdf(x, df, loc, scale) * ((x - loc) / scale), ans)
+
+
+def _sympy_gamma_cdf(x, a, loc, scale):
+    return sp.lowergamma(a, _sympy_z(x, loc, scale)) / sp.gamma(a)
+
+
+@defop("gamma_cdf", "scipy.stats.gamma.cdf(x, a, loc=loc, scale=scale)",
+       aliases=(scipy.stats.gamma.cdf,), diff=("x", "loc", "scale"), shape=broadcast("x", "a", "loc", "scale"),
+       floating="always", sympy=elementwise(_sympy_gamma_cdf, 4))
+def gamma_cdf(x, a, loc=0.0, scale=1.0): ...
+
+
+gamma_cdf.runtime = SCIPY
+gamma_cdf.no_gradient_to = {"a": _SHAPE_OF_CDF}
+
+
+@gamma_cdf.defvjp
+def _(g, ans, x, a, loc, scale):
+    dx, dloc, dscale = _cdf_slopes(scipy.stats.gamma.pdf(x, a, loc, scale), x, loc, scale)
+    return unbroadcast(g * dx, x), unbroadcast(g * dloc, loc), unbroadcast(g * dscale, scale)
+
+
+@gamma_cdf.defjvp("x")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(t * scipy.stats.gamma.pdf(x, a, loc, scale), ans)
+
+
+@gamma_cdf.defjvp("loc")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(-t * scipy.stats.gamma.pdf(x, a, loc, scale), ans)
+
+
+@gamma_cdf.defjvp("scale")
+def _(t, ans, x, a, loc, scale):
+    return broadcast_like(-t * scipy.stats.gamma.pdf(x, a, loc, scale) * ((x - loc) / scale),
+                          ans)
+
+
+def _sympy_chi2_cdf(x, df, loc, scale):
+    return sp.lowergamma(df / 2, _sympy_z(x, loc, scale) / 2) / sp.gamma(df / 2)
+
+
+@defop("chi2_cdf", "scipy.stats.chi2.cdf(x, df, loc=loc, scale=scale)",
+       aliases=(scipy.stats.chi2.cdf,), diff=("x", "loc", "scale"), shape=broadcast("x", "df", "loc", "scale"),
+       floating="always", sympy=elementwise(_sympy_chi2_cdf, 4))
+def chi2_cdf(x, df, loc=0.0, scale=1.0): ...
+
+
+chi2_cdf.runtime = SCIPY
+chi2_cdf.no_gradient_to = {"df": _SHAPE_OF_CDF}
+
+
+@chi2_cdf.defvjp
+def _(g, ans, x, df, loc, scale):
+    dx, dloc, dscale = _cdf_slopes(scipy.stats.chi2.pdf(x, df, loc, scale), x, loc, scale)
+    return unbroadcast(g * dx, x), unbroadcast(g * dloc, loc), unbroadcast(g * dscale, scale)
+
+
+@chi2_cdf.defjvp("x")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(t * scipy.stats.chi2.pdf(x, df, loc, scale), ans)
+
+
+@chi2_cdf.defjvp("loc")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(-t * scipy.stats.chi2.pdf(x, df, loc, scale), ans)
+
+
+@chi2_cdf.defjvp("scale")
+def _(t, ans, x, df, loc, scale):
+    return broadcast_like(-t * scipy.stats.chi2.pdf(x, df, loc, scale) * ((x - loc) / scale),
+                          ans)
+
+
+def _sympy_beta_cdf(x, a, b, loc, scale):
+    return sp.betainc_regularized(a, b, 0, _sympy_z(x, loc, scale))
+
+
+@defop("beta_cdf", "scipy.stats.beta.cdf(x, a, b, loc=loc, scale=scale)",
+       aliases=(scipy.stats.beta.cdf,), diff=("x", "loc", "scale"),
+       shape=broadcast("x", "a", "b", "loc", "scale"), floating="always",
+       sympy=elementwise(_sympy_beta_cdf, 5))
+def beta_cdf(x, a, b, loc=0.0, scale=1.0): ...
+
+
+beta_cdf.runtime = SCIPY
+beta_cdf.no_gradient_to = {"a": _SHAPE_OF_CDF, "b": _SHAPE_OF_CDF}
+
+
+@beta_cdf.defvjp
+def _(g, ans, x, a, b, loc, scale):
+    dx, dloc, dscale = _cdf_slopes(scipy.stats.beta.pdf(x, a, b, loc, scale), x, loc, scale)
+    return unbroadcast(g * dx, x), unbroadcast(g * dloc, loc), unbroadcast(g * dscale, scale)
+
+
+@beta_cdf.defjvp("x")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(t * scipy.stats.beta.pdf(x, a, b, loc, scale), ans)
+
+
+@beta_cdf.defjvp("loc")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(-t * scipy.stats.beta.pdf(x, a, b, loc, scale), ans)
+
+
+@beta_cdf.defjvp("scale")
+def _(t, ans, x, a, b, loc, scale):
+    return broadcast_like(-t * scipy.stats.beta.pdf(x, a, b, loc, scale) * ((x - loc) / scale),
+                          ans)

@@ -62,6 +62,15 @@ CASES = [
      [(3,), (4,)], "unit"),
     ("stats.beta.logpdf(0.25 * x, a=y, b=1.5) + stats.beta.pdf(0.5, x, y)", [(3,), (3,)],
      "positive"),
+    # the CDFs of t, gamma, chi2 and beta in x, loc and scale (their shapes are constants)
+    ("stats.t.cdf(x, 3.5, y[:4], 0.5 + y[4] ** 2)", [(3, 4), (5,)]),
+    ("stats.t.cdf(x, df=np.array([2.0, 5.0, 9.0]), loc=0.5, scale=2.0) + stats.t.cdf(y, 4.0, x)",
+     [(3,), (3,)]),
+    ("stats.gamma.cdf(x + 1.0, np.array([0.5, 1.5, 2.0, 3.0]), 0.5 * y[0] - 0.5, y[1])",
+     [(3, 4), (2,)], "positive"),
+    ("stats.chi2.cdf(x + 1.0, 3.0, 0.5 * y[0] - 0.5, y[1]) + stats.chi2.cdf(y[2], df=2.5)",
+     [(3, 4), (3,)], "positive"),
+    ("stats.beta.cdf(x, 1.5, 2.5, 0.5 * y[0] - 1.5, 0.5 * y[1] + 3.5)", [(3,), (2,)], "unit"),
     # poisson in its rate, counts given as integer arrays (0 among them) and numbers
     ("stats.poisson.logpmf(np.array([[0, 1, 2, 5], [3, 0, 1, 2], [7, 4, 0, 1]]), x)",
      [(3, 4)], "positive"),
@@ -246,3 +255,22 @@ def test_numba_refuses_scipy_stats_at_the_users_line(user_module):
     with pytest.raises(ad.AutodiffError, match="jit='numba' cannot compile") as raised:
         ad.grad(module.f, jit="numba")(np.array([0.5, -1.0]))
     assert raised.value.filename == module.__file__ and raised.value.lineno == 7
+
+
+@pytest.mark.parametrize("call", ["stats.t.cdf(x, x)", "stats.gamma.cdf(1.0, x)",
+                                  "stats.chi2.cdf(2.0, df=x)", "stats.beta.cdf(0.5, 2.0, x)"])
+def test_a_gradient_reaching_the_shape_of_a_cdf_is_refused(user_module, call):
+    module = user_module(f"""
+        import numpy as np
+        from scipy import stats
+
+
+        def f(x):
+            return np.sum({call})
+    """)
+    x = np.array([2.0, 3.0])
+    with pytest.raises(ad.NonDifferentiableError, match="shape has no closed form") as info:
+        ad.grad(module.f)(x)
+    assert (info.value.filename, info.value.lineno) == (module.__file__, 7)
+    with pytest.raises(ad.NonDifferentiableError, match="shape has no closed form"):
+        ad.jvp(module.f)(x, np.ones(2))
