@@ -533,14 +533,28 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                     isinstance(p, Const) and (p.value is None or type(p.value) is int)
                     for p in (index.start, index.stop, index.step)):
                 return base[slice(index.start.value, index.stop.value, index.step.value)]
-            raise self.error(node, "only constant integer indices and slices into a tuple or "
+            if isinstance(index, Value):
+                return self.item_chosen_at_run_time(node, base, index)
+            raise self.error(node, "only integer indices and constant slices into a tuple or "
                              "list are supported", hint="loop over it (for item in items), "
-                             "or index it with a constant")
+                             "or slice it with constants")
         if isinstance(index, Const) and isinstance(index.value, str):
             self.read_as_structure(node, base, "a dict")
         if isinstance(base, Value) and base.shape is LIST:
             return self.emit(node, "list_getitem", (base, index))
         return self.emit(node, "getitem", (base, index))
+
+    def item_chosen_at_run_time(self, node: ast.Subscript, items: tuple, index: Value) -> Value:
+        """``(a, b, c)[i]``, ``weights[i]``: the item of a tuple or list the code holds
+        that an integer known only when the code runs chooses (the gradient reaches that
+        item alone). Its items must be values: arrays or numbers, not structures."""
+        if items and all(isinstance(item, Value) or isinstance(item, Const) and (
+                item.path is None and not isinstance(item.value, tuple)) for item in items):
+            return self.emit(node, "select_item", (items, index))
+        raise self.error(node, f"'{ast.unparse(node)}' chooses an item known only when the "
+                         "code runs from a list of structures or functions, which is taken "
+                         "apart while compiling", hint=f"loop over it (for item in "
+                         f"{ast.unparse(node.value)}), or index it with a constant")
 
     def index(self, node: ast.expr) -> Operand:
         if isinstance(node, ast.Slice):

@@ -5,6 +5,7 @@ reverse and forward mode (``ad.check_grad`` checks both)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import autodiff as ad
 
@@ -63,3 +64,61 @@ def power_by_int(x):
     for _ in range(int(x[1])):
         total = total * x[0]
     return total
+
+
+# ----- an item of a tuple or list chosen by an integer known only at run time -----
+
+
+def chosen_from_tuple(x, i):
+    a, b, c = np.sin(x), x * x, np.exp(x)
+    return np.sum((a, b, c)[i] * (b, 2.0, a)[i])
+
+
+def weighted_in_a_loop(x, weights):
+    s = 0.0
+    for i in range(len(weights)):
+        s = s + np.sum(np.tanh(weights[i] * x) * weights[len(weights) - 1 - i])
+    return s
+
+
+def layer_by_argument(x, layers, i):
+    h = np.tanh(layers[i] @ x)
+    return np.sum(layers[i + 1] @ h)
+
+
+def chosen_by_value(x):
+    return np.sum((np.sin(x), np.cos(x), x ** 3)[int(x[0] > 0) + int(x[1] > 0)])
+
+
+def test_a_tuple_indexed_at_run_time_sends_the_gradient_to_the_chosen_item():
+    x = rng.normal(size=3)
+    for i in range(3):
+        check(chosen_from_tuple, x, i)
+    for x in (np.array([0.5, 0.2, 1.0]), np.array([-0.5, 0.2, 1.0]), np.array([-0.5, -0.2, 1.0])):
+        check(chosen_by_value, x)
+    # second order: the gradient is differentiated again, in both modes
+    ad.check_grad(ad.grad(chosen_from_tuple), rng.normal(size=3), 1, rtol=1e-6, atol=1e-9)
+
+
+def test_a_list_argument_indexed_by_a_loop_counter():
+    x = rng.normal(size=3)
+    weights = [rng.normal(size=3) for _ in range(3)]
+    check(weighted_in_a_loop, x, weights, wrt=(0, 1))
+    layers = [rng.normal(size=(3, 3)) for _ in range(3)]
+    for i in (0, 1):
+        check(layer_by_argument, x, layers, i, wrt=(0, 1))
+
+
+def picked_structure(x, layers, i):
+    return np.sum(layers[i]["W"] @ x)
+
+
+def test_a_list_of_structures_indexed_at_run_time_is_refused_at_the_users_line():
+    layers = [{"W": np.eye(2)}, {"W": 2.0 * np.eye(2)}]
+    for derivative in (lambda: ad.grad(picked_structure)(np.ones(2), layers, 1),
+                       lambda: ad.jvp(picked_structure)(np.ones(2), layers, 1, np.ones(2))):
+        with pytest.raises(ad.UnsupportedSyntaxError, match=r"'layers\[i\]' chooses an item "
+                           "known only when the code runs") as info:
+            derivative()
+        assert info.value.lineno == picked_structure.__code__.co_firstlineno + 1
+        assert "for item in layers" in info.value.hint

@@ -17,12 +17,15 @@ FLOAT_CASES = [
     ("x[0, 1].item() + np.float64(x[1, 0]) * x", [(2, 2)]),
 ]
 
-# Integers and truth values of computed values: piecewise constant, no gradient.
+# Integers and truth values of computed values: piecewise constant, no gradient (and
+# such an integer choosing an item of a tuple: the gradient reaches that item).
 DISCRETE_CASES = [
     ("x[int(x[0] > 0)] * x", [(3,)]), ("int(x[0] * 3.0) * x", [(3,)]),
     ("bool(x[0] > 0) * x + bool(x[1]) * x", [(3,)]), ("np.int64(x * 3.0) * x", [(2, 3)]),
     ("np.bool_(x > 0) * x", [(4,)]), ("x[np.int32(abs(x[0]) * 2.0) % 3] * np.sin(x)", [(3,)]),
     ("np.float64(x) * int(x) + np.float64(x) * x", [None]),
+    ("(x, np.sin(x), 2.0)[int(x[0] > 0) + int(x[1] > 0)] * x", [(3,)]),
+    ("(x, y * y)[np.int64(x[0] > 0)] * y", [(2,), (2,)]),
 ]
 
 CASES = FLOAT_CASES + DISCRETE_CASES
