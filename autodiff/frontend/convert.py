@@ -157,6 +157,11 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         # Arguments (and their leaves) a derivative compiled per structure knows are
         # not None (None is a setting of the structure): ``b is None`` is decided.
         self.not_none: set[Value] = set()
+        # Values that may be views of an array updated since (see UpdatesMixin), by the
+        # name that held one, the array's name and the update's line; and, in a loop
+        # body, the names it binds afresh on each trip (None outside loops).
+        self.stale_views: dict[Value, tuple[str, str, int]] = {}
+        self.loop_fresh_names: frozenset[str] | None = None
 
     # ----- errors -----
 
@@ -823,6 +828,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 if isinstance(value, Ambiguous):
                     raise self.error(node, f"'{name}' names different functions on different "
                                      "paths through the code")
+                self.refuse_stale_view(node, value)
                 return value
             scope = scope.enclosing
         if name in self.closure:

@@ -86,6 +86,7 @@ class CallsMixin:
         callee.arguments = self.arguments | {v for v in params.values() if isinstance(v, Value)}
         callee.general_arguments = self.general_arguments
         callee.not_none = self.not_none
+        callee.stale_views = self.stale_views
         saved = self.builder.loc
         try:
             return callee.run(body)

@@ -122,3 +122,64 @@ def test_a_list_of_structures_indexed_at_run_time_is_refused_at_the_users_line()
             derivative()
         assert info.value.lineno == picked_structure.__code__.co_firstlineno + 1
         assert "for item in layers" in info.value.hint
+
+
+# ----- in-place updates of an argument: the update of a copy -----
+
+
+def overwritten(x, a, b):
+    x[0] = a * b
+    x[1] += x[2] * a
+    return np.sum(x * x)
+
+
+def scaled_in_a_loop(x, a):
+    for i in range(1, len(x)):
+        x[i] = x[i - 1] * a + np.sin(x[i])
+    return np.sum(x ** 2)
+
+
+def test_an_updated_argument_is_differentiated_as_a_copy():
+    x, a, b = rng.normal(size=3), 0.7, -1.3
+    kept = x.copy()
+    derivatives = [ad.grad(overwritten, wrt=(0, 1, 2), jit=jit) for jit in (False, True)]
+    derivatives += [ad.jvp(overwritten, wrt=(0, 1, 2), jit=jit) for jit in (False, True)]
+    for derivative in derivatives[:2]:
+        got = derivative(x, a, b)
+        np.testing.assert_array_equal(x, kept)  # the caller's array is never changed
+        for ours, theirs in zip(got, ad.numeric_grad(overwritten, x.copy(), a, b, wrt=(0, 1, 2))):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+    tangent = (rng.normal(size=3), 0.3, -0.2)
+    for derivative in derivatives[2:]:
+        value, derivative_value = derivative(x, a, b, tangent)
+        np.testing.assert_array_equal(x, kept)
+        np.testing.assert_allclose(value, overwritten(x.copy(), a, b))
+        expected = sum(np.sum(g * t) for g, t in zip(derivatives[0](x, a, b), tangent))
+        np.testing.assert_allclose(derivative_value, expected, rtol=1e-9)
+    assert "np.copy(x)" in derivatives[0].source
+    check(scaled_in_a_loop, rng.normal(size=4), 0.8, wrt=(0, 1))
+
+
+def recurrence(x):
+    out = np.zeros(len(x))
+    out[0] = x[0]
+    for i in range(1, len(x)):
+        prev = out[i - 1]  # read before the update: allowed
+        out[i] = 0.5 * prev + np.sin(x[i])
+    return np.sum(out * out)
+
+
+def view_updated_in_a_loop(x):
+    head = x[:2]
+    for i in range(2):
+        x[i] = x[i] * 2.0
+    return np.sum(head)
+
+
+def test_views_of_an_updated_array_are_refused_where_numpy_would_show_the_update():
+    check(recurrence, rng.normal(size=4))
+    for derivative in (lambda: ad.grad(view_updated_in_a_loop)(np.ones(3)),
+                       lambda: ad.jvp(view_updated_in_a_loop)(np.ones(3), np.ones(3))):
+        with pytest.raises(ad.UnsupportedSyntaxError, match="'head' may be a view of 'x'") as info:
+            derivative()
+        assert info.value.lineno == view_updated_in_a_loop.__code__.co_firstlineno + 3
