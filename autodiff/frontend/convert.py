@@ -556,10 +556,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         if items and all(isinstance(item, Value) or isinstance(item, Const) and (
                 item.path is None and not isinstance(item.value, tuple)) for item in items):
             return self.emit(node, "select_item", (items, index))
+        functions = any(isinstance(item, Const) and callable(item.value) for item in items)
         raise self.error(node, f"'{ast.unparse(node)}' chooses an item known only when the "
                          "code runs from a list of structures or functions, which is taken "
-                         "apart while compiling", hint=f"loop over it (for item in "
-                         f"{ast.unparse(node.value)}), or index it with a constant")
+                         "apart while compiling", hint="pass the function itself as an "
+                         "argument, or choose it with if/else on the index" if functions else
+                         f"loop over it (for item in {ast.unparse(node.value)}), or index it "
+                         "with a constant")
 
     def index(self, node: ast.expr) -> Operand:
         if isinstance(node, ast.Slice):
@@ -780,8 +783,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
 
     def callable_binding(self, node: ast.Call, callee: Operand | None, text: str):
         if not isinstance(callee, Const):
+            # an argument compiled as an array is a function the call passes (act=np.tanh):
+            # compiled per structure, where it is a setting known while compiling
+            self.read_as_structure(node.func, callee, "a function")
             raise self.error(node, f"cannot call '{text}': only functions known when the code "
-                             "is compiled can be called", kind=UnknownFunctionError)
+                             "is compiled can be called", kind=UnknownFunctionError,
+                             hint="call a function by its name, or pass it as an argument "
+                             "(a derivative is compiled for each function passed)")
         return registry.callable_binding(callee.value)
 
     def build_derivative(self, node: ast.Call, callee: Const, args: tuple,
@@ -847,7 +855,40 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None
         ):
             return Const(obj, path=node.id, scope=scope)
+        if obj is not MISSING and _holds_functions(obj):
+            return _functions_held(obj)
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+
+
+def _holds_functions(obj: object) -> bool:
+    """Whether ``obj`` is a list, tuple or dict of functions (names may sit beside them:
+    ``[("tanh", np.tanh), ...]``): code calling one of them (``ACTIVATIONS[name](x)``,
+    ``for f in LAYERS: x = f(x)``) is compiled like code calling a function by its
+    name, resolved while compiling. (Exact types only: a subclass may run code.)"""
+    leaves, todo = [], [obj]
+    while todo:
+        item = todo.pop()
+        if type(item) in (list, tuple):
+            todo.extend(item)
+        elif type(item) is dict:
+            if not all(type(key) in (str, int) for key in item):
+                return False
+            todo.extend(item.values())
+        else:
+            leaves.append(item)
+    return any(callable(leaf) for leaf in leaves) and all(
+        callable(leaf) and not isinstance(leaf, (list, tuple, dict)) or type(leaf) is str
+        for leaf in leaves)
+
+
+def _functions_held(obj: object) -> Operand:
+    """The container of functions ``obj`` as the frontend holds one written in the code:
+    a tuple of operands for a list or tuple, a :class:`Record` for a dict."""
+    if type(obj) is dict:
+        return Record("dict", dict, {key: _functions_held(value) for key, value in obj.items()})
+    if type(obj) in (list, tuple):
+        return tuple(_functions_held(item) for item in obj)
+    return Const(obj)
 
 
 def _runs_user_code(obj: object, attr: str) -> bool:

@@ -183,3 +183,59 @@ def test_views_of_an_updated_array_are_refused_where_numpy_would_show_the_update
         with pytest.raises(ad.UnsupportedSyntaxError, match="'head' may be a view of 'x'") as info:
             derivative()
         assert info.value.lineno == view_updated_in_a_loop.__code__.co_firstlineno + 3
+
+
+# ----- a function held in a default argument, a list or a dict -----
+
+
+def relu(v):
+    return np.maximum(v, 0.0)
+
+
+ACTIVATIONS = {"sin": np.sin, "relu": relu, "softplus": lambda v: np.log1p(np.exp(v))}
+LAYERS = [("tanh", np.tanh), ("relu", relu)]
+
+
+def activated(x, act=np.tanh):
+    return np.sum(act(x) * x)
+
+
+def by_name(x, name="softplus"):
+    return np.sum(ACTIVATIONS[name](x) + ACTIVATIONS["sin"](x))
+
+
+def through_layers(x):
+    for _, f in LAYERS:
+        x = f(x * 1.5)
+    acts = [np.tanh, relu]
+    for f in acts:
+        x = f(x) + x
+    return np.sum(x * x)
+
+
+def helper_with_default(x):
+    def apply(v, act=np.sin, scale=2.0):
+        return act(v) * scale
+    return np.sum(apply(x) + apply(x, relu, 0.5))
+
+
+def test_functions_in_defaults_lists_and_dicts_are_resolved_while_compiling():
+    x = rng.normal(size=4)
+    check(activated, x)
+    check(activated, x, relu)
+    check(activated, x, np.sin)
+    check(by_name, x)
+    check(by_name, x, "relu")
+    check(through_layers, x)
+    check(helper_with_default, x)
+
+
+def chosen_at_run_time(x, i):
+    acts = [np.tanh, relu]
+    return np.sum(acts[i](x))
+
+
+def test_a_function_chosen_by_a_run_time_index_is_refused_with_a_hint():
+    with pytest.raises(ad.UnsupportedSyntaxError, match=r"'acts\[i\]' chooses an item") as info:
+        ad.grad(chosen_at_run_time)(np.ones(3), 1)
+    assert "pass the function itself" in info.value.hint
