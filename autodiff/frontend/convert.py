@@ -145,7 +145,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         self.return_location: Location | None = None
         self.function_name = ""  # set for inlined callees, shown in comments
         self.enclosing: Converter | None = None  # for functions defined inside another
-        self.calls_in_progress: frozenset = frozenset()
+        self.calls_in_progress: tuple = ()  # the user's functions being inlined, outermost first
+        self.recursive_calls = [0]  # recursive calls unrolled so far, shared with callees
         self.arguments: set[Value] = set()  # values the caller owns: never updated in place
         self.iterated: frozenset[str] = frozenset()  # names of arrays enclosing loops run over
         self.at_function_start = True

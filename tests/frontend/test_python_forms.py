@@ -239,3 +239,46 @@ def test_a_function_chosen_by_a_run_time_index_is_refused_with_a_hint():
     with pytest.raises(ad.UnsupportedSyntaxError, match=r"'acts\[i\]' chooses an item") as info:
         ad.grad(chosen_at_run_time)(np.ones(3), 1)
     assert "pass the function itself" in info.value.hint
+
+
+# ----- recursion whose depth arguments known while compiling decide -----
+
+
+def power(x, n):
+    return 1.0 if n == 0 else x * power(x, n - 1)
+
+
+def branching(x, n):
+    if n <= 1:
+        return x
+    return branching(x, n - 1) + np.sin(branching(x * 0.5, n - 2))
+
+
+def is_even(x, n):
+    return x if n == 0 else np.cos(is_odd(x, n - 1))
+
+
+def is_odd(x, n):
+    return np.sin(x) if n == 0 else is_even(x * 1.1, n - 1)
+
+
+def recursive(x):
+    def halve(v, depth):
+        return v if depth == 0 else halve(np.tanh(v) * 0.5 + v, depth - 1)
+    return np.sum(power(x, 3) + branching(x, 5) + is_even(x, 4) + halve(x, 3))
+
+
+def power_of_a_run_time_depth(x, n):
+    return np.sum(power(x, n))
+
+
+def test_recursion_of_a_depth_known_while_compiling_is_unrolled():
+    check(recursive, rng.normal(size=3))
+
+
+def test_recursion_of_a_depth_known_only_at_run_time_is_refused():
+    with pytest.raises(ad.UnsupportedSyntaxError, match="recursive call to 'power' nested 50 "
+                       "deep while compiling") as info:
+        ad.grad(power_of_a_run_time_depth)(np.ones(2), 3)
+    assert info.value.lineno == power.__code__.co_firstlineno + 1
+    assert "write the recursion as a loop" in info.value.hint
