@@ -95,15 +95,13 @@ DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
 
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
-    ast.Try: "'try' statements", ast.With: "'with' statements", ast.Raise: "'raise' statements",
+    ast.With: "'with' statements", ast.Raise: "'raise' statements",
     ast.Delete: "'del' statements",
     ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
     ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
     ast.ClassDef: "class definitions",
     ast.AsyncFunctionDef: "'async def'", ast.AsyncFor: "'async for'", ast.AsyncWith: "'async with'",
 }
-if hasattr(ast, "TryStar"):
-    UNSUPPORTED_STATEMENTS[ast.TryStar] = "'try' statements"
 if hasattr(ast, "Match"):
     UNSUPPORTED_STATEMENTS[ast.Match] = "'match' statements"
 UNSUPPORTED_EXPRESSIONS = {
@@ -259,6 +257,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         method = getattr(self, "stmt_" + type(stmt).__name__, None)
         if method is not None:
             method(stmt)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            # The derivative would have to follow the path an exception chooses, known
+            # only once the body has run (partly) when the derivative runs.
+            raise self.error(stmt, "'try' statements are not supported in differentiated "
+                             "code: the derivative cannot follow a path an exception chooses",
+                             hint="test the condition beforehand and branch with if, or "
+                             "catch the exception around the call of the derivative")
         elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
             for target in stmt.targets:
