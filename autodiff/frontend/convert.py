@@ -871,20 +871,21 @@ def _holds_functions(obj: object) -> bool:
     ``[("tanh", np.tanh), ...]``): code calling one of them (``ACTIVATIONS[name](x)``,
     ``for f in LAYERS: x = f(x)``) is compiled like code calling a function by its
     name, resolved while compiling. (Exact types only: a subclass may run code.)"""
-    leaves, todo = [], [obj]
+    functions, seen, todo = False, set(), [obj]
     while todo:
         item = todo.pop()
-        if type(item) in (list, tuple):
-            todo.extend(item)
-        elif type(item) is dict:
-            if not all(type(key) in (str, int) for key in item):
+        if type(item) in (list, tuple, dict):
+            if id(item) in seen:  # a container holding itself
                 return False
-            todo.extend(item.values())
-        else:
-            leaves.append(item)
-    return any(callable(leaf) for leaf in leaves) and all(
-        callable(leaf) and not isinstance(leaf, (list, tuple, dict)) or type(leaf) is str
-        for leaf in leaves)
+            seen.add(id(item))
+            if type(item) is dict and not all(type(key) in (str, int) for key in item):
+                return False
+            todo.extend(item.values() if type(item) is dict else item)
+        elif callable(item) and not isinstance(item, (list, tuple, dict)):
+            functions = True
+        elif type(item) is not str:
+            return False  # data: read when the derivative runs
+    return functions
 
 
 def _functions_held(obj: object) -> Operand:
