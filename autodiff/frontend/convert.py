@@ -559,13 +559,14 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         """``(a, b, c)[i]``, ``weights[i]``: the item of a tuple or list the code holds
         that an integer known only when the code runs chooses (the gradient reaches that
         item alone). Its items must be values: arrays or numbers, not structures."""
-        if items and all(isinstance(item, Value) or isinstance(item, Const) and (
-                item.path is None and not isinstance(item.value, tuple)) for item in items):
+        if items and all(isinstance(item, Value) and item.shape is not LIST or isinstance(
+                item, Const) and item.path is None and not isinstance(item.value, tuple)
+                for item in items):
             return self.emit(node, "select_item", (items, index))
         functions = any(isinstance(item, Const) and callable(item.value) for item in items)
         raise self.error(node, f"'{ast.unparse(node)}' chooses an item known only when the "
-                         "code runs from a list of structures or functions, which is taken "
-                         "apart while compiling", hint="pass the function itself as an "
+                         "code runs from a list of lists, structures or functions: only an "
+                         "array or a number can be chosen at run time", hint="pass the function itself as an "
                          "argument, or choose it with if/else on the index" if functions else
                          f"loop over it (for item in {ast.unparse(node.value)}), or index it "
                          "with a constant")

@@ -304,3 +304,22 @@ def test_try_is_refused_at_its_line_with_a_hint():
             derivative()
         assert info.value.lineno == guarded_log.__code__.co_firstlineno + 1
         assert "branch with if" in info.value.hint
+
+
+def list_chosen_at_run_time(x, i):
+    acc = []
+    for k in range(3):
+        acc.append(x * k)
+    return np.sum(sum((acc, acc)[i]))
+
+
+def chosen_from_the_end(x, i):
+    return np.sum((x, np.sin(x), x ** 3)[-i] * x)
+
+
+def test_a_run_time_index_chooses_arrays_counted_from_either_end_but_never_lists():
+    for i in (1, 2, 3):
+        check(chosen_from_the_end, rng.normal(size=3), i)
+    with pytest.raises(ad.UnsupportedSyntaxError, match="from a list of lists, structures or "
+                       "functions"):
+        ad.grad(list_chosen_at_run_time)(np.ones(2), 1)
