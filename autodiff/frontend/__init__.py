@@ -65,6 +65,7 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None) -> tuple[Graph,
                                           if isinstance(leaf, Value))
             else:
                 converter.not_none.add(param)
+    converter.copy_updated_arguments(tree.body)
     result = converter.run(tree.body)
     graph.outputs = [converter.returned(tree.body[-1], result)]
     graph.return_location = converter.return_location

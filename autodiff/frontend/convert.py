@@ -95,15 +95,13 @@ DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
 
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
-    ast.Try: "'try' statements", ast.With: "'with' statements", ast.Raise: "'raise' statements",
+    ast.With: "'with' statements", ast.Raise: "'raise' statements",
     ast.Delete: "'del' statements",
     ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
     ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
     ast.ClassDef: "class definitions",
     ast.AsyncFunctionDef: "'async def'", ast.AsyncFor: "'async for'", ast.AsyncWith: "'async with'",
 }
-if hasattr(ast, "TryStar"):
-    UNSUPPORTED_STATEMENTS[ast.TryStar] = "'try' statements"
 if hasattr(ast, "Match"):
     UNSUPPORTED_STATEMENTS[ast.Match] = "'match' statements"
 UNSUPPORTED_EXPRESSIONS = {
@@ -145,7 +143,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         self.return_location: Location | None = None
         self.function_name = ""  # set for inlined callees, shown in comments
         self.enclosing: Converter | None = None  # for functions defined inside another
-        self.calls_in_progress: frozenset = frozenset()
+        self.calls_in_progress: tuple = ()  # the user's functions being inlined, outermost first
+        self.recursive_calls = [0]  # recursive calls unrolled so far, shared with callees
         self.arguments: set[Value] = set()  # values the caller owns: never updated in place
         self.iterated: frozenset[str] = frozenset()  # names of arrays enclosing loops run over
         self.at_function_start = True
@@ -157,6 +156,11 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         # Arguments (and their leaves) a derivative compiled per structure knows are
         # not None (None is a setting of the structure): ``b is None`` is decided.
         self.not_none: set[Value] = set()
+        # Values that may be views of an array updated since (see UpdatesMixin), by the
+        # name that held one, the array's name and the update's line; and, in a loop
+        # body, the names it binds afresh on each trip (None outside loops).
+        self.stale_views: dict[Value, tuple[str, str, int]] = {}
+        self.loop_fresh_names: frozenset[str] | None = None
 
     # ----- errors -----
 
@@ -253,6 +257,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         method = getattr(self, "stmt_" + type(stmt).__name__, None)
         if method is not None:
             method(stmt)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            # The derivative would have to follow the path an exception chooses, known
+            # only once the body has run (partly) when the derivative runs.
+            raise self.error(stmt, "'try' statements are not supported in differentiated "
+                             "code: the derivative cannot follow a path an exception chooses",
+                             hint="test the condition beforehand and branch with if, or "
+                             "catch the exception around the call of the derivative")
         elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
             for target in stmt.targets:
@@ -534,14 +545,32 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                     isinstance(p, Const) and (p.value is None or type(p.value) is int)
                     for p in (index.start, index.stop, index.step)):
                 return base[slice(index.start.value, index.stop.value, index.step.value)]
-            raise self.error(node, "only constant integer indices and slices into a tuple or "
+            if isinstance(index, Value):
+                return self.item_chosen_at_run_time(node, base, index)
+            raise self.error(node, "only integer indices and constant slices into a tuple or "
                              "list are supported", hint="loop over it (for item in items), "
-                             "or index it with a constant")
+                             "or slice it with constants")
         if isinstance(index, Const) and isinstance(index.value, str):
             self.read_as_structure(node, base, "a dict")
         if isinstance(base, Value) and base.shape is LIST:
             return self.emit(node, "list_getitem", (base, index))
         return self.emit(node, "getitem", (base, index))
+
+    def item_chosen_at_run_time(self, node: ast.Subscript, items: tuple, index: Value) -> Value:
+        """``(a, b, c)[i]``, ``weights[i]``: the item of a tuple or list the code holds
+        that an integer known only when the code runs chooses (the gradient reaches that
+        item alone). Its items must be values: arrays or numbers, not structures."""
+        if items and all(isinstance(item, Value) and item.shape is not LIST or isinstance(
+                item, Const) and item.path is None and not isinstance(item.value, tuple)
+                for item in items):
+            return self.emit(node, "select_item", (items, index))
+        functions = any(isinstance(item, Const) and callable(item.value) for item in items)
+        raise self.error(node, f"'{ast.unparse(node)}' chooses an item known only when the "
+                         "code runs from a list of lists, structures or functions: only an "
+                         "array or a number can be chosen at run time", hint="pass the function itself as an "
+                         "argument, or choose it with if/else on the index" if functions else
+                         f"loop over it (for item in {ast.unparse(node.value)}), or index it "
+                         "with a constant")
 
     def index(self, node: ast.expr) -> Operand:
         if isinstance(node, ast.Slice):
@@ -766,8 +795,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
 
     def callable_binding(self, node: ast.Call, callee: Operand | None, text: str):
         if not isinstance(callee, Const):
+            # an argument compiled as an array is a function the call passes (act=np.tanh):
+            # compiled per structure, where it is a setting known while compiling
+            self.read_as_structure(node.func, callee, "a function")
             raise self.error(node, f"cannot call '{text}': only functions known when the code "
-                             "is compiled can be called", kind=UnknownFunctionError)
+                             "is compiled can be called", kind=UnknownFunctionError,
+                             hint="call a function by its name, or pass it as an argument "
+                             "(a derivative is compiled for each function passed)")
         return registry.callable_binding(callee.value)
 
     def build_derivative(self, node: ast.Call, callee: Const, args: tuple,
@@ -814,6 +848,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 if isinstance(value, Ambiguous):
                     raise self.error(node, f"'{name}' names different functions on different "
                                      "paths through the code")
+                self.refuse_stale_view(node, value)
                 return value
             scope = scope.enclosing
         if name in self.closure:
@@ -832,7 +867,41 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None
         ):
             return Const(obj, path=node.id, scope=scope)
+        if obj is not MISSING and _holds_functions(obj):
+            return _functions_held(obj)
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+
+
+def _holds_functions(obj: object) -> bool:
+    """Whether ``obj`` is a list, tuple or dict of functions (names may sit beside them:
+    ``[("tanh", np.tanh), ...]``): code calling one of them (``ACTIVATIONS[name](x)``,
+    ``for f in LAYERS: x = f(x)``) is compiled like code calling a function by its
+    name, resolved while compiling. (Exact types only: a subclass may run code.)"""
+    functions, seen, todo = False, set(), [obj]
+    while todo:
+        item = todo.pop()
+        if type(item) in (list, tuple, dict):
+            if id(item) in seen:  # a container holding itself
+                return False
+            seen.add(id(item))
+            if type(item) is dict and not all(type(key) in (str, int) for key in item):
+                return False
+            todo.extend(item.values() if type(item) is dict else item)
+        elif callable(item) and not isinstance(item, (list, tuple, dict)):
+            functions = True
+        elif type(item) is not str:
+            return False  # data: read when the derivative runs
+    return functions
+
+
+def _functions_held(obj: object) -> Operand:
+    """The container of functions ``obj`` as the frontend holds one written in the code:
+    a tuple of operands for a list or tuple, a :class:`Record` for a dict."""
+    if type(obj) is dict:
+        return Record("dict", dict, {key: _functions_held(value) for key, value in obj.items()})
+    if type(obj) in (list, tuple):
+        return tuple(_functions_held(item) for item in obj)
+    return Const(obj)
 
 
 def _runs_user_code(obj: object, attr: str) -> bool:

@@ -45,6 +45,11 @@ class LocalFunction:
         return self.node.body
 
 
+# Recursion is unrolled while compiling, up to this depth and this many calls in all.
+RECURSION_DEPTH = 50
+RECURSIVE_CALLS = 1000
+
+
 class CallsMixin:
     """Inlining of user functions for :class:`autodiff.frontend.convert.Converter`."""
 
@@ -70,8 +75,7 @@ class CallsMixin:
         if not isinstance(fn, LocalFunction) and fn.__code__.co_filename != self.source.filename:
             name = f"{fn.__module__}.{name}"  # comments name lines of another file
         if key in self.calls_in_progress:
-            raise self.error(node, f"recursive call to '{name}': recursion cannot be "
-                             "differentiated by autodiff", hint="write the recursion as a loop")
+            self.unrolling_recursion(node, name, self.calls_in_progress.count(key))
         if isinstance(fn, LocalFunction):
             callee = type(self)(self.builder, self.source, self.globals, self.closure,
                                 location=self.fixed_location, rule=self.rule)
@@ -81,16 +85,38 @@ class CallsMixin:
         else:
             callee, params, body = self.module_function(node, fn, args, kwargs)
         callee.function_name = name
-        callee.calls_in_progress = self.calls_in_progress | {key}
+        callee.calls_in_progress = (*self.calls_in_progress, key)
+        callee.recursive_calls = self.recursive_calls
         callee.env.update(params)
         callee.arguments = self.arguments | {v for v in params.values() if isinstance(v, Value)}
         callee.general_arguments = self.general_arguments
         callee.not_none = self.not_none
+        callee.stale_views = self.stale_views
         saved = self.builder.loc
         try:
             return callee.run(body)
         finally:
             self.builder.loc = saved
+
+    def unrolling_recursion(self, node: ast.Call, name: str, depth: int) -> None:
+        """A function calling itself is inlined again, as any call is: the recursion is
+        unrolled while compiling, and ends where arguments known then decide its base
+        case (``power(x, n - 1)`` down to ``n == 0`` for a constant ``n``). A depth
+        decided only when the code runs would unroll without end: refused past a depth,
+        or past a number of calls (two calls a level double at each)."""
+        self.recursive_calls[0] += 1
+        if depth < RECURSION_DEPTH and self.recursive_calls[0] <= RECURSIVE_CALLS:
+            return
+        if depth >= RECURSION_DEPTH:
+            reached = f"nested {depth} deep"
+            hint = (f"give the depth as a constant where '{name}' is first called, or write "
+                    "the recursion as a loop")
+        else:
+            reached = f"made {RECURSIVE_CALLS} times"
+            hint = "write the recursion as a loop"
+        raise self.error(node, f"recursive call to '{name}' {reached} while compiling: "
+                         "autodiff unrolls recursion, which must end where arguments known "
+                         "while compiling decide it", hint=hint)
 
     def call_derivative(self, node: ast.Call, fn: types.FunctionType, args: tuple,
                         kwargs: dict) -> Operand:

@@ -30,6 +30,7 @@ class StructuresMixin:
     def item_of(self, node: ast.AST, base: Record, key: Operand) -> Operand:
         """``params["W1"]``, ``point[0]`` of a namedtuple."""
         if not isinstance(key, Const) or key.path is not None:
+            self.read_as_structure(node, key, "a key")  # a setting the call passes: name="sin"
             raise self.error(node, f"the key of '{ast.unparse(node)}' is known only when the "
                              f"code runs, but the keys of a {base.describe()} are fixed while "
                              "compiling", hint="index it with a constant key (params['W1']), or "

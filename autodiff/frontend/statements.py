@@ -345,7 +345,8 @@ class StatementsMixin:
                                  "tuple or a function before it", hint="use an array")
         tokens = [LIST if n in appended else _token(v) for n, v in zip(names, init)]
         floating = [_floating(v) for v in init]
-        saved = self.env
+        saved, saved_fresh = self.env, self.loop_fresh_names
+        self.loop_fresh_names = frozenset(n for n, v in zip(names, init) if v is UNDEFINED)
         # Each pass only forgets facts (a shared shape, floating): it ends within 2n + 1.
         for _ in range(2 * len(names) + 1):
             blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
@@ -362,6 +363,7 @@ class StatementsMixin:
                     floating[j], changed = False, True
             if not changed:
                 break
+        self.loop_fresh_names = saved_fresh
         outs = []
         for name, token, is_float, start, result in zip(names, tokens, floating, init, results):
             out = Value(readable_name(name))

@@ -4,7 +4,9 @@ Both become new values in the graph (``setitem``, ``list_append``); codegen
 writes them back in place when nothing else reads the old value. They are
 only allowed where NumPy's in-place semantics cannot surprise: the array must
 be the function's own (not an argument, not a view), and no other name may
-refer to it.
+refer to it. An argument of the differentiated function that the code updates
+is copied at the top (``x = np.copy(x)``), so it is the function's own: the
+derivative never changes the caller's array.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import ast
 
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.scan import readable_name
-from autodiff.graph.ir import UNDEFINED, Const, Node, Operand, Region, Value
+from autodiff.graph.ir import UNDEFINED, Const, Node, Operand, Region, Value, operand_values
 from autodiff.graph.shapes import LIST
 from autodiff.ops.shape import getitem as getitem_op
 
@@ -44,14 +46,58 @@ def makes_new_array(node: Node) -> bool:
                for part in (index if isinstance(index, tuple) else (index,)))
 
 
+def updated_names(body: list[ast.stmt]) -> dict[str, ast.Subscript]:
+    """The names whose elements ``body`` updates in place (``x[0] = v``, ``x[i] += v``),
+    each with its first such target, in the order of the source (the bodies of
+    functions defined inside are their own)."""
+    found: dict[str, ast.Subscript] = {}
+    todo = list(body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        targets = (list(node.targets) if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, ast.AugAssign) else [])
+        while targets:
+            target = targets.pop(0)
+            if isinstance(target, (ast.Tuple, ast.List)):
+                targets[:0] = list(target.elts)
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                found.setdefault(target.value.id, target)
+        todo[:0] = list(ast.iter_child_nodes(node))
+    return found
+
+
+def _stale_view_words(name: str, array: str, line: int) -> tuple[str, str]:
+    """The message and hint refusing a view of an array updated since it was made."""
+    message = (f"'{name}' may be a view of '{array}', which line {line} updates in place: "
+               f"NumPy would show the update through '{name}', which differentiated code "
+               "does not follow")
+    hint = f"copy it before the update ({name} = {name}.copy()), or read '{array}' itself after it"
+    return message, hint
+
+
 class UpdatesMixin:
     """Element updates and list appends for :class:`autodiff.frontend.convert.Converter`."""
+
+    def copy_updated_arguments(self, body: list[ast.stmt]) -> None:
+        """An argument whose elements the differentiated function updates
+        (``x[0] = a * b``) is copied at the top: the code computes on its own copy,
+        as if it had written ``x = x.copy()``, and the derivative never changes the
+        caller's array. (A function it calls gets no copy: the update would have to
+        reach its caller's array, which differentiated code does not do.)"""
+        for name, target in updated_names(body).items():
+            value = self.env.get(name)
+            if isinstance(value, Value) and value in self.arguments and value.shape is not LIST:
+                self.at(target)  # generated code names the line of the first update
+                self.env[name] = self.emit(target, "copy", (value,), hint=name)
 
     def assign_element(self, target: ast.Subscript, value: Operand) -> None:
         """``out[i] = value`` on an array the function created."""
         name, current = self.updatable(target, "element update")
         index = self.index(target.slice)
         self.env[name] = self.emit(target, "setitem", (current, index, value), hint=name)
+        self.mark_stale_views(target, name, current)
 
     def update_element(self, stmt: ast.AugAssign) -> None:
         """``out[i] += value``: read, combine, write back."""
@@ -61,6 +107,58 @@ class UpdatesMixin:
         old = self.emit(target, "getitem", (current, index))
         new = self.binary(stmt, stmt.op, old, self.expr(stmt.value))
         self.env[name] = self.emit(target, "setitem", (current, index, new), hint=name)
+        self.mark_stale_views(target, name, current)
+
+    # ----- views of an updated array -----
+    # The graph holds values: a view taken before an update (v = out[:2]) keeps the old
+    # elements there, where NumPy shows the update through it. So a name that may hold
+    # such a view is stale after the update: reading it is refused (at the read, so
+    # that prev = out[i - 1]; out[i] = 2 * prev stays allowed). In a loop, a view a
+    # later trip may read (made before the loop, or carried by it) is refused at once.
+
+    def mark_stale_views(self, target: ast.Subscript, name: str, current: Value) -> None:
+        family = self.same_array(current)
+        for other, value in list(self.env.items()):
+            if other == name or other.startswith("<") or not isinstance(value, Value) or (
+                    value in family or not self.may_view(value, family)):
+                continue
+            if self.loop_fresh_names is not None and other not in self.loop_fresh_names:
+                raise self.error(target, *_stale_view_words(other, name, target.lineno))
+            self.stale_views[value] = (other, name, target.lineno)
+
+    def may_view(self, value: Value, family: set) -> bool:
+        """Whether ``value`` may be a view of an array of ``family``: made from one by
+        ops whose results are not new arrays (indexing, reshaping, ...)."""
+        seen, todo = set(), [value]
+        while todo:
+            item = todo.pop()
+            if not isinstance(item, Value) or item in seen:
+                continue
+            seen.add(item)
+            if item in family:
+                return True
+            if item in self.builder.sources:
+                todo.extend(self.builder.sources[item])
+                continue
+            node = item.node
+            if isinstance(node, Node) and not makes_new_array(node):
+                todo.extend(operand_values(node.args))
+        return False
+
+    def refuse_stale_view(self, node: ast.Name, value: Operand) -> None:
+        """Reading a name that may be a view of an array updated since it was made."""
+        if not self.stale_views or not isinstance(value, Value):
+            return
+        seen, todo = set(), [value]
+        while todo:
+            item = todo.pop()
+            if not isinstance(item, Value) or item in seen:
+                continue
+            seen.add(item)
+            if item in self.stale_views:
+                _, array, line = self.stale_views[item]
+                raise self.error(node, *_stale_view_words(node.id, array, line))
+            todo.extend(self.builder.sources.get(item, ()))
 
     def updatable(self, target: ast.Subscript, what: str) -> tuple[str, Value]:
         if not isinstance(target.value, ast.Name):

@@ -4,6 +4,7 @@ from autodiff.ops import (  # noqa: F401
     along_axis,
     calls,
     control,
+    conversions,
     custom,
     elementwise,
     helpers,

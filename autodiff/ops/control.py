@@ -412,4 +412,24 @@ def stop_gradient(x): ...
 # The value itself: generated code writes ``x`` where the result is read.
 stop_gradient.inline = True
 
+
+# ----- an item of a tuple or list chosen at run time -----
+
+
+# ``(a, b, c)[i]`` and ``weights[i]`` for a list whose items are known while compiling
+# and an integer known only when the code runs: the item's adjoint is the whole
+# adjoint, the others' zero (as for a list built at run time, list_getitem).
+@defop("select_item", "items[index]", diff=("items",), fresh=False, jvp="linear",
+       sympy=lambda items, index: items[index])
+def select_item(items, index): ...
+
+
+select_item.piecewise_params = ("index",)  # an integer: a float index's gradient is zero
+
+
+@select_item.defvjp
+def _(g, ans, items, index):
+    return runtime.list_index_grad(g, items, index)
+
+
 __all__ = ["np"]

@@ -222,6 +222,14 @@ def _copied(leaf):
     return leaf.copy() if isinstance(leaf, np.ndarray) else leaf
 
 
+def _fresh(value):
+    """``value`` with its arrays copied (a list's, tuple's or dict's too)."""
+    if isinstance(value, (list, tuple, dict)):
+        leaves, structure = tree.flatten(value)
+        return tree.unflatten(structure, [_copied(leaf) for leaf in leaves])
+    return _copied(value)
+
+
 def _like_leaf(values: np.ndarray, leaf):
     """``values`` (an array of the leaf's shape) as a value of the leaf's kind: an array
     for an array, a NumPy scalar for a NumPy scalar, a float for a float."""
@@ -253,7 +261,9 @@ def _differences(f: Callable, args: list, x: np.ndarray, place: Callable, method
 
     def at(point) -> float | complex:
         place(point)
-        return _scalar_output(f(*args), f)
+        # fresh copies of the other arguments' arrays too: an in-place update by f
+        # (x[0] = a * b) never moves the point the next evaluation starts from
+        return _scalar_output(f(*map(_fresh, args)), f)
 
     base = at(work) if method == "forward" else None
     for index in np.ndindex(x.shape):
@@ -431,7 +441,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
     low_precision = any(_low_precision(value) for value, _ in parts)
     rtol, atol = _tolerances(rtol, atol, low_precision)
     rng = np.random.default_rng(seed)
-    output = f(*args)
+    output = f(*map(_fresh, args))  # (f may update its arguments in place)
     seeds = _random_like(output, rng)
     structures = [name for name, value in zip(names, args) if _is_structure(value)]
     if seeds is None:

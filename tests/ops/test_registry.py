@@ -88,6 +88,11 @@ def _tables() -> list[tuple]:
     for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""), (test_along_axis.CASES, ""),
                             (test_shape.CASES, test_shape.PREAMBLE), (test_numerical.CASES, "")):
         tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
+    from tests.ops import test_conversions
+    tables.append((shared_module(signatures(test_conversions.FLOAT_CASES)),
+                   signatures(test_conversions.FLOAT_CASES)))
+    tables.append((shared_module(signatures(test_conversions.DISCRETE_CASES)),
+                   signatures(test_conversions.DISCRETE_CASES)))
     if "weighted_logsumexp" in OPS:  # scipy.special's ops, registered when SciPy imports
         from tests.ops.test_special import CASES, PREAMBLE
         tables.append((shared_module(signatures(CASES), PREAMBLE), signatures(CASES)))

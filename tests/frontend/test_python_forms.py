@@ -1,0 +1,325 @@
+"""Python as people write it: conversions of computed values (``int(v)``,
+``np.float64(v)``, ``v.item()``), each checked against central differences in
+reverse and forward mode (``ad.check_grad`` checks both)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+
+rng = np.random.default_rng(19)
+
+
+def check(fn, *args, wrt=0) -> None:
+    """``fn``'s gradient and JVP agree with central differences, with and without jit."""
+    ad.check_grad(fn, *args, wrt=wrt, rtol=1e-6, atol=1e-9)
+    for jit in (False, True):
+        got = ad.grad(fn, wrt=wrt, jit=jit)(*args)
+        expected = ad.numeric_grad(fn, *args, wrt=wrt)
+        for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+
+
+# ----- conversions of computed values -----
+
+
+def indexed_by_int(x):
+    return x[int(x[0])] * x[1] + x[int(x[2] > 0.0)] ** 2
+
+
+def scaled_by_bool(x):
+    if bool(x[0] > 0):
+        return np.sum(x * x) * bool(x[1])
+    return np.sum(x) * float(bool(x[2] < 0))
+
+
+def converted(x):
+    a = np.float64(x[0]) * x[1]
+    b = x[2:3].item() * np.sum(np.float64(x) ** 2)
+    c = np.sum(np.sin(x)).item() * x.astype(float)[0]
+    return a + b + c + float(x[1]) * np.float64(np.sum(x))
+
+
+def test_int_and_bool_pass_no_gradient_in_either_mode():
+    x = np.array([1.3, 0.7, 2.0])
+    check(indexed_by_int, x)
+    # int(1.3) and int(True) are 1: the function is x[1] * x[1] + x[1] ** 2 there
+    np.testing.assert_allclose(ad.grad(indexed_by_int)(x), [0.0, 4 * x[1], 0.0])
+    for x in (np.array([0.5, 2.0, -1.0]), np.array([-0.5, 2.0, -1.0]), np.array([0.5, 0.0, 1.0])):
+        check(scaled_by_bool, x)
+
+
+def test_float64_item_and_astype_pass_the_gradient():
+    check(converted, rng.normal(size=4))
+
+
+def test_int_of_a_computed_value_as_a_loop_bound():
+    check(power_by_int, np.array([1.5, 2.7]))
+
+
+def power_by_int(x):
+    total = x[0]
+    for _ in range(int(x[1])):
+        total = total * x[0]
+    return total
+
+
+# ----- an item of a tuple or list chosen by an integer known only at run time -----
+
+
+def chosen_from_tuple(x, i):
+    a, b, c = np.sin(x), x * x, np.exp(x)
+    return np.sum((a, b, c)[i] * (b, 2.0, a)[i])
+
+
+def weighted_in_a_loop(x, weights):
+    s = 0.0
+    for i in range(len(weights)):
+        s = s + np.sum(np.tanh(weights[i] * x) * weights[len(weights) - 1 - i])
+    return s
+
+
+def layer_by_argument(x, layers, i):
+    h = np.tanh(layers[i] @ x)
+    return np.sum(layers[i + 1] @ h)
+
+
+def chosen_by_value(x):
+    return np.sum((np.sin(x), np.cos(x), x ** 3)[int(x[0] > 0) + int(x[1] > 0)])
+
+
+def test_a_tuple_indexed_at_run_time_sends_the_gradient_to_the_chosen_item():
+    x = rng.normal(size=3)
+    for i in range(3):
+        check(chosen_from_tuple, x, i)
+    for x in (np.array([0.5, 0.2, 1.0]), np.array([-0.5, 0.2, 1.0]), np.array([-0.5, -0.2, 1.0])):
+        check(chosen_by_value, x)
+    # second order: the gradient is differentiated again, in both modes
+    ad.check_grad(ad.grad(chosen_from_tuple), rng.normal(size=3), 1, rtol=1e-6, atol=1e-9)
+
+
+def test_a_list_argument_indexed_by_a_loop_counter():
+    x = rng.normal(size=3)
+    weights = [rng.normal(size=3) for _ in range(3)]
+    check(weighted_in_a_loop, x, weights, wrt=(0, 1))
+    layers = [rng.normal(size=(3, 3)) for _ in range(3)]
+    for i in (0, 1):
+        check(layer_by_argument, x, layers, i, wrt=(0, 1))
+
+
+def picked_structure(x, layers, i):
+    return np.sum(layers[i]["W"] @ x)
+
+
+def test_a_list_of_structures_indexed_at_run_time_is_refused_at_the_users_line():
+    layers = [{"W": np.eye(2)}, {"W": 2.0 * np.eye(2)}]
+    for derivative in (lambda: ad.grad(picked_structure)(np.ones(2), layers, 1),
+                       lambda: ad.jvp(picked_structure)(np.ones(2), layers, 1, np.ones(2))):
+        with pytest.raises(ad.UnsupportedSyntaxError, match=r"'layers\[i\]' chooses an item "
+                           "known only when the code runs") as info:
+            derivative()
+        assert info.value.lineno == picked_structure.__code__.co_firstlineno + 1
+        assert "for item in layers" in info.value.hint
+
+
+# ----- in-place updates of an argument: the update of a copy -----
+
+
+def overwritten(x, a, b):
+    x[0] = a * b
+    x[1] += x[2] * a
+    return np.sum(x * x)
+
+
+def scaled_in_a_loop(x, a):
+    for i in range(1, len(x)):
+        x[i] = x[i - 1] * a + np.sin(x[i])
+    return np.sum(x ** 2)
+
+
+def test_an_updated_argument_is_differentiated_as_a_copy():
+    x, a, b = rng.normal(size=3), 0.7, -1.3
+    kept = x.copy()
+    derivatives = [ad.grad(overwritten, wrt=(0, 1, 2), jit=jit) for jit in (False, True)]
+    derivatives += [ad.jvp(overwritten, wrt=(0, 1, 2), jit=jit) for jit in (False, True)]
+    for derivative in derivatives[:2]:
+        got = derivative(x, a, b)
+        np.testing.assert_array_equal(x, kept)  # the caller's array is never changed
+        for ours, theirs in zip(got, ad.numeric_grad(overwritten, x.copy(), a, b, wrt=(0, 1, 2))):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+    tangent = (rng.normal(size=3), 0.3, -0.2)
+    for derivative in derivatives[2:]:
+        value, derivative_value = derivative(x, a, b, tangent)
+        np.testing.assert_array_equal(x, kept)
+        np.testing.assert_allclose(value, overwritten(x.copy(), a, b))
+        expected = sum(np.sum(g * t) for g, t in zip(derivatives[0](x, a, b), tangent))
+        np.testing.assert_allclose(derivative_value, expected, rtol=1e-9)
+    assert "np.copy(x)" in derivatives[0].source
+    check(scaled_in_a_loop, rng.normal(size=4), 0.8, wrt=(0, 1))
+
+
+def recurrence(x):
+    out = np.zeros(len(x))
+    out[0] = x[0]
+    for i in range(1, len(x)):
+        prev = out[i - 1]  # read before the update: allowed
+        out[i] = 0.5 * prev + np.sin(x[i])
+    return np.sum(out * out)
+
+
+def view_updated_in_a_loop(x):
+    head = x[:2]
+    for i in range(2):
+        x[i] = x[i] * 2.0
+    return np.sum(head)
+
+
+def test_views_of_an_updated_array_are_refused_where_numpy_would_show_the_update():
+    check(recurrence, rng.normal(size=4))
+    for derivative in (lambda: ad.grad(view_updated_in_a_loop)(np.ones(3)),
+                       lambda: ad.jvp(view_updated_in_a_loop)(np.ones(3), np.ones(3))):
+        with pytest.raises(ad.UnsupportedSyntaxError, match="'head' may be a view of 'x'") as info:
+            derivative()
+        assert info.value.lineno == view_updated_in_a_loop.__code__.co_firstlineno + 3
+
+
+# ----- a function held in a default argument, a list or a dict -----
+
+
+def relu(v):
+    return np.maximum(v, 0.0)
+
+
+ACTIVATIONS = {"sin": np.sin, "relu": relu, "softplus": lambda v: np.log1p(np.exp(v))}
+LAYERS = [("tanh", np.tanh), ("relu", relu)]
+
+
+def activated(x, act=np.tanh):
+    return np.sum(act(x) * x)
+
+
+def by_name(x, name="softplus"):
+    return np.sum(ACTIVATIONS[name](x) + ACTIVATIONS["sin"](x))
+
+
+def through_layers(x):
+    for _, f in LAYERS:
+        x = f(x * 1.5)
+    acts = [np.tanh, relu]
+    for f in acts:
+        x = f(x) + x
+    return np.sum(x * x)
+
+
+def helper_with_default(x):
+    def apply(v, act=np.sin, scale=2.0):
+        return act(v) * scale
+    return np.sum(apply(x) + apply(x, relu, 0.5))
+
+
+def test_functions_in_defaults_lists_and_dicts_are_resolved_while_compiling():
+    x = rng.normal(size=4)
+    check(activated, x)
+    check(activated, x, relu)
+    check(activated, x, np.sin)
+    check(by_name, x)
+    check(by_name, x, "relu")
+    check(through_layers, x)
+    check(helper_with_default, x)
+
+
+def chosen_at_run_time(x, i):
+    acts = [np.tanh, relu]
+    return np.sum(acts[i](x))
+
+
+def test_a_function_chosen_by_a_run_time_index_is_refused_with_a_hint():
+    with pytest.raises(ad.UnsupportedSyntaxError, match=r"'acts\[i\]' chooses an item") as info:
+        ad.grad(chosen_at_run_time)(np.ones(3), 1)
+    assert "pass the function itself" in info.value.hint
+
+
+# ----- recursion whose depth arguments known while compiling decide -----
+
+
+def power(x, n):
+    return 1.0 if n == 0 else x * power(x, n - 1)
+
+
+def branching(x, n):
+    if n <= 1:
+        return x
+    return branching(x, n - 1) + np.sin(branching(x * 0.5, n - 2))
+
+
+def is_even(x, n):
+    return x if n == 0 else np.cos(is_odd(x, n - 1))
+
+
+def is_odd(x, n):
+    return np.sin(x) if n == 0 else is_even(x * 1.1, n - 1)
+
+
+def recursive(x):
+    def halve(v, depth):
+        return v if depth == 0 else halve(np.tanh(v) * 0.5 + v, depth - 1)
+    return np.sum(power(x, 3) + branching(x, 5) + is_even(x, 4) + halve(x, 3))
+
+
+def power_of_a_run_time_depth(x, n):
+    return np.sum(power(x, n))
+
+
+def test_recursion_of_a_depth_known_while_compiling_is_unrolled():
+    check(recursive, rng.normal(size=3))
+
+
+def test_recursion_of_a_depth_known_only_at_run_time_is_refused():
+    with pytest.raises(ad.UnsupportedSyntaxError, match="recursive call to 'power' nested 50 "
+                       "deep while compiling") as info:
+        ad.grad(power_of_a_run_time_depth)(np.ones(2), 3)
+    assert info.value.lineno == power.__code__.co_firstlineno + 1
+    assert "write the recursion as a loop" in info.value.hint
+
+
+# ----- try: refused, the derivative cannot follow a path an exception chooses -----
+
+
+def guarded_log(x):
+    try:
+        s = np.sum(np.log(x))
+    except FloatingPointError:
+        s = 0.0
+    return s
+
+
+def test_try_is_refused_at_its_line_with_a_hint():
+    for derivative in (lambda: ad.grad(guarded_log)(np.ones(3)),
+                       lambda: ad.jvp(guarded_log)(np.ones(3), np.ones(3))):
+        with pytest.raises(ad.UnsupportedSyntaxError, match="'try' statements are not "
+                           "supported in differentiated code: the derivative cannot follow a "
+                           "path an exception chooses") as info:
+            derivative()
+        assert info.value.lineno == guarded_log.__code__.co_firstlineno + 1
+        assert "branch with if" in info.value.hint
+
+
+def list_chosen_at_run_time(x, i):
+    acc = []
+    for k in range(3):
+        acc.append(x * k)
+    return np.sum(sum((acc, acc)[i]))
+
+
+def chosen_from_the_end(x, i):
+    return np.sum((x, np.sin(x), x ** 3)[-i] * x)
+
+
+def test_a_run_time_index_chooses_arrays_counted_from_either_end_but_never_lists():
+    for i in (1, 2, 3):
+        check(chosen_from_the_end, rng.normal(size=3), i)
+    with pytest.raises(ad.UnsupportedSyntaxError, match="from a list of lists, structures or "
+                       "functions"):
+        ad.grad(list_chosen_at_run_time)(np.ones(2), 1)
