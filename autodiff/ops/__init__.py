@@ -19,6 +19,7 @@ try:  # scipy.special's ops, when SciPy is installed (autodiff needs no SciPy)
 except ImportError:
     pass
 else:
+    import autodiff.ops.scipy_linalg  # noqa: F401
     from autodiff.ops import special  # noqa: F401
 
 __all__ = ["OPS", "Op", "defop"]
