@@ -304,3 +304,53 @@ def scipy_solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_f
 
 
 scipy_solve.runtime = SCIPY
+
+
+# ----- Sylvester equations -----
+#
+# X = solve_sylvester(A, B, Q) solves A X + X B = Q. Differentiating, A dX + dX B =
+# dQ - dA X - X dB: dX solves the same equation with that right-hand side. The
+# adjoint of the map Q -> X is the solve of the transposed equation A^T Y + Y B^T = G,
+# so Q's adjoint is Y, A's is -Y X^T and B's -X^T Y. The equation has one solution
+# where no eigenvalue of A is the negative of one of B; near such a pair the
+# derivatives grow as the solution does (as they do for a near-singular np.linalg.solve).
+
+
+def _sympy_sylvester(a, b, q):
+    a, b, q = matrix(a), matrix(b), matrix(q)
+    n, m = q.shape
+    # (I_m (x) A + B^T (x) I_n) vec(X) = vec(Q), vec stacking the columns
+    system = sp.kronecker_product(sp.eye(m), a) + sp.kronecker_product(b.T, sp.eye(n))
+    solution = system.LUsolve(q.T.reshape(n * m, 1))
+    return objects(solution.reshape(m, n).T.tolist())
+
+
+@defop("solve_sylvester", "scipy.linalg.solve_sylvester(a, b, q)",
+       aliases=(scipy.linalg.solve_sylvester,), diff=("a", "b", "q"), floating="always",
+       sympy=_sympy_sylvester)
+def solve_sylvester(a, b, q): ...
+
+
+solve_sylvester.runtime = SCIPY
+
+
+@solve_sylvester.defvjp
+def _(g, ans, a, b, q):
+    y = scipy.linalg.solve_sylvester(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), g)
+    return (unbroadcast(-(y @ np.swapaxes(ans, -1, -2)), a),
+            unbroadcast(-(np.swapaxes(ans, -1, -2) @ y), b), unbroadcast(y, q))
+
+
+@solve_sylvester.defjvp("a")
+def _(t, ans, a, b, q):
+    return scipy.linalg.solve_sylvester(a, b, -(t @ ans))
+
+
+@solve_sylvester.defjvp("b")
+def _(t, ans, a, b, q):
+    return scipy.linalg.solve_sylvester(a, b, -(ans @ t))
+
+
+@solve_sylvester.defjvp("q")
+def _(t, ans, a, b, q):
+    return scipy.linalg.solve_sylvester(a, b, t)
