@@ -23,6 +23,7 @@ import scipy.linalg
 from autodiff.graph.ir import Const, Value
 from autodiff.ops.registry import OPS, alias, defop
 from autodiff.ops.runtime import unbroadcast
+from autodiff.ops.shape_rules import shape_like
 from autodiff.ops.sympy_forms import Unsupported, matrix, objects, sp
 
 # What generated code reads to call SciPy's functions.
@@ -354,3 +355,114 @@ def _(t, ans, a, b, q):
 @solve_sylvester.defjvp("q")
 def _(t, ans, a, b, q):
     return scipy.linalg.solve_sylvester(a, b, t)
+
+
+# ----- matrix functions: expm, logm, sqrtm -----
+#
+# For a matrix function f given by a power series (exp, and log and the square root
+# on matrices whose eigenvalues avoid the closed negative real axis),
+# f([[A, E], [0, A]]) = [[f(A), L(A, E)], [0, f(A)]], L(A, E) being the Frechet
+# derivative of f at A along E (Higham, "Functions of Matrices", 2008, theorem 3.6),
+# and the adjoint of E -> L(A, E) is G -> L(A^T, G) (f has real coefficients). So the
+# JVP is a block of f of a matrix twice as large and the VJP the same at A^T, both
+# written with f itself, which differentiates them again (JAX's expm is
+# differentiated through its Frechet derivative the same way). The block matrix has
+# each eigenvalue of A twice, which these rules need no special case for: the
+# derivative is defined at repeated eigenvalues. The square root is differentiated by
+# the Sylvester equation sqrtm(A) X + X sqrtm(A) = E instead, solved by
+# solve_sylvester (whose rules give its second order). logm and sqrtm grow without
+# bound as an eigenvalue of A nears 0, as their derivatives do.
+#
+# A matrix with a negative eigenvalue has a complex logarithm and square root: the
+# call is refused then, when it runs, since autodiff differentiates real values.
+
+
+def _block(a, e):
+    """[[a, e], [0, a]] (for stacks too): f of it holds f(a)'s Frechet derivative at a
+    along e in its upper right block."""
+    top = np.concatenate([a, e], axis=-1)
+    return np.concatenate([top, np.concatenate([np.zeros_like(a), a], axis=-1)], axis=-2)
+
+
+@defop("expm", "scipy.linalg.expm(A)", aliases=(scipy.linalg.expm,), diff=("A",),
+       shape=shape_like("A"), floating="always",
+       no_sympy="SymPy's exponential of a symbolic matrix goes through its eigenvalues, "
+       "roots of its characteristic polynomial")
+def expm(A): ...
+
+
+expm.runtime = SCIPY
+
+
+@expm.defvjp
+def _(g, ans, A):
+    n = np.shape(A)[-1]
+    return scipy.linalg.expm(_block(np.swapaxes(A, -1, -2), g))[..., :n, n:]
+
+
+@expm.defjvp
+def _(t, ans, A):
+    n = np.shape(A)[-1]
+    return scipy.linalg.expm(_block(A, t))[..., :n, n:]
+
+
+def _real(name: str, result):
+    if np.iscomplexobj(result):
+        raise ValueError(f"scipy.linalg.{name} of this matrix is complex (it has a negative "
+                         "eigenvalue): autodiff differentiates real values, and so "
+                         f"{name} of matrices whose real eigenvalues are positive")
+    return result
+
+
+def real_logm(A):
+    """``scipy.linalg.logm(A)``, refusing a complex logarithm."""
+    return _real("logm", scipy.linalg.logm(A))
+
+
+def real_sqrtm(A):
+    """``scipy.linalg.sqrtm(A)``, refusing a complex square root."""
+    return _real("sqrtm", scipy.linalg.sqrtm(A))
+
+
+_NO_SYMBOLIC_FUNCTION = ("SymPy's {} of a symbolic matrix goes through its eigenvalues, roots "
+                         "of its characteristic polynomial")
+
+
+@defop("logm", "real_logm(A)", aliases=(scipy.linalg.logm,), diff=("A",), shape=shape_like("A"),
+       floating="always", no_sympy=_NO_SYMBOLIC_FUNCTION.format("logarithm"))
+def logm(A): ...
+
+
+logm.runtime = {"real_logm": real_logm}
+
+
+@logm.defvjp
+def _(g, ans, A):
+    n = np.shape(A)[-1]
+    return scipy.linalg.logm(_block(np.swapaxes(A, -1, -2), g))[..., :n, n:]
+
+
+@logm.defjvp
+def _(t, ans, A):
+    n = np.shape(A)[-1]
+    return scipy.linalg.logm(_block(A, t))[..., :n, n:]
+
+
+@defop("sqrtm", "real_sqrtm(A)", aliases=(scipy.linalg.sqrtm,), diff=("A",),
+       shape=shape_like("A"), floating="always",
+       no_sympy=_NO_SYMBOLIC_FUNCTION.format("square root"))
+def sqrtm(A): ...
+
+
+sqrtm.runtime = {"real_sqrtm": real_sqrtm}
+
+
+@sqrtm.defvjp
+def _(g, ans, A):
+    transposed = np.swapaxes(ans, -1, -2)
+    return scipy.linalg.solve_sylvester(transposed, transposed, g)
+
+
+@sqrtm.defjvp
+def _(t, ans, A):
+    return scipy.linalg.solve_sylvester(ans, ans, t)

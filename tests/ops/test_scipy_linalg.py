@@ -65,6 +65,17 @@ CASES = [
     ("scipy.linalg.solve_sylvester(x + 2.0 * np.eye(2), x.T, y)", [(2, 2), (2, 2)], "unit"),
     ("scipy.linalg.solve_sylvester(x + 2.0 * np.eye(2), np.eye(2), y)", [(2, 2, 2), (2, 2, 2)],
      "unit"),
+    # matrix functions: a general matrix, a stack, a symmetric one with a repeated
+    # eigenvalue (2 I + x x^T has 2 twice), and compositions for the second order
+    ("scipy.linalg.expm(x)", [(3, 3)]), ("scipy.linalg.expm(x)", [(2, 2, 2)]),
+    ("scipy.linalg.expm(2.0 * np.eye(3) + np.outer(x, x))", [(3,)], "unit"),
+    ("scipy.linalg.expm(x * y[0, 0]) @ y", [(2, 2), (2, 2)], "unit"),
+    ("scipy.linalg.logm(x + 3.0 * np.eye(3))", [(3, 3)], "unit"),
+    ("scipy.linalg.logm(x + 3.0 * np.eye(2))", [(2, 2, 2)], "unit"),
+    ("scipy.linalg.logm(2.0 * np.eye(3) + np.outer(x, x))", [(3,)], "unit"),
+    ("scipy.linalg.sqrtm(x + 3.0 * np.eye(3))", [(3, 3)], "unit"),
+    ("scipy.linalg.sqrtm(x + 3.0 * np.eye(2))", [(2, 2, 2)], "unit"),
+    ("scipy.linalg.sqrtm(2.0 * np.eye(3) + np.outer(x, x))", [(3,)], "unit"),
 ]
 
 
@@ -95,10 +106,12 @@ def test_every_scipy_linalg_op_is_checked_by_the_table():
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
 
 
-# SymPy's derivative of each case of one matrix (SymPy's matrices are not stacked), but
-# a Sylvester equation of a 3 by 2 unknown: its SymPy form solves a symbolic 6 by 6
-# system, which takes SymPy minutes (the 2 by 2 cases check the form).
+# SymPy's derivative of each case of one matrix (SymPy's matrices are not stacked) with
+# a SymPy form (the matrix functions have none), but a Sylvester equation of a 3 by 2
+# unknown: its SymPy form solves a symbolic 6 by 6 system, which takes SymPy minutes
+# (the 2 by 2 cases check the form).
 SINGLE = [i for i, case in enumerate(CASES) if all(len(shape) <= 2 for shape in case[1])
+          and not any(f"linalg.{name}(" in case[0] for name in ("expm", "logm", "sqrtm"))
           and not (case[0].startswith("scipy.linalg.solve_sylvester") and case[1][0] == (3, 3))]
 
 
@@ -133,6 +146,14 @@ def user(user_module):
 
         def inverse(a):
             return np.sum(scipy.linalg.inv(a, assume_a='pos'))
+
+
+        def root(a):
+            return np.sum(scipy.linalg.sqrtm(a) @ scipy.linalg.expm(a))
+
+
+        def log(a):
+            return np.sum(scipy.linalg.logm(a))
     """)
 
 
@@ -162,3 +183,25 @@ def test_forms_without_rules_are_refused_at_the_users_line(user):
     with pytest.raises(ad.AutodiffError, match="assume_a=None or 'general'") as raised:
         ad.grad(user.inverse)(a)
     assert raised.value.lineno == 15
+
+
+def test_numba_refuses_the_matrix_functions_at_the_users_line(user):
+    pytest.importorskip("numba")
+    with pytest.raises(ad.AutodiffError, match="jit='numba' cannot compile") as raised:
+        ad.grad(user.root, jit="numba")(2.0 * np.eye(2))
+    assert raised.value.lineno == 19
+
+
+def test_a_complex_logarithm_or_square_root_is_refused_when_it_runs(user):
+    negative = np.array([[-1.0, 0.2], [0.0, 2.0]])
+    for fn, line in ((user.log, 23), (user.root, 19)):
+        with pytest.raises(ad.AutodiffError, match="is complex \\(it has a negative eigenvalue") as raised:
+            ad.grad(fn)(negative)
+        assert raised.value.lineno == line
+        with pytest.raises(ad.AutodiffError, match="is complex"):
+            ad.jvp(fn)(negative, np.ones((2, 2)))
+    # eigenvalues off the negative axis, complex ones included, are differentiated
+    rotation = np.array([[1.0, -0.5], [0.5, 1.0]])
+    for fn in (user.log, user.root):
+        np.testing.assert_allclose(ad.grad(fn)(rotation), ad.numeric_grad(fn, rotation),
+                                   rtol=1e-6)
