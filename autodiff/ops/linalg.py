@@ -1131,3 +1131,108 @@ def _eigvalsh_values(named, builder):
        no_gradient="np.linalg.eigvalsh is built as the eigenvalues of np.linalg.eigh",
        no_sympy=_NO_SYMBOLIC_EIGH)
 def eigvalsh(a, UPLO="L"): ...
+
+
+# np.linalg.eig of a real matrix whose eigenvalues are real: w and V with A V = V diag(w),
+# each column of V of unit length (NumPy's normalisation), in LAPACK's order. With
+# M = V^-1 dA V: dw = diag(M) and dV = V (F * M) - V diag(V^T V (F * M)) (the second
+# term keeps the columns of unit length), F[i, j] = 1 / (w[j] - w[i]) off the diagonal,
+# 0 on it (the forms of autograd's and JAX's rules). The eigenvalues' rule needs no F
+# and holds for repeated eigenvalues that keep their eigenvectors apart; for
+# eigenvectors the derivative is undefined where two eigenvalues are equal: as in JAX
+# and autograd, F is then infinite and so is the gradient (NaN where it meets a zero).
+# Each eigenvector's sign is LAPACK's choice, as for eigh. A matrix with complex
+# eigenvalues is refused when it runs: autodiff differentiates real values.
+
+
+def real_eig(a):
+    """``np.linalg.eig(a)``, refusing complex eigenvalues.
+
+    >>> real_eig(np.diag([2.0, 1.0])).eigenvalues.tolist()
+    [2.0, 1.0]
+    """
+    result = np.linalg.eig(a)
+    if np.iscomplexobj(result.eigenvalues):
+        raise ValueError("np.linalg.eig of this matrix has complex eigenvalues: autodiff "
+                         "differentiates real values, and so eig of matrices whose "
+                         "eigenvalues are real (np.linalg.eigh for symmetric ones)")
+    return result
+
+
+def eig_values(a, computed):
+    """The eigenvalues in ``computed``, ``np.linalg.eig(a)``."""
+    return computed[0]
+
+
+def eig_vectors(a, computed):
+    """The eigenvectors (columns) in ``computed``, ``np.linalg.eig(a)``."""
+    return computed[1]
+
+
+_NO_SYMBOLIC_EIG = ("the eigenvalues of a symbolic matrix have no closed form beyond 4 by 4 "
+                    "(SymPy's would be roots of the characteristic polynomial, unordered)")
+
+
+@defop("eig", "np.linalg.eig(a)", aliases=(np.linalg.eig,), diff=("a",),
+       simplify=_results("eig_routine", ("eig_values", "eig_vectors"),
+                         type(np.linalg.eig(np.eye(1)))),
+       no_gradient=_TUPLE.format("np.linalg.eig"), no_sympy=_NO_SYMBOLIC_EIG)
+def eig(a): ...
+
+
+@defop("eig_routine", "real_eig(a)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.eig"), sympy=_unused)
+def eig_routine(a): ...
+
+
+OPS["eig_routine"].runtime = {"real_eig": real_eig}
+
+
+@defop("eig_values", "computed[0]", aliases=(eig_values,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIG)
+def _eig_values(a, computed): ...
+
+
+@defop("eig_vectors", "computed[1]", aliases=(eig_vectors,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIG)
+def _eig_vectors(a, computed): ...
+
+
+def _eigvals_values(named, builder):
+    """np.linalg.eigvals is the eigenvalues of np.linalg.eig."""
+    return _results("eig_routine", ("eig_values",))(named, builder)[0]
+
+
+@defop("eigvals", "np.linalg.eigvals(a)", aliases=(np.linalg.eigvals,), diff=("a",),
+       simplify=_eigvals_values,
+       no_gradient="np.linalg.eigvals is built as the eigenvalues of np.linalg.eig",
+       no_sympy=_NO_SYMBOLIC_EIG)
+def eigvals(a): ...
+
+
+@OPS["eig_values"].defvjp
+def _(g, ans, a, computed):
+    v = eig_vectors(a, computed)
+    return np.swapaxes(np.linalg.inv(v), -1, -2) @ (np.expand_dims(g, -1) * np.swapaxes(v, -1, -2))
+
+
+@OPS["eig_values"].defjvp
+def _(t, ans, a, computed):
+    v = eig_vectors(a, computed)
+    return np.sum(np.linalg.inv(v) * np.swapaxes(t @ v, -1, -2), axis=-1)
+
+
+@OPS["eig_vectors"].defvjp
+def _(g, ans, a, computed):
+    vt = np.swapaxes(ans, -1, -2)
+    vtg = vt @ g
+    n = np.shape(ans)[-1]
+    kept = vtg - (vt @ ans) * np.expand_dims(np.sum(vtg * np.eye(n), axis=-1), -2)
+    inner = _gaps(eig_values(a, computed)) * kept
+    return np.swapaxes(np.linalg.inv(ans), -1, -2) @ inner @ vt
+
+
+@OPS["eig_vectors"].defjvp
+def _(t, ans, a, computed):
+    moved = ans @ (_gaps(eig_values(a, computed)) * (np.linalg.inv(ans) @ t @ ans))
+    return moved - ans * np.sum(ans * moved, axis=-2, keepdims=True)

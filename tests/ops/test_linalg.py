@@ -15,6 +15,10 @@ _SVD_REBUILT = ("np.linalg.svd({0}, full_matrices=False)[0] @ (np.expand_dims(np
                 "np.linalg.svd({0}, full_matrices=False)[1]), -1)"
                 " * np.linalg.svd({0}, full_matrices=False)[2])")
 
+# V sin(diag(w)) V^-1 from np.linalg.eig of one matrix: sin of the matrix.
+_EIG_REBUILT = ("np.linalg.eig({0}).eigenvectors @ (np.expand_dims(np.sin(np.linalg.eig({0})"
+                ".eigenvalues), -1) * np.linalg.inv(np.linalg.eig({0}).eigenvectors))")
+
 CASES = [
     ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
     ("x @ y", [(2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (3, 4)]), ("x @ y", [(5, 2, 3), (5, 3, 4)]),
@@ -110,6 +114,13 @@ CASES = [
     ("np.linalg.norm(x, np.inf, axis=(1, 2), keepdims=True)", [(2, 3, 4)]),
     ("np.linalg.norm(x, -np.inf, axis=(0, 1))", [(3, 4)]),
     ("np.linalg.norm(x, 'fro', axis=(0, 2))", [(2, 3, 4)]), ("np.linalg.norm(x, axis=(1, 0))", [(3, 4)]),
+    # np.linalg.eig of matrices with real, distinct eigenvalues (near 1, 3 and 5), not
+    # symmetric; eigenvectors through functions invariant to each one's sign.
+    ("np.linalg.eig(0.5 * x + np.diag([1.0, 3.0, 5.0]))[0]", [(3, 3)], "unit"),
+    ("np.linalg.eigvals(0.5 * x + np.diag([1.0, 4.0]))", [(2, 2, 2)], "unit"),
+    ("np.linalg.eig(0.5 * x + np.diag([1.0, 3.0, 5.0]))[1] ** 2", [(3, 3)], "unit"),
+    (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 3.0, 5.0])"), [(3, 3)], "unit"),
+    (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 4.0])"), [(2, 2, 2)], "unit"),
 ]
 
 

@@ -205,3 +205,20 @@ def test_a_complex_logarithm_or_square_root_is_refused_when_it_runs(user):
     for fn in (user.log, user.root):
         np.testing.assert_allclose(ad.grad(fn)(rotation), ad.numeric_grad(fn, rotation),
                                    rtol=1e-6)
+
+
+def test_complex_eigenvalues_of_np_linalg_eig_are_refused_when_it_runs(user_module):
+    module = user_module("""
+        import numpy as np
+
+
+        def f(a):
+            return np.sum(np.linalg.eig(a)[0])
+    """)
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
+    with pytest.raises(ad.AutodiffError, match="complex eigenvalues") as raised:
+        ad.grad(module.f)(rotation)
+    assert raised.value.lineno == 6
+    # real eigenvalues: the gradient of their sum (the trace) is the identity
+    np.testing.assert_allclose(ad.grad(module.f)(np.array([[1.0, 2.0], [0.5, 3.0]])), np.eye(2),
+                               atol=1e-12)
