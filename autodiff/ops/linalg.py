@@ -639,8 +639,10 @@ def _(t, ans, a, UPLO, computed):
 # one is zero: as in JAX and autograd, F or S^-1 is then infinite, and so is the
 # gradient (NaN where it meets a zero). Each pair u_i, v_i has its sign chosen by
 # LAPACK together: U diag(f(s)) Vh, u * u and v * v are differentiable regardless.
-# Singular vectors are differentiated for full_matrices=False alone: the extra columns
-# of a full U (or rows of Vh) of a matrix that is not square are not unique.
+# Singular vectors are differentiated for full_matrices=False, and for
+# full_matrices=True on square matrices (where the full factors are the reduced ones):
+# the extra columns of a full U (or rows of Vh) of a matrix that is not square are not
+# unique, and such a matrix is refused when the rule runs (square_only), as JAX does.
 
 
 def svd_u(a, full_matrices, compute_uv, hermitian, computed):
@@ -673,10 +675,9 @@ def _svd_check(vectors: bool):
         if not (isinstance(named["hermitian"], Const) and named["hermitian"].value is False):
             return "np.linalg.svd is differentiated with hermitian=False (the default) alone"
         if vectors and not (isinstance(named["full_matrices"], Const)
-                            and named["full_matrices"].value is False):
-            return ("the singular vectors of np.linalg.svd are differentiated with "
-                    "full_matrices=False (the extra vectors of a full U or Vh are not unique): "
-                    "pass full_matrices=False, which is the same for a square matrix")
+                            and isinstance(named["full_matrices"].value, bool)):
+            return ("the singular vectors of np.linalg.svd are differentiated with a constant "
+                    "full_matrices")
         return None
     return check
 
@@ -758,8 +759,30 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
     return np.sum(u * (t @ np.swapaxes(vh, -1, -2)), axis=-2)
 
 
+def square_only(x, a, what):
+    """``x``, after checking that ``a`` is a square matrix (or a stack of them): ``what``
+    (a factorization's full factors) is differentiated for square matrices alone."""
+    if np.shape(a)[-2] != np.shape(a)[-1]:
+        raise ValueError(f"{what} is differentiated for square matrices alone (the extra "
+                         "columns it gives a matrix that is not square are not unique; JAX "
+                         f"refuses them too), not a {np.shape(a)[-2]} by {np.shape(a)[-1]} one")
+    return x
+
+
+square_only_op = helper_op(square_only, diff=("x",), shape=shape_like("x"), jvp="linear",
+                           no_sympy="a check of a shape")
+square_only_op.kind_params = ("a", "what")
+
+
+@square_only_op.defvjp
+def _(g, ans, x, a, what):
+    return g
+
+
 @OPS["svd_u"].defvjp
 def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     vh = svd_vh(a, full_matrices, compute_uv, hermitian, computed)
     j = _gaps(s * s) * (np.swapaxes(ans, -1, -2) @ g)
@@ -770,6 +793,8 @@ def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
 
 @OPS["svd_u"].defjvp
 def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     v = np.swapaxes(svd_vh(a, full_matrices, compute_uv, hermitian, computed), -1, -2)
     tv = t @ v
@@ -780,6 +805,8 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
 
 @OPS["svd_vh"].defvjp
 def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     k = _gaps(s * s) * (ans @ np.swapaxes(g, -1, -2))
@@ -790,6 +817,8 @@ def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
 
 @OPS["svd_vh"].defjvp
 def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     v = np.swapaxes(ans, -1, -2)
@@ -806,8 +835,9 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
 # with B = Q^T gQ - gR R^T and C = tril(B - B^T, -1) - B, gA = (gQ + Q C) R^-T. The
 # rules hold while the signs LAPACK gives R's diagonal stay (they do near a matrix of
 # full rank). A wide matrix (R not square) is not differentiated: R^-1 fails at run
-# time, as JAX refuses it; mode 'complete' is refused while compiling (the extra
-# columns of Q of a tall matrix are not unique).
+# time, as JAX refuses it; so is mode 'complete' of a matrix that is not square (the
+# extra columns of Q of a tall matrix are not unique), as JAX does: on a square matrix
+# it is mode 'reduced'.
 
 
 def qr_q(a, mode, computed):
@@ -828,15 +858,15 @@ def _qr_parts(named, builder):
 
 
 def _qr_check(named) -> str | None:
-    if named["mode"].value != "reduced":
-        return ("np.linalg.qr is differentiated in mode 'reduced' (the default) alone: the "
-                "extra columns of Q in mode 'complete' are not unique")
+    if named["mode"].value not in ("reduced", "complete"):
+        return ("np.linalg.qr is differentiated in modes 'reduced' (the default) and "
+                "'complete' (of a square matrix) alone")
     return None
 
 
 @defop("qr", "np.linalg.qr(a, mode=mode)", aliases=(np.linalg.qr,), diff=("a",), simplify=_qr_parts,
-       no_gradient="np.linalg.qr is differentiated in mode 'reduced' alone (its tuple is "
-       "built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
+       no_gradient="np.linalg.qr is differentiated in modes 'reduced' and 'complete' alone "
+       "(its tuple is built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
        "diagonal positive: not NumPy's signs")
 def qr(a, mode="reduced"): ...
 
@@ -898,23 +928,31 @@ def _qr_tangents(t, q, r):
 
 @OPS["qr_q"].defvjp
 def _(g, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     return _qr_adjoint(ans, qr_r(a, mode, computed), np.swapaxes(ans, -1, -2) @ g, g)
 
 
 @OPS["qr_r"].defvjp
 def _(g, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     q = qr_q(a, mode, computed)
     return _qr_adjoint(q, ans, -(g @ np.swapaxes(ans, -1, -2)), 0.0)
 
 
 @OPS["qr_q"].defjvp
 def _(t, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     z, x = _qr_tangents(t, ans, qr_r(a, mode, computed))
     return x - ans @ z
 
 
 @OPS["qr_r"].defjvp
 def _(t, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     z, _ = _qr_tangents(t, qr_q(a, mode, computed), ans)
     return z @ ans
 

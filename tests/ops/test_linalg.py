@@ -85,9 +85,14 @@ CASES = [
     ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(2, 3, 4)]),
     (_SVD_REBUILT.format("x"), [(3, 4)]), (_SVD_REBUILT.format("x"), [(4, 3)]),
     (_SVD_REBUILT.format("x"), [(2, 3, 3)]),
+    # full_matrices=True (the default): square matrices, whose full factors are the reduced
+    ("np.linalg.svd(x)[0] ** 2", [(3, 3)]), ("np.linalg.svd(x, full_matrices=True)[2] ** 2", [(2, 3, 3)]),
+    ("np.linalg.svd(x)[0] @ (np.expand_dims(np.sin(np.linalg.svd(x)[1]), -1) * np.linalg.svd(x)[2])",
+     [(3, 3)]),
     ("np.linalg.qr(x)[0]", [(4, 3)]), ("np.linalg.qr(x)[1]", [(4, 3)]),
     ("np.linalg.qr(x)[0]", [(3, 3)]), ("np.linalg.qr(x, mode='reduced')[1]", [(2, 3, 3)]),
     ("np.linalg.qr(x)[0] * np.sum(np.linalg.qr(x)[1])", [(2, 4, 2)]),
+    ("np.linalg.qr(x, mode='complete')[0]", [(3, 3)]), ("np.linalg.qr(x, 'complete')[1]", [(2, 3, 3)]),
     # The fields of NumPy's named tuples.
     ("np.linalg.eigh(x).eigenvalues * np.linalg.slogdet(x).logabsdet", [(3, 3)]),
     ("np.linalg.svd(x, full_matrices=False).S + np.sum(np.linalg.qr(x).R)", [(2, 4, 3)]),

@@ -222,3 +222,24 @@ def test_complex_eigenvalues_of_np_linalg_eig_are_refused_when_it_runs(user_modu
     # real eigenvalues: the gradient of their sum (the trace) is the identity
     np.testing.assert_allclose(ad.grad(module.f)(np.array([[1.0, 2.0], [0.5, 3.0]])), np.eye(2),
                                atol=1e-12)
+
+
+def test_full_factors_of_a_matrix_that_is_not_square_are_refused_when_the_rule_runs(user_module):
+    module = user_module("""
+        import numpy as np
+
+
+        def u(a):
+            return np.sum(np.linalg.svd(a)[0] ** 2 @ a)
+
+
+        def q(a):
+            return np.sum(np.linalg.qr(a, mode='complete')[0] @ a)
+    """)
+    tall = np.arange(1.0, 7.0).reshape(3, 2) + np.eye(3, 2)
+    for fn, line, what in ((module.u, 6, "full_matrices=True"), (module.q, 10, "mode='complete'")):
+        with pytest.raises(ad.AutodiffError, match=f"{what}.*square matrices alone") as raised:
+            ad.grad(fn)(tall)
+        assert raised.value.lineno == line
+        with pytest.raises(ad.AutodiffError, match="square matrices alone"):
+            ad.jvp(fn)(tall, np.ones((3, 2)))
