@@ -85,10 +85,10 @@ def _norm_check(named) -> str | None:
     if ord_.value == 0:
         return ("np.linalg.norm with ord=0 counts the nonzero entries: a step function, with "
                 "no derivative where an entry is zero and zero elsewhere")
-    if ord_.value not in (None, "fro") and axis.value is None:
+    if ord_.value in (-1, -2) and axis.value is None:
         return (f"np.linalg.norm with ord={ord_.value!r} is differentiated with its axis given "
                 "(axis=-1 for vectors, axis=(-2, -1) for matrices): whether it is a vector or "
-                "a matrix norm is not known while compiling")
+                "a matrix norm is not known while compiling, and the two differ")
     if ord_.value not in (None, 2, "fro"):  # the forms _norm_forms writes are valid
         return f"np.linalg.norm has no order {ord_.value!r} for these axes"
     return None
@@ -106,8 +106,9 @@ def _norm_forms(named, builder):
     order, axes = ord_.value, axis.value
     if isinstance(axes, tuple) and len(axes) == 1:
         axes = axes[0]
-    if order is None or order == "fro" or axes is None or isinstance(order, str) and (
-            not isinstance(axes, tuple)):
+    if axes is None:
+        return _whole_norm(x, order, keepdims.value, builder)
+    if order is None or order == "fro" or isinstance(order, str) and not isinstance(axes, tuple):
         return None
 
     def emit(name, *args):
@@ -146,6 +147,72 @@ def _norm_forms(named, builder):
     if keepdims.value:
         return emit("expand_dims", result, (rows, cols))
     return result
+
+
+def _whole_norm(x, order, keepdims: bool, builder):
+    """np.linalg.norm(x, ord) with axis None, of a vector or a matrix (NumPy's choice by
+    x's rank, known when it runs), as a norm with its axes given: a vector is taken as a
+    column, whose matrix norm of order 1, 2, inf or -inf is the vector's of the same
+    order; an order of vectors alone (3, 0.5) or of matrices alone ('nuc') checks the
+    rank when it runs, as NumPy does. Orders -1 and -2 differ between the two and are
+    refused while compiling (_norm_check)."""
+    if order in (None, "fro", 0, -1, -2):
+        return None
+    if order in (1, 2, np.inf, -np.inf):
+        operand, axes = builder.emit(OPS["as_column"], (x,)), (0, 1)
+    elif order == "nuc":
+        operand, axes = builder.emit(OPS["of_rank"], (x, Const(2), Const(order))), (0, 1)
+    elif isinstance(order, (int, float)):
+        operand, axes = builder.emit(OPS["of_rank"], (x, Const(1), Const(order))), 0
+    else:
+        return None
+    result = builder.emit(OPS["norm"], (operand, Const(order), Const(axes), Const(False)))
+    if not keepdims:
+        return result
+    kept = builder.emit(OPS["sum"], (x, Const(None), Const(True)))
+    return builder.emit(OPS["multiply"], (result, builder.emit(OPS["ones_like"], (kept, Const(None)))))
+
+
+def as_column(x):
+    """A vector as a column, a matrix as it is (np.linalg.norm with axis None).
+
+    >>> as_column(np.array([1.0, 2.0])).shape
+    (2, 1)
+    """
+    if np.ndim(x) == 1:
+        return np.reshape(x, (-1, 1))
+    if np.ndim(x) != 2:
+        raise ValueError("np.linalg.norm with an order and axis None takes a vector or a "
+                         f"matrix, not an array of {np.ndim(x)} dimensions")
+    return x
+
+
+as_column_op = helper_op(as_column, diff=("x",), jvp="linear", no_sympy="a reshape")
+
+
+@as_column_op.defvjp
+def _(g, ans, x):
+    return np.reshape(g, np.shape(x))
+
+
+def of_rank(x, rank, order):
+    """``x``, after checking it has ``rank`` dimensions: np.linalg.norm of order ``order``
+    and axis None, which is of vectors alone (rank 1) or matrices alone (rank 2)."""
+    if np.ndim(x) != rank:
+        raise ValueError(f"np.linalg.norm with ord={order!r} and axis None takes "
+                         f"{'a vector' if rank == 1 else 'a matrix'}, not an array of "
+                         f"{np.ndim(x)} dimensions")
+    return x
+
+
+of_rank_op = helper_op(of_rank, diff=("x",), shape=shape_like("x"), jvp="linear",
+                       no_sympy="a check of a shape")
+of_rank_op.kind_params = ("rank", "order")
+
+
+@of_rank_op.defvjp
+def _(g, ans, x, rank, order):
+    return g
 
 
 def _is_plain(value) -> bool:

@@ -119,6 +119,13 @@ CASES = [
     ("np.linalg.norm(x, np.inf, axis=(1, 2), keepdims=True)", [(2, 3, 4)]),
     ("np.linalg.norm(x, -np.inf, axis=(0, 1))", [(3, 4)]),
     ("np.linalg.norm(x, 'fro', axis=(0, 2))", [(2, 3, 4)]), ("np.linalg.norm(x, axis=(1, 0))", [(3, 4)]),
+    # axis None with an order: a vector's or a matrix's norm, by the rank
+    ("np.linalg.norm(x, 1)", [(4,)]), ("np.linalg.norm(x, 1)", [(3, 4)]),
+    ("np.linalg.norm(x, 2)", [(4,)]), ("np.linalg.norm(x, ord=2)", [(3, 4)]),
+    ("np.linalg.norm(x, np.inf)", [(4,)]), ("np.linalg.norm(x, np.inf, keepdims=True)", [(3, 4)]),
+    ("np.linalg.norm(x, -np.inf)", [(4,)]), ("np.linalg.norm(x, -np.inf)", [(3, 4)]),
+    ("np.linalg.norm(x, 'nuc')", [(3, 4)]), ("np.linalg.norm(x, 3)", [(4,)]),
+    ("np.linalg.norm(x, 0.5, keepdims=True)", [(4,)]),
     # np.linalg.eig of matrices with real, distinct eigenvalues (near 1, 3 and 5), not
     # symmetric; eigenvectors through functions invariant to each one's sign.
     ("np.linalg.eig(0.5 * x + np.diag([1.0, 3.0, 5.0]))[0]", [(3, 3)], "unit"),

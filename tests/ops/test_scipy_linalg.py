@@ -5,7 +5,9 @@ Routines reading one triangle of their matrix are checked on matrices that are n
 symmetric (or not triangular), so that the entries they ignore are checked to take
 no gradient. ``x + 3.0 * np.eye(n)`` with x in the "unit" domain, (-0.9, 0.9), is
 diagonally dominant enough to be positive definite in its triangle for n <= 3 and
-well conditioned.
+well conditioned. The refusals of np.linalg's forms with no unique derivative (complex
+eigenvalues, full factors of a matrix that is not square, norms whose kind the rank
+decides) are checked at the end; their gradients are in tests/ops/test_linalg.py.
 """
 
 from __future__ import annotations
@@ -243,3 +245,24 @@ def test_full_factors_of_a_matrix_that_is_not_square_are_refused_when_the_rule_r
         assert raised.value.lineno == line
         with pytest.raises(ad.AutodiffError, match="square matrices alone"):
             ad.jvp(fn)(tall, np.ones((3, 2)))
+
+
+def test_norms_of_an_order_with_axis_none_check_the_rank_or_are_refused(user_module):
+    module = user_module("""
+        import numpy as np
+
+
+        def cube(x):
+            return np.linalg.norm(x, 3)
+
+
+        def harmonic(x):
+            return np.linalg.norm(x, -1)
+    """)
+    with pytest.raises(ad.AutodiffError, match="ord=3 and axis None takes a vector") as raised:
+        ad.grad(module.cube)(np.ones((2, 2)))
+    assert raised.value.lineno == 6
+    with pytest.raises(ad.NonDifferentiableError, match="ord=-1 is differentiated with its axis "
+                       "given") as raised:
+        ad.grad(module.harmonic)(np.ones(3))
+    assert raised.value.lineno == 10
