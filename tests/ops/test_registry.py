@@ -82,6 +82,10 @@ def _tables() -> list[tuple]:
     if "weighted_logsumexp" in OPS:  # scipy.special's ops, registered when SciPy imports
         from tests.ops.test_special import CASES, PREAMBLE
         tables.append((shared_module(signatures(CASES), PREAMBLE), signatures(CASES)))
+    if "solve_sylvester" in OPS:  # scipy.linalg's ops, registered when SciPy imports
+        from tests.ops import test_scipy_linalg
+        cases, preamble = test_scipy_linalg.CASES, test_scipy_linalg.PREAMBLE
+        tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
     return tables
 
 
