@@ -162,7 +162,9 @@ cho_solve.runtime = SCIPY
 # T^T for trans 1 ('T') or 2 ('C', the same for real matrices). The entries outside
 # the triangle are not read: their adjoint is zero. With gb = op(T)^-T g (a solve of
 # its own, with the other trans), gb is b's adjoint and -gb x^T (x gb^T when
-# transposed) is T's, kept on the entries read. A vector b (1-D) is a column.
+# transposed) is T's, kept on the entries read. A vector b (1-D) is a column. A zero on
+# T's diagonal (a singular T) makes SciPy raise LinAlgError, in the derivative as in
+# the call; near one, the derivatives grow as the solution does.
 
 
 def _transposed(trans) -> bool:
