@@ -1,5 +1,5 @@
 """matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, einsum, norm
-of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, svd,
+of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, eig, eigvals, svd,
 qr, pinv, lstsq, matrix_power, multi_dot."""
 
 from __future__ import annotations
