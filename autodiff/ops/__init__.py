@@ -22,6 +22,7 @@ except ImportError:
     pass
 else:
     from autodiff.ops import (
+        scipy_linalg,  # noqa: F401
         signal,  # noqa: F401
         special,  # noqa: F401
         stats,  # noqa: F401

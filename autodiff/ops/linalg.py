@@ -85,10 +85,10 @@ def _norm_check(named) -> str | None:
     if ord_.value == 0:
         return ("np.linalg.norm with ord=0 counts the nonzero entries: a step function, with "
                 "no derivative where an entry is zero and zero elsewhere")
-    if ord_.value not in (None, "fro") and axis.value is None:
+    if ord_.value in (-1, -2) and axis.value is None:
         return (f"np.linalg.norm with ord={ord_.value!r} is differentiated with its axis given "
                 "(axis=-1 for vectors, axis=(-2, -1) for matrices): whether it is a vector or "
-                "a matrix norm is not known while compiling")
+                "a matrix norm is not known while compiling, and the two differ")
     if ord_.value not in (None, 2, "fro"):  # the forms _norm_forms writes are valid
         return f"np.linalg.norm has no order {ord_.value!r} for these axes"
     return None
@@ -106,8 +106,9 @@ def _norm_forms(named, builder):
     order, axes = ord_.value, axis.value
     if isinstance(axes, tuple) and len(axes) == 1:
         axes = axes[0]
-    if order is None or order == "fro" or axes is None or isinstance(order, str) and (
-            not isinstance(axes, tuple)):
+    if axes is None:
+        return _whole_norm(x, order, keepdims.value, builder)
+    if order is None or order == "fro" or isinstance(order, str) and not isinstance(axes, tuple):
         return None
 
     def emit(name, *args):
@@ -146,6 +147,72 @@ def _norm_forms(named, builder):
     if keepdims.value:
         return emit("expand_dims", result, (rows, cols))
     return result
+
+
+def _whole_norm(x, order, keepdims: bool, builder):
+    """np.linalg.norm(x, ord) with axis None, of a vector or a matrix (NumPy's choice by
+    x's rank, known when it runs), as a norm with its axes given: a vector is taken as a
+    column, whose matrix norm of order 1, 2, inf or -inf is the vector's of the same
+    order; an order of vectors alone (3, 0.5) or of matrices alone ('nuc') checks the
+    rank when it runs, as NumPy does. Orders -1 and -2 differ between the two and are
+    refused while compiling (_norm_check)."""
+    if order in (None, "fro", 0, -1, -2):
+        return None
+    if order in (1, 2, np.inf, -np.inf):
+        operand, axes = builder.emit(OPS["as_column"], (x,)), (0, 1)
+    elif order == "nuc":
+        operand, axes = builder.emit(OPS["of_rank"], (x, Const(2), Const(order))), (0, 1)
+    elif isinstance(order, (int, float)):
+        operand, axes = builder.emit(OPS["of_rank"], (x, Const(1), Const(order))), 0
+    else:
+        return None
+    result = builder.emit(OPS["norm"], (operand, Const(order), Const(axes), Const(False)))
+    if not keepdims:
+        return result
+    kept = builder.emit(OPS["sum"], (x, Const(None), Const(True)))
+    return builder.emit(OPS["multiply"], (result, builder.emit(OPS["ones_like"], (kept, Const(None)))))
+
+
+def as_column(x):
+    """A vector as a column, a matrix as it is (np.linalg.norm with axis None).
+
+    >>> as_column(np.array([1.0, 2.0])).shape
+    (2, 1)
+    """
+    if np.ndim(x) == 1:
+        return np.reshape(x, (-1, 1))
+    if np.ndim(x) != 2:
+        raise ValueError("np.linalg.norm with an order and axis None takes a vector or a "
+                         f"matrix, not an array of {np.ndim(x)} dimensions")
+    return x
+
+
+as_column_op = helper_op(as_column, diff=("x",), jvp="linear", no_sympy="a reshape")
+
+
+@as_column_op.defvjp
+def _(g, ans, x):
+    return np.reshape(g, np.shape(x))
+
+
+def of_rank(x, rank, order):
+    """``x``, after checking it has ``rank`` dimensions: np.linalg.norm of order ``order``
+    and axis None, which is of vectors alone (rank 1) or matrices alone (rank 2)."""
+    if np.ndim(x) != rank:
+        raise ValueError(f"np.linalg.norm with ord={order!r} and axis None takes "
+                         f"{'a vector' if rank == 1 else 'a matrix'}, not an array of "
+                         f"{np.ndim(x)} dimensions")
+    return x
+
+
+of_rank_op = helper_op(of_rank, diff=("x",), shape=shape_like("x"), jvp="linear",
+                       no_sympy="a check of a shape")
+of_rank_op.kind_params = ("rank", "order")
+
+
+@of_rank_op.defvjp
+def _(g, ans, x, rank, order):
+    return g
 
 
 def _is_plain(value) -> bool:
@@ -639,8 +706,10 @@ def _(t, ans, a, UPLO, computed):
 # one is zero: as in JAX and autograd, F or S^-1 is then infinite, and so is the
 # gradient (NaN where it meets a zero). Each pair u_i, v_i has its sign chosen by
 # LAPACK together: U diag(f(s)) Vh, u * u and v * v are differentiable regardless.
-# Singular vectors are differentiated for full_matrices=False alone: the extra columns
-# of a full U (or rows of Vh) of a matrix that is not square are not unique.
+# Singular vectors are differentiated for full_matrices=False, and for
+# full_matrices=True on square matrices (where the full factors are the reduced ones):
+# the extra columns of a full U (or rows of Vh) of a matrix that is not square are not
+# unique, and such a matrix is refused when the rule runs (square_only), as JAX does.
 
 
 def svd_u(a, full_matrices, compute_uv, hermitian, computed):
@@ -673,10 +742,9 @@ def _svd_check(vectors: bool):
         if not (isinstance(named["hermitian"], Const) and named["hermitian"].value is False):
             return "np.linalg.svd is differentiated with hermitian=False (the default) alone"
         if vectors and not (isinstance(named["full_matrices"], Const)
-                            and named["full_matrices"].value is False):
-            return ("the singular vectors of np.linalg.svd are differentiated with "
-                    "full_matrices=False (the extra vectors of a full U or Vh are not unique): "
-                    "pass full_matrices=False, which is the same for a square matrix")
+                            and isinstance(named["full_matrices"].value, bool)):
+            return ("the singular vectors of np.linalg.svd are differentiated with a constant "
+                    "full_matrices")
         return None
     return check
 
@@ -758,8 +826,30 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
     return np.sum(u * (t @ np.swapaxes(vh, -1, -2)), axis=-2)
 
 
+def square_only(x, a, what):
+    """``x``, after checking that ``a`` is a square matrix (or a stack of them): ``what``
+    (a factorization's full factors) is differentiated for square matrices alone."""
+    if np.shape(a)[-2] != np.shape(a)[-1]:
+        raise ValueError(f"{what} is differentiated for square matrices alone (the extra "
+                         "columns it gives a matrix that is not square are not unique; JAX "
+                         f"refuses them too), not a {np.shape(a)[-2]} by {np.shape(a)[-1]} one")
+    return x
+
+
+square_only_op = helper_op(square_only, diff=("x",), shape=shape_like("x"), jvp="linear",
+                           no_sympy="a check of a shape")
+square_only_op.kind_params = ("a", "what")
+
+
+@square_only_op.defvjp
+def _(g, ans, x, a, what):
+    return g
+
+
 @OPS["svd_u"].defvjp
 def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     vh = svd_vh(a, full_matrices, compute_uv, hermitian, computed)
     j = _gaps(s * s) * (np.swapaxes(ans, -1, -2) @ g)
@@ -770,6 +860,8 @@ def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
 
 @OPS["svd_u"].defjvp
 def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     v = np.swapaxes(svd_vh(a, full_matrices, compute_uv, hermitian, computed), -1, -2)
     tv = t @ v
@@ -780,6 +872,8 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
 
 @OPS["svd_vh"].defvjp
 def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     k = _gaps(s * s) * (ans @ np.swapaxes(g, -1, -2))
@@ -790,6 +884,8 @@ def _(g, ans, a, full_matrices, compute_uv, hermitian, computed):
 
 @OPS["svd_vh"].defjvp
 def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
+    if full_matrices:
+        ans = square_only(ans, a, "the singular vectors of np.linalg.svd(a, full_matrices=True)")
     u = svd_u(a, full_matrices, compute_uv, hermitian, computed)
     s = svd_s(a, full_matrices, compute_uv, hermitian, computed)
     v = np.swapaxes(ans, -1, -2)
@@ -806,8 +902,9 @@ def _(t, ans, a, full_matrices, compute_uv, hermitian, computed):
 # with B = Q^T gQ - gR R^T and C = tril(B - B^T, -1) - B, gA = (gQ + Q C) R^-T. The
 # rules hold while the signs LAPACK gives R's diagonal stay (they do near a matrix of
 # full rank). A wide matrix (R not square) is not differentiated: R^-1 fails at run
-# time, as JAX refuses it; mode 'complete' is refused while compiling (the extra
-# columns of Q of a tall matrix are not unique).
+# time, as JAX refuses it; so is mode 'complete' of a matrix that is not square (the
+# extra columns of Q of a tall matrix are not unique), as JAX does: on a square matrix
+# it is mode 'reduced'.
 
 
 def qr_q(a, mode, computed):
@@ -828,15 +925,15 @@ def _qr_parts(named, builder):
 
 
 def _qr_check(named) -> str | None:
-    if named["mode"].value != "reduced":
-        return ("np.linalg.qr is differentiated in mode 'reduced' (the default) alone: the "
-                "extra columns of Q in mode 'complete' are not unique")
+    if named["mode"].value not in ("reduced", "complete"):
+        return ("np.linalg.qr is differentiated in modes 'reduced' (the default) and "
+                "'complete' (of a square matrix) alone")
     return None
 
 
 @defop("qr", "np.linalg.qr(a, mode=mode)", aliases=(np.linalg.qr,), diff=("a",), simplify=_qr_parts,
-       no_gradient="np.linalg.qr is differentiated in mode 'reduced' alone (its tuple is "
-       "built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
+       no_gradient="np.linalg.qr is differentiated in modes 'reduced' and 'complete' alone "
+       "(its tuple is built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
        "diagonal positive: not NumPy's signs")
 def qr(a, mode="reduced"): ...
 
@@ -898,23 +995,31 @@ def _qr_tangents(t, q, r):
 
 @OPS["qr_q"].defvjp
 def _(g, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     return _qr_adjoint(ans, qr_r(a, mode, computed), np.swapaxes(ans, -1, -2) @ g, g)
 
 
 @OPS["qr_r"].defvjp
 def _(g, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     q = qr_q(a, mode, computed)
     return _qr_adjoint(q, ans, -(g @ np.swapaxes(ans, -1, -2)), 0.0)
 
 
 @OPS["qr_q"].defjvp
 def _(t, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     z, x = _qr_tangents(t, ans, qr_r(a, mode, computed))
     return x - ans @ z
 
 
 @OPS["qr_r"].defjvp
 def _(t, ans, a, mode, computed):
+    if mode == "complete":
+        ans = square_only(ans, a, "np.linalg.qr(a, mode='complete')")
     z, _ = _qr_tangents(t, qr_q(a, mode, computed), ans)
     return z @ ans
 
@@ -1131,3 +1236,108 @@ def _eigvalsh_values(named, builder):
        no_gradient="np.linalg.eigvalsh is built as the eigenvalues of np.linalg.eigh",
        no_sympy=_NO_SYMBOLIC_EIGH)
 def eigvalsh(a, UPLO="L"): ...
+
+
+# np.linalg.eig of a real matrix whose eigenvalues are real: w and V with A V = V diag(w),
+# each column of V of unit length (NumPy's normalisation), in LAPACK's order. With
+# M = V^-1 dA V: dw = diag(M) and dV = V (F * M) - V diag(V^T V (F * M)) (the second
+# term keeps the columns of unit length), F[i, j] = 1 / (w[j] - w[i]) off the diagonal,
+# 0 on it (the forms of autograd's and JAX's rules). The eigenvalues' rule needs no F
+# and holds for repeated eigenvalues that keep their eigenvectors apart; for
+# eigenvectors the derivative is undefined where two eigenvalues are equal: as in JAX
+# and autograd, F is then infinite and so is the gradient (NaN where it meets a zero).
+# Each eigenvector's sign is LAPACK's choice, as for eigh. A matrix with complex
+# eigenvalues is refused when it runs: autodiff differentiates real values.
+
+
+def real_eig(a):
+    """``np.linalg.eig(a)``, refusing complex eigenvalues.
+
+    >>> real_eig(np.diag([2.0, 1.0])).eigenvalues.tolist()
+    [2.0, 1.0]
+    """
+    result = np.linalg.eig(a)
+    if np.iscomplexobj(result.eigenvalues):
+        raise ValueError("np.linalg.eig of this matrix has complex eigenvalues: autodiff "
+                         "differentiates real values, and so eig of matrices whose "
+                         "eigenvalues are real (np.linalg.eigh for symmetric ones)")
+    return result
+
+
+def eig_values(a, computed):
+    """The eigenvalues in ``computed``, ``np.linalg.eig(a)``."""
+    return computed[0]
+
+
+def eig_vectors(a, computed):
+    """The eigenvectors (columns) in ``computed``, ``np.linalg.eig(a)``."""
+    return computed[1]
+
+
+_NO_SYMBOLIC_EIG = ("the eigenvalues of a symbolic matrix have no closed form beyond 4 by 4 "
+                    "(SymPy's would be roots of the characteristic polynomial, unordered)")
+
+
+@defop("eig", "np.linalg.eig(a)", aliases=(np.linalg.eig,), diff=("a",),
+       simplify=_results("eig_routine", ("eig_values", "eig_vectors"),
+                         type(np.linalg.eig(np.eye(1)))),
+       no_gradient=_TUPLE.format("np.linalg.eig"), no_sympy=_NO_SYMBOLIC_EIG)
+def eig(a): ...
+
+
+@defop("eig_routine", "real_eig(a)", nondiff_output=True, floating=None,
+       no_gradient=_ROUTINE.format("np.linalg.eig"), sympy=_unused)
+def eig_routine(a): ...
+
+
+OPS["eig_routine"].runtime = {"real_eig": real_eig}
+
+
+@defop("eig_values", "computed[0]", aliases=(eig_values,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIG)
+def _eig_values(a, computed): ...
+
+
+@defop("eig_vectors", "computed[1]", aliases=(eig_vectors,), diff=("a",), floating="always",
+       no_sympy=_NO_SYMBOLIC_EIG)
+def _eig_vectors(a, computed): ...
+
+
+def _eigvals_values(named, builder):
+    """np.linalg.eigvals is the eigenvalues of np.linalg.eig."""
+    return _results("eig_routine", ("eig_values",))(named, builder)[0]
+
+
+@defop("eigvals", "np.linalg.eigvals(a)", aliases=(np.linalg.eigvals,), diff=("a",),
+       simplify=_eigvals_values,
+       no_gradient="np.linalg.eigvals is built as the eigenvalues of np.linalg.eig",
+       no_sympy=_NO_SYMBOLIC_EIG)
+def eigvals(a): ...
+
+
+@OPS["eig_values"].defvjp
+def _(g, ans, a, computed):
+    v = eig_vectors(a, computed)
+    return np.swapaxes(np.linalg.inv(v), -1, -2) @ (np.expand_dims(g, -1) * np.swapaxes(v, -1, -2))
+
+
+@OPS["eig_values"].defjvp
+def _(t, ans, a, computed):
+    v = eig_vectors(a, computed)
+    return np.sum(np.linalg.inv(v) * np.swapaxes(t @ v, -1, -2), axis=-1)
+
+
+@OPS["eig_vectors"].defvjp
+def _(g, ans, a, computed):
+    vt = np.swapaxes(ans, -1, -2)
+    vtg = vt @ g
+    n = np.shape(ans)[-1]
+    kept = vtg - (vt @ ans) * np.expand_dims(np.sum(vtg * np.eye(n), axis=-1), -2)
+    inner = _gaps(eig_values(a, computed)) * kept
+    return np.swapaxes(np.linalg.inv(ans), -1, -2) @ inner @ vt
+
+
+@OPS["eig_vectors"].defjvp
+def _(t, ans, a, computed):
+    moved = ans @ (_gaps(eig_values(a, computed)) * (np.linalg.inv(ans) @ t @ ans))
+    return moved - ans * np.sum(ans * moved, axis=-2, keepdims=True)

@@ -1,5 +1,5 @@
 """matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, einsum, norm
-of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, svd,
+of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, eig, eigvals, svd,
 qr, pinv, lstsq, matrix_power, multi_dot."""
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ _REBUILT = ("np.linalg.eigh({0})[1] @ (np.expand_dims(np.sin(np.linalg.eigh({0})
 _SVD_REBUILT = ("np.linalg.svd({0}, full_matrices=False)[0] @ (np.expand_dims(np.sin("
                 "np.linalg.svd({0}, full_matrices=False)[1]), -1)"
                 " * np.linalg.svd({0}, full_matrices=False)[2])")
+
+# V sin(diag(w)) V^-1 from np.linalg.eig of one matrix: sin of the matrix.
+_EIG_REBUILT = ("np.linalg.eig({0}).eigenvectors @ (np.expand_dims(np.sin(np.linalg.eig({0})"
+                ".eigenvalues), -1) * np.linalg.inv(np.linalg.eig({0}).eigenvectors))")
 
 CASES = [
     ("x @ y", [(3,), (3,)]), ("x @ y", [(2, 3), (3,)]), ("x @ y", [(3,), (3, 4)]),
@@ -81,9 +85,14 @@ CASES = [
     ("np.linalg.svd(x, full_matrices=False)[2] ** 2", [(2, 3, 4)]),
     (_SVD_REBUILT.format("x"), [(3, 4)]), (_SVD_REBUILT.format("x"), [(4, 3)]),
     (_SVD_REBUILT.format("x"), [(2, 3, 3)]),
+    # full_matrices=True (the default): square matrices, whose full factors are the reduced
+    ("np.linalg.svd(x)[0] ** 2", [(3, 3)]), ("np.linalg.svd(x, full_matrices=True)[2] ** 2", [(2, 3, 3)]),
+    ("np.linalg.svd(x)[0] @ (np.expand_dims(np.sin(np.linalg.svd(x)[1]), -1) * np.linalg.svd(x)[2])",
+     [(3, 3)]),
     ("np.linalg.qr(x)[0]", [(4, 3)]), ("np.linalg.qr(x)[1]", [(4, 3)]),
     ("np.linalg.qr(x)[0]", [(3, 3)]), ("np.linalg.qr(x, mode='reduced')[1]", [(2, 3, 3)]),
     ("np.linalg.qr(x)[0] * np.sum(np.linalg.qr(x)[1])", [(2, 4, 2)]),
+    ("np.linalg.qr(x, mode='complete')[0]", [(3, 3)]), ("np.linalg.qr(x, 'complete')[1]", [(2, 3, 3)]),
     # The fields of NumPy's named tuples.
     ("np.linalg.eigh(x).eigenvalues * np.linalg.slogdet(x).logabsdet", [(3, 3)]),
     ("np.linalg.svd(x, full_matrices=False).S + np.sum(np.linalg.qr(x).R)", [(2, 4, 3)]),
@@ -110,6 +119,20 @@ CASES = [
     ("np.linalg.norm(x, np.inf, axis=(1, 2), keepdims=True)", [(2, 3, 4)]),
     ("np.linalg.norm(x, -np.inf, axis=(0, 1))", [(3, 4)]),
     ("np.linalg.norm(x, 'fro', axis=(0, 2))", [(2, 3, 4)]), ("np.linalg.norm(x, axis=(1, 0))", [(3, 4)]),
+    # axis None with an order: a vector's or a matrix's norm, by the rank
+    ("np.linalg.norm(x, 1)", [(4,)]), ("np.linalg.norm(x, 1)", [(3, 4)]),
+    ("np.linalg.norm(x, 2)", [(4,)]), ("np.linalg.norm(x, ord=2)", [(3, 4)]),
+    ("np.linalg.norm(x, np.inf)", [(4,)]), ("np.linalg.norm(x, np.inf, keepdims=True)", [(3, 4)]),
+    ("np.linalg.norm(x, -np.inf)", [(4,)]), ("np.linalg.norm(x, -np.inf)", [(3, 4)]),
+    ("np.linalg.norm(x, 'nuc')", [(3, 4)]), ("np.linalg.norm(x, 3)", [(4,)]),
+    ("np.linalg.norm(x, 0.5, keepdims=True)", [(4,)]),
+    # np.linalg.eig of matrices with real, distinct eigenvalues (near 1, 3 and 5), not
+    # symmetric; eigenvectors through functions invariant to each one's sign.
+    ("np.linalg.eig(0.5 * x + np.diag([1.0, 3.0, 5.0]))[0]", [(3, 3)], "unit"),
+    ("np.linalg.eigvals(0.5 * x + np.diag([1.0, 4.0]))", [(2, 2, 2)], "unit"),
+    ("np.linalg.eig(0.5 * x + np.diag([1.0, 3.0, 5.0]))[1] ** 2", [(3, 3)], "unit"),
+    (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 3.0, 5.0])"), [(3, 3)], "unit"),
+    (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 4.0])"), [(2, 2, 2)], "unit"),
 ]
 
 

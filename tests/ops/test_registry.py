@@ -104,6 +104,10 @@ def _tables() -> list[tuple]:
         from tests.ops import test_stats
         tables.append((shared_module(signatures(test_stats.CASES), test_stats.PREAMBLE),
                        signatures(test_stats.CASES)))
+    if "solve_sylvester" in OPS:  # scipy.linalg's ops, registered when SciPy imports
+        from tests.ops import test_scipy_linalg
+        cases, preamble = test_scipy_linalg.CASES, test_scipy_linalg.PREAMBLE
+        tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
     return tables
 
 
