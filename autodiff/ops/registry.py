@@ -487,22 +487,25 @@ def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tu
 
 # ----- names in modules autodiff does not import itself -----
 
-_DEFERRED: list[tuple[str, str, Op]] = []
+_DEFERRED: list[tuple[str, str, Op, Callable | None]] = []
 
 
-def defer_alias(module: str, name: str, op: Op) -> None:
-    """Make ``module.name`` a name for ``op`` once ``module`` is imported: a module slow
-    to import (``scipy.signal``) is imported by the code that calls it, never by
+def defer_alias(module: str, name: str, op: Op, adapter: Callable | None = None) -> None:
+    """Make ``module.name`` a name for ``op`` once ``module`` is imported (``name`` may
+    be dotted: ``norm.logpdf``): a module slow to import (``scipy.signal``,
+    ``scipy.stats``) is imported by the code that calls it, never by
     autodiff. A call to it is resolved after that import, so no derivative built
     before could have met the name."""
-    _DEFERRED.append((module, name, op))
+    _DEFERRED.append((module, name, op, adapter))
 
 
 def _bind_deferred() -> None:
     for entry in list(_DEFERRED):
-        module, name, op = entry
+        module, name, op, adapter = entry
         if module in sys.modules:
             _DEFERRED.remove(entry)
-            fn = getattr(sys.modules[module], name)
-            _CALLABLES[callable_key(fn)] = (fn, op, None)
+            fn = sys.modules[module]
+            for part in name.split("."):  # "norm.logpdf": a method of a module's object
+                fn = getattr(fn, part)
+            _CALLABLES[callable_key(fn)] = (fn, op, adapter)
             op.aliases = (*op.aliases, fn)

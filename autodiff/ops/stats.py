@@ -28,10 +28,9 @@ import math
 
 import numpy as np
 import scipy.special
-import scipy.stats
 
 from autodiff.graph.ir import Const
-from autodiff.ops.registry import defop, helper_op
+from autodiff.ops.registry import defer_alias, defop, helper_op
 from autodiff.ops.runtime import broadcast_like, unbroadcast
 from autodiff.ops.shape_rules import broadcast, shape_like
 from autodiff.ops.sympy_forms import elementwise, matrix, objects, sp
@@ -79,9 +78,12 @@ def _density(log_density):
 
 
 @defop("norm_logpdf", "scipy.stats.norm.logpdf(x, loc=loc, scale=scale)",
-       aliases=(scipy.stats.norm.logpdf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
+       diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always", sympy=elementwise(_sympy_norm_logpdf, 3))
 def norm_logpdf(x, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "norm.logpdf", norm_logpdf)
 
 
 norm_logpdf.runtime = SCIPY
@@ -109,9 +111,12 @@ def _(t, ans, x, loc, scale):
 
 
 @defop("norm_pdf", "scipy.stats.norm.pdf(x, loc=loc, scale=scale)",
-       aliases=(scipy.stats.norm.pdf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
+       diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always", sympy=elementwise(_density(_sympy_norm_logpdf), 3))
 def norm_pdf(x, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "norm.pdf", norm_pdf)
 
 
 norm_pdf.runtime = SCIPY
@@ -144,10 +149,13 @@ def _(t, ans, x, loc, scale):
 # it stays finite far in the left tail where both would underflow. The survival
 # function sf(x) = cdf(-z) is its mirror image.
 @defop("norm_cdf", "scipy.stats.norm.cdf(x, loc=loc, scale=scale)",
-       aliases=(scipy.stats.norm.cdf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
+       diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always",
        sympy=elementwise(lambda x, loc, scale: _sympy_ndtr(_sympy_z(x, loc, scale)), 3))
 def norm_cdf(x, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "norm.cdf", norm_cdf)
 
 
 norm_cdf.runtime = SCIPY
@@ -182,10 +190,13 @@ def _(t, ans, x, loc, scale):
 
 
 @defop("norm_logcdf", "scipy.stats.norm.logcdf(x, loc=loc, scale=scale)",
-       aliases=(scipy.stats.norm.logcdf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
+       diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always",
        sympy=elementwise(lambda x, loc, scale: sp.log(_sympy_ndtr(_sympy_z(x, loc, scale))), 3))
 def norm_logcdf(x, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "norm.logcdf", norm_logcdf)
 
 
 norm_logcdf.runtime = SCIPY
@@ -217,10 +228,13 @@ def _(t, ans, x, loc, scale):
 
 
 @defop("norm_sf", "scipy.stats.norm.sf(x, loc=loc, scale=scale)",
-       aliases=(scipy.stats.norm.sf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
+       diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always",
        sympy=elementwise(lambda x, loc, scale: _sympy_ndtr(-_sympy_z(x, loc, scale)), 3))
 def norm_sf(x, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "norm.sf", norm_sf)
 
 
 norm_sf.runtime = SCIPY
@@ -256,10 +270,13 @@ def _(t, ans, x, loc, scale):
 
 
 @defop("norm_logsf", "scipy.stats.norm.logsf(x, loc=loc, scale=scale)",
-       aliases=(scipy.stats.norm.logsf,), diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
+       diff=("x", "loc", "scale"), shape=LOCATION_SCALE,
        floating="always",
        sympy=elementwise(lambda x, loc, scale: sp.log(_sympy_ndtr(-_sympy_z(x, loc, scale))), 3))
 def norm_logsf(x, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "norm.logsf", norm_logsf)
 
 
 norm_logsf.runtime = SCIPY
@@ -312,10 +329,13 @@ def _sympy_t_logpdf(x, df, loc, scale):
 
 # Student's t: the derivative in the degrees of freedom df takes the digamma function.
 @defop("t_logpdf", "scipy.stats.t.logpdf(x, df, loc=loc, scale=scale)",
-       aliases=(scipy.stats.t.logpdf,), diff=("x", "df", "loc", "scale"),
+       diff=("x", "df", "loc", "scale"),
        shape=broadcast("x", "df", "loc", "scale"), floating="always",
        sympy=elementwise(_sympy_t_logpdf, 4))
 def t_logpdf(x, df, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "t.logpdf", t_logpdf)
 
 
 t_logpdf.runtime = SCIPY
@@ -351,10 +371,13 @@ def _(t, ans, x, df, loc, scale):
 
 
 @defop("t_pdf", "scipy.stats.t.pdf(x, df, loc=loc, scale=scale)",
-       aliases=(scipy.stats.t.pdf,), diff=("x", "df", "loc", "scale"),
+       diff=("x", "df", "loc", "scale"),
        shape=broadcast("x", "df", "loc", "scale"), floating="always",
        sympy=elementwise(_density(_sympy_t_logpdf), 4))
 def t_pdf(x, df, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "t.pdf", t_pdf)
 
 
 t_pdf.runtime = SCIPY
@@ -407,10 +430,13 @@ def _sympy_gamma_logpdf(x, a, loc, scale):
 # On its support, x > loc: at x = loc the density is 0, infinite or 1 / scale
 # (a < 1, a > 1, a = 1) and the derivatives in x and a are infinite or undefined.
 @defop("gamma_logpdf", "scipy.stats.gamma.logpdf(x, a, loc=loc, scale=scale)",
-       aliases=(scipy.stats.gamma.logpdf,), diff=("x", "a", "loc", "scale"),
+       diff=("x", "a", "loc", "scale"),
        shape=broadcast("x", "a", "loc", "scale"), floating="always",
        sympy=elementwise(_sympy_gamma_logpdf, 4))
 def gamma_logpdf(x, a, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "gamma.logpdf", gamma_logpdf)
 
 
 gamma_logpdf.runtime = SCIPY
@@ -446,10 +472,13 @@ def _(t, ans, x, a, loc, scale):
 
 
 @defop("gamma_pdf", "scipy.stats.gamma.pdf(x, a, loc=loc, scale=scale)",
-       aliases=(scipy.stats.gamma.pdf,), diff=("x", "a", "loc", "scale"),
+       diff=("x", "a", "loc", "scale"),
        shape=broadcast("x", "a", "loc", "scale"), floating="always",
        sympy=elementwise(_density(_sympy_gamma_logpdf), 4))
 def gamma_pdf(x, a, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "gamma.pdf", gamma_pdf)
 
 
 gamma_pdf.runtime = SCIPY
@@ -500,10 +529,13 @@ def _sympy_chi2_logpdf(x, df, loc, scale):
 
 
 @defop("chi2_logpdf", "scipy.stats.chi2.logpdf(x, df, loc=loc, scale=scale)",
-       aliases=(scipy.stats.chi2.logpdf,), diff=("x", "df", "loc", "scale"),
+       diff=("x", "df", "loc", "scale"),
        shape=broadcast("x", "df", "loc", "scale"), floating="always",
        sympy=elementwise(_sympy_chi2_logpdf, 4))
 def chi2_logpdf(x, df, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "chi2.logpdf", chi2_logpdf)
 
 
 chi2_logpdf.runtime = SCIPY
@@ -539,10 +571,13 @@ def _(t, ans, x, df, loc, scale):
 
 
 @defop("chi2_pdf", "scipy.stats.chi2.pdf(x, df, loc=loc, scale=scale)",
-       aliases=(scipy.stats.chi2.pdf,), diff=("x", "df", "loc", "scale"),
+       diff=("x", "df", "loc", "scale"),
        shape=broadcast("x", "df", "loc", "scale"), floating="always",
        sympy=elementwise(_density(_sympy_chi2_logpdf), 4))
 def chi2_pdf(x, df, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "chi2.pdf", chi2_pdf)
 
 
 chi2_pdf.runtime = SCIPY
@@ -595,10 +630,13 @@ def _sympy_beta_logpdf(x, a, b, loc, scale):
 
 # On its support, loc < x < loc + scale (the boundary as gamma's).
 @defop("beta_logpdf", "scipy.stats.beta.logpdf(x, a, b, loc=loc, scale=scale)",
-       aliases=(scipy.stats.beta.logpdf,), diff=("x", "a", "b", "loc", "scale"),
+       diff=("x", "a", "b", "loc", "scale"),
        shape=broadcast("x", "a", "b", "loc", "scale"), floating="always",
        sympy=elementwise(_sympy_beta_logpdf, 5))
 def beta_logpdf(x, a, b, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "beta.logpdf", beta_logpdf)
 
 
 beta_logpdf.runtime = SCIPY
@@ -640,10 +678,13 @@ def _(t, ans, x, a, b, loc, scale):
 
 
 @defop("beta_pdf", "scipy.stats.beta.pdf(x, a, b, loc=loc, scale=scale)",
-       aliases=(scipy.stats.beta.pdf,), diff=("x", "a", "b", "loc", "scale"),
+       diff=("x", "a", "b", "loc", "scale"),
        shape=broadcast("x", "a", "b", "loc", "scale"), floating="always",
        sympy=elementwise(_density(_sympy_beta_logpdf), 5))
 def beta_pdf(x, a, b, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "beta.pdf", beta_pdf)
 
 
 beta_pdf.runtime = SCIPY
@@ -706,9 +747,12 @@ def _sympy_poisson_logpmf(k, mu, loc):
 # The mass function of the counts k (loc shifts them) in the rate mu. k and loc take
 # no gradient: a gradient reaching them is refused, with the reason.
 @defop("poisson_logpmf", "scipy.stats.poisson.logpmf(k, mu, loc=loc)",
-       aliases=(scipy.stats.poisson.logpmf,), diff=("mu",), shape=broadcast("k", "mu", "loc"),
+       diff=("mu",), shape=broadcast("k", "mu", "loc"),
        floating="always", sympy=elementwise(_sympy_poisson_logpmf, 3))
 def poisson_logpmf(k, mu, loc=0): ...
+
+
+defer_alias("scipy.stats", "poisson.logpmf", poisson_logpmf)
 
 
 poisson_logpmf.runtime = SCIPY
@@ -726,9 +770,12 @@ def _(t, ans, k, mu, loc):
 
 
 @defop("poisson_pmf", "scipy.stats.poisson.pmf(k, mu, loc=loc)",
-       aliases=(scipy.stats.poisson.pmf,), diff=("mu",), shape=broadcast("k", "mu", "loc"),
+       diff=("mu",), shape=broadcast("k", "mu", "loc"),
        floating="always", sympy=elementwise(_density(_sympy_poisson_logpmf), 3))
 def poisson_pmf(k, mu, loc=0): ...
+
+
+defer_alias("scipy.stats", "poisson.pmf", poisson_pmf)
 
 
 poisson_pmf.runtime = SCIPY
@@ -863,9 +910,11 @@ def _sympy_mvn_logpdf(x, mean, cov):
 # allow_singular=True is refused.
 @defop("multivariate_normal_logpdf",
        "scipy.stats.multivariate_normal.logpdf(x, mean=mean, cov=cov)",
-       aliases=((scipy.stats.multivariate_normal.logpdf, _mvn_logpdf_call),),
        diff=("x", "mean", "cov"), floating="always", sympy=_sympy_mvn_logpdf)
 def multivariate_normal_logpdf(x, mean, cov=1): ...
+
+
+defer_alias("scipy.stats", "multivariate_normal.logpdf", multivariate_normal_logpdf, _mvn_logpdf_call)
 
 
 multivariate_normal_logpdf.runtime = SCIPY
@@ -893,10 +942,12 @@ def _(t, ans, x, mean, cov):
 
 
 @defop("multivariate_normal_pdf", "scipy.stats.multivariate_normal.pdf(x, mean=mean, cov=cov)",
-       aliases=((scipy.stats.multivariate_normal.pdf, _mvn_pdf_call),),
        diff=("x", "mean", "cov"), floating="always",
        sympy=lambda x, mean, cov: elementwise("exp")(_sympy_mvn_logpdf(x, mean, cov)))
 def multivariate_normal_pdf(x, mean, cov=1): ...
+
+
+defer_alias("scipy.stats", "multivariate_normal.pdf", multivariate_normal_pdf, _mvn_pdf_call)
 
 
 multivariate_normal_pdf.runtime = SCIPY
@@ -1048,9 +1099,12 @@ def _sympy_dirichlet_logpdf(x, alpha):
 # in each component (SciPy refuses x off the simplex, so finite differences move x
 # along it, through a softmax for instance).
 @defop("dirichlet_logpdf", "scipy.stats.dirichlet.logpdf(x, alpha)",
-       aliases=(scipy.stats.dirichlet.logpdf,), diff=("x", "alpha"), floating="always",
+       diff=("x", "alpha"), floating="always",
        sympy=_sympy_dirichlet_logpdf)
 def dirichlet_logpdf(x, alpha): ...
+
+
+defer_alias("scipy.stats", "dirichlet.logpdf", dirichlet_logpdf)
 
 
 dirichlet_logpdf.runtime = SCIPY
@@ -1072,9 +1126,12 @@ def _(t, ans, x, alpha):
 
 
 @defop("dirichlet_pdf", "scipy.stats.dirichlet.pdf(x, alpha)",
-       aliases=(scipy.stats.dirichlet.pdf,), diff=("x", "alpha"), floating="always",
+       diff=("x", "alpha"), floating="always",
        sympy=lambda x, alpha: elementwise("exp")(_sympy_dirichlet_logpdf(x, alpha)))
 def dirichlet_pdf(x, alpha): ...
+
+
+defer_alias("scipy.stats", "dirichlet.pdf", dirichlet_pdf)
 
 
 dirichlet_pdf.runtime = SCIPY
@@ -1119,9 +1176,12 @@ def _sympy_t_cdf(x, df, loc, scale):
 
 
 @defop("t_cdf", "scipy.stats.t.cdf(x, df, loc=loc, scale=scale)",
-       aliases=(scipy.stats.t.cdf,), diff=("x", "loc", "scale"), shape=broadcast("x", "df", "loc", "scale"),
+       diff=("x", "loc", "scale"), shape=broadcast("x", "df", "loc", "scale"),
        floating="always", sympy=elementwise(_sympy_t_cdf, 4))
 def t_cdf(x, df, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "t.cdf", t_cdf)
 
 
 t_cdf.runtime = SCIPY
@@ -1154,9 +1214,12 @@ def _sympy_gamma_cdf(x, a, loc, scale):
 
 
 @defop("gamma_cdf", "scipy.stats.gamma.cdf(x, a, loc=loc, scale=scale)",
-       aliases=(scipy.stats.gamma.cdf,), diff=("x", "loc", "scale"), shape=broadcast("x", "a", "loc", "scale"),
+       diff=("x", "loc", "scale"), shape=broadcast("x", "a", "loc", "scale"),
        floating="always", sympy=elementwise(_sympy_gamma_cdf, 4))
 def gamma_cdf(x, a, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "gamma.cdf", gamma_cdf)
 
 
 gamma_cdf.runtime = SCIPY
@@ -1190,9 +1253,12 @@ def _sympy_chi2_cdf(x, df, loc, scale):
 
 
 @defop("chi2_cdf", "scipy.stats.chi2.cdf(x, df, loc=loc, scale=scale)",
-       aliases=(scipy.stats.chi2.cdf,), diff=("x", "loc", "scale"), shape=broadcast("x", "df", "loc", "scale"),
+       diff=("x", "loc", "scale"), shape=broadcast("x", "df", "loc", "scale"),
        floating="always", sympy=elementwise(_sympy_chi2_cdf, 4))
 def chi2_cdf(x, df, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "chi2.cdf", chi2_cdf)
 
 
 chi2_cdf.runtime = SCIPY
@@ -1226,10 +1292,13 @@ def _sympy_beta_cdf(x, a, b, loc, scale):
 
 
 @defop("beta_cdf", "scipy.stats.beta.cdf(x, a, b, loc=loc, scale=scale)",
-       aliases=(scipy.stats.beta.cdf,), diff=("x", "loc", "scale"),
+       diff=("x", "loc", "scale"),
        shape=broadcast("x", "a", "b", "loc", "scale"), floating="always",
        sympy=elementwise(_sympy_beta_cdf, 5))
 def beta_cdf(x, a, b, loc=0.0, scale=1.0): ...
+
+
+defer_alias("scipy.stats", "beta.cdf", beta_cdf)
 
 
 beta_cdf.runtime = SCIPY
