@@ -1,0 +1,1034 @@
+"""Programs of the kinds other differentiation projects test, written afresh.
+
+HIPS autograd's test suite (NumPy functions, broadcasting binary operators,
+dicts, lists and tuples of parameters, builtins, graphs with fan-out, Jacobians,
+derivatives of derivatives) and Google Tangent's (control flow on scalars,
+overwritten names, loops of powers, subscripts, nested calls) differentiate
+programs like these. Each is differentiated by ``ad.check_grad`` in reverse and
+forward mode against central finite differences in float64, and those marked
+``second`` also twice, four ways (``tests.helpers.check_second_order``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from tests.helpers import check_second_order
+
+try:
+    import scipy.special
+except ImportError:  # the SciPy programs are left out without SciPy
+    scipy = None
+
+RNG = np.random.default_rng(20260)
+
+
+def rand(*shape, low=-1.5, high=1.5):
+    return RNG.uniform(low, high, size=shape)
+
+
+def positive(*shape):
+    return RNG.uniform(0.5, 2.0, size=shape)
+
+
+def spd(n, batch=()):
+    a = RNG.normal(size=(*batch, n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def well_conditioned(n, batch=()):
+    return RNG.normal(size=(*batch, n, n)) + 3.0 * np.eye(n)
+
+
+# --- scalar control flow (the kind Tangent tests) -----------------------------
+
+def branch_scale(a):
+    if a > 0:
+        a = a * 3.0
+    else:
+        a = a * 2.0
+    return a
+
+
+def nested_branches(a):
+    if a > 0:
+        if a < 10:
+            a = a * a
+    else:
+        a = 3.0 * a
+    return a
+
+
+def tangled_branches(a):
+    b = 3.0 if a * a / 3.0 > 0 else 4.0
+    a = a * b
+    if a < b - a * b:
+        a = a * a
+    elif a > b + 3.0 * a:
+        a = a / b if a / 2.0 < 0 else a * b
+    else:
+        a = -a
+    return a
+
+
+def two_arg_branch(a, b):
+    if a > b:
+        return a * a
+    return a * b
+
+
+def loops_in_series(a, n):
+    for _ in range(n):
+        a = a * a
+    a = 2.0 * a
+    for _ in range(n + 1):
+        a = a * 1.5
+    return a
+
+
+def loop_then_branch(a, n):
+    for _ in range(n):
+        a = a * a
+    a = 2.0 * a
+    if a > 0:
+        a = a * a
+    return a
+
+
+def conditional_power(a):
+    for _ in range(3):
+        if a < 20:
+            a = a * a
+    return a
+
+
+def nested_loops_power(a):
+    for _ in range(2):
+        for _ in range(2):
+            a = a * a
+    return a
+
+
+def cube_in_loop(a):
+    for _ in range(2):
+        a = a * a * a
+    return a
+
+
+def product_loop(a):
+    out = 1
+    for _ in range(3):
+        out = out * a
+    return out
+
+
+def halve_until_small(a):
+    while np.abs(a) > 0.1:
+        a = a * 0.5
+    return a
+
+
+def chain_of_squares(a):
+    b = a
+    b = a * a
+    c = b * b
+    return c * c
+
+
+def power_of_power(a, b):
+    a = a ** b
+    return a
+
+
+def times(a, b):
+    return a * b
+
+
+def calls_in_branch(a, b):
+    if a > b:
+        out = times(a, b)
+    else:
+        out = times(b, a)
+    return out
+
+
+def calls_in_loop(a, n):
+    for _ in range(n):
+        a = times(a, a)
+    return a
+
+
+def nested_definition(a, n):
+    def step(u, w):
+        return u * w + 0.1 * u
+
+    for _ in range(n):
+        a = step(a, a)
+    return a
+
+
+def overwritten_by_sum(x):
+    x = np.sum(x)
+    x = x * x
+    return x
+
+
+def augmented_square(a):
+    x = a * a
+    x *= x
+    return x
+
+
+def fan_out_sines(x):
+    return np.sin(np.sin(x) + np.sin(x))
+
+
+def scalars_in_list(a):
+    b = [1.0, a * a, 2.0]
+    return np.sum(b)
+
+
+def product_in_list(x):
+    b = [1.0, x[0] * x[1] * x[2], 3.0]
+    return np.sum(b)
+
+
+def list_then_index(a):
+    x = [1.0, a, 3.0]
+    return x[0] * x[1]
+
+
+def copy_by_rows(x):
+    y = np.zeros_like(x)
+    for i in range(len(x)):
+        y[i] = x[i]
+    return np.sum(y * y)
+
+
+def broadcast_rows(x):
+    h = np.zeros((len(x), 3))
+    for t in range(len(h)):
+        h[t] = x[t]
+    return np.sum(np.sin(h) * np.arange(3.0))
+
+
+def tiny_rnn(inputs, W):
+    h = np.zeros((4, 3))
+    for t in range(3):
+        h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
+    return np.sum(h[1:] ** 2)
+
+
+def bilinear_cell(x, h, U, W, b):
+    y = np.dot(x, W)
+    y = y + np.dot(h, U)
+    y = y + b
+    return np.sum(np.tanh(y))
+
+
+def logistic_loss(inputs, labels, W, b):
+    z = np.dot(inputs, W) + b
+    p = 0.5 * (np.tanh(z) + 1.0)
+    likelihood = p * labels + (1.0 - p) * (1.0 - labels)
+    return -np.sum(np.log(likelihood))
+
+
+def thrice_comprehension(a):
+    return np.sum([v * 3.0 for v in a])
+
+
+def strided_new_axis(x):
+    return np.sum(np.cos(x[::2, np.newaxis]))
+
+
+def nested_dict_product(p):
+    return p["i"]["j"] * p["i"]["k"]
+
+
+def tuple_unpack_saxpy(abc):
+    a, b, c = abc
+    return a * b + c
+
+
+def dict_saxpy(val):
+    return val["a"] * val["b"] + val["c"]
+
+
+def dict_built_then_read(abc):
+    a, b, c = abc
+    return dict_saxpy(dict(a=a, b=b, c=c))  # noqa: C408 (the call is what is tested)
+
+
+def polar_radius_and_angle(a, b):
+    r = np.sqrt(a ** 2 + b ** 2)
+    theta = np.arctan2(b, a)
+    return r + 2.0 * theta
+
+
+# --- NumPy functions (the kind autograd's test_numpy tests) --------------------
+
+def dot_vector_vector(x, y):
+    return np.dot(x, y)
+
+
+def dot_matrix_vector(A, x):
+    return np.sum(np.dot(A, x) ** 2)
+
+
+def dot_vector_matrix(x, A):
+    return np.sum(np.sin(np.dot(x, A)))
+
+
+def dot_three_by_two(A, B):
+    return np.sum(np.dot(A, B) ** 2)
+
+
+def dot_scalar(a, x):
+    return np.sum(np.dot(a, x) ** 2)
+
+
+def outer_product(x, y):
+    return np.sum(np.outer(x, y) ** 2)
+
+
+def outer_of_matrices(x, y):
+    return np.sum(np.sin(np.outer(x, y)))
+
+
+def inner_vectors(x, y):
+    return np.inner(x, y) ** 2
+
+
+def inner_matrices(A, B):
+    return np.sum(np.inner(A, B) ** 2)
+
+
+def matmul_batched(A, B):
+    return np.sum(np.tanh(A @ B))
+
+
+def matmul_broadcast(A, B):
+    return np.sum(np.matmul(A, B) ** 2)
+
+
+def matmul_vector_left(x, A):
+    return np.sum((x @ A) ** 2)
+
+
+def matmul_vector_right(A, x):
+    return np.sum(np.cos(A @ x))
+
+
+def einsum_matrix_product(A, B):
+    return np.sum(np.einsum("ij,jk->ik", A, B) ** 2)
+
+
+def einsum_trace(A):
+    return np.einsum("ii->", A) ** 2
+
+
+def einsum_transpose(A):
+    return np.sum(np.einsum("ij->ji", A) * np.arange(6.0).reshape(3, 2))
+
+
+def einsum_batched(A, B):
+    return np.sum(np.einsum("bij,bjk->bik", A, B) ** 2)
+
+
+def einsum_ellipsis(A, B):
+    return np.sum(np.sin(np.einsum("...ij,...jk->...ik", A, B)))
+
+
+def einsum_three_operands(x, A, y):
+    return np.einsum("i,ij,j->", x, A, y)
+
+
+def einsum_implicit(A, B):
+    return np.sum(np.einsum("ij,jk", A, B) ** 2)
+
+
+def einsum_diagonal(A):
+    return np.sum(np.einsum("ii->i", A) ** 3)
+
+
+def einsum_sum_axis(A):
+    return np.sum(np.einsum("ijk->j", A) ** 2)
+
+
+def tensordot_axes_int(A, B):
+    return np.sum(np.tensordot(A, B, axes=1) ** 2)
+
+
+def tensordot_axes_pairs(A, B):
+    return np.sum(np.tensordot(A, B, axes=([0, 2], [1, 0])) ** 2)
+
+
+def max_of_equal_pair(x):
+    return np.max(np.array([x, x]))
+
+
+def max_of_equal_grid(x):
+    return np.sum(np.max(np.array([[x, x], [x, x]]), axis=1))
+
+
+def min_three_way_tie(x):
+    return np.min(np.array([x, x, x]), axis=0)
+
+
+def maximum_of_itself(x):
+    return np.sum(np.maximum(x, x))
+
+
+def minimum_of_itself(x):
+    return np.sum(np.minimum(x, x) * x)
+
+
+def max_along_axes(x):
+    return np.sum(np.max(x, axis=1) ** 2) + np.sum(np.min(x, axis=0, keepdims=True) * x)
+
+
+def amax_keepdims_tie(x):
+    y = np.concatenate([x, x], axis=1)
+    return np.sum(np.amax(y, axis=1, keepdims=True) * np.arange(1.0, 4.0)[:, None])
+
+
+def max_over_two_axes(x):
+    return np.sum(np.max(x, axis=(0, 2)) ** 2)
+
+
+def where_with_ties(x, y):
+    return np.sum(np.where(x > y, x, y) * x)
+
+
+def clip_inside(x):
+    return np.sum(np.clip(x, -0.8, 0.8) ** 2)
+
+
+def maximum_broadcast(x, y):
+    return np.sum(np.maximum(x, y) ** 2)
+
+
+def index_int(x):
+    return x[2] ** 2
+
+
+def index_negative(x):
+    return x[-1] * x[-2]
+
+
+def slice_reversed(x):
+    return np.sum(x[::-1] * np.arange(5.0))
+
+
+def slice_negative_step(x):
+    return np.sum(x[5:0:-2] ** 2)
+
+
+def slice_2d_reversed(A):
+    return np.sum(A[1:, ::-1].T * np.arange(12.0).reshape(4, 3))
+
+
+def index_list_repeats(x):
+    return np.sum(x[[0, 2, 0, 4]] ** 2)
+
+
+def index_columns(A):
+    return np.sum(A[:, [2, 0]] ** 3)
+
+
+def index_pairs(A):
+    return np.sum(A[[0, 1, 2], [3, 1, 0]] ** 2)
+
+
+def index_bool_mask(x):
+    return np.sum(x[x > 0] ** 2)
+
+
+def index_constant_mask(x):
+    mask = np.array([True, False, True, True, False])
+    return np.sum(np.sin(x[mask]))
+
+
+def index_ellipsis(A):
+    return np.sum(A[..., -1] ** 2) + np.sum(A[None, :, 1])
+
+
+def index_fanout(x):
+    a = x[1:3]
+    b = x[2:4]
+    return np.sum(a * b) + np.sum(a)
+
+
+def index_multiple_slices(A):
+    return np.sum(A[1:3, 0:2] * A[0:2, 2:4])
+
+
+def index_then_dot(A, B):
+    return np.sum(np.dot(A[1:, :], B[:, :2]) ** 2)
+
+
+def reshape_method(x):
+    return np.sum(x.reshape((2, 3)) ** 2 * np.arange(3.0))
+
+
+def reshape_call(x):
+    return np.sum(np.reshape(x, (3, 2)) ** 3)
+
+
+def reshape_method_args(x):
+    return np.sum(x.reshape(3, -1).T.reshape(-1) * np.arange(6.0))
+
+
+def ravel_and_flatten(A):
+    return np.sum(A.ravel() ** 2) + np.sum(np.ravel(A) * A.flatten())
+
+
+def transpose_axes(A):
+    return np.sum(np.transpose(A, (2, 0, 1)) * np.arange(24.0).reshape(4, 2, 3))
+
+
+def swap_and_move(A):
+    return np.sum(np.swapaxes(A, 0, 2) ** 2) + np.sum(np.moveaxis(A, 0, -1)[..., 0])
+
+
+def squeeze_expand(x):
+    y = np.expand_dims(x, 1)
+    return np.sum(np.squeeze(y * y, axis=1) * x)
+
+
+def concatenate_lists(x, y):
+    return np.sum(np.concatenate([x, y, x]) ** 2)
+
+
+def stack_axis(x, y):
+    return np.sum(np.stack([x, y * y], axis=1) * np.arange(2.0))
+
+
+def hstack_vstack(x, y):
+    return np.sum(np.hstack([x, y]) ** 2) + np.sum(np.vstack([x, y]) ** 3)
+
+
+def tile_and_repeat(x):
+    return np.sum(np.tile(x, (2, 1)) ** 2 * np.arange(3.0)) + np.sum(np.repeat(x, 2) ** 3)
+
+
+def repeat_axis(A):
+    return np.sum(np.repeat(A, [1, 2], axis=0) ** 2 * np.arange(3.0))
+
+
+def kron_product(A, B):
+    return np.sum(np.kron(A, B) ** 2)
+
+
+def diag_and_diagonal(x, A):
+    return np.sum(np.diag(x) * A) + np.sum(np.diagonal(A) ** 2) + np.trace(A) ** 2
+
+
+def triangles(A):
+    return np.sum(np.triu(A) ** 2) + np.sum(np.tril(A, -1) * A)
+
+
+def flip_and_roll(x):
+    return np.sum(np.flip(x) * np.roll(x, 1) * np.arange(5.0))
+
+
+def rotate(A):
+    return np.sum(np.rot90(A) * np.arange(6.0).reshape(3, 2))
+
+
+def cumulative(x):
+    return np.sum(np.cumsum(x) ** 2) + np.sum(np.cumprod(x))
+
+
+def cumulative_axis(A):
+    return np.sum(np.cumsum(A, axis=1) ** 2)
+
+
+def product_all(x):
+    return np.prod(x)
+
+
+def product_axis(A):
+    return np.sum(np.prod(A, axis=0))
+
+
+def product_with_zero(x):
+    y = x * np.array([1.0, 0.0, 1.0, 1.0])
+    return np.prod(y + np.array([0.0, 0.0, 0.5, 0.0]))
+
+
+def variance_ddof(x):
+    return np.var(x, ddof=1) + np.std(x, axis=0, ddof=1).sum()
+
+
+def mean_keepdims(A):
+    return np.sum((A - np.mean(A, axis=1, keepdims=True)) ** 2)
+
+
+def norms(x, A):
+    return (np.linalg.norm(x) + np.linalg.norm(A, axis=1).sum()
+            + np.linalg.norm(A, "fro") + np.linalg.norm(x, 1, axis=0) + np.linalg.norm(x, np.inf, axis=-1))
+
+
+def sort_values(x):
+    return np.sum(np.sort(x) * np.arange(5.0))
+
+
+def pad_constant(A):
+    return np.sum(np.pad(A, 1) ** 2 * np.arange(5.0))
+
+
+def elementwise_menagerie(x):
+    return np.sum(np.log1p(x * x) + np.expm1(x / 3.0) + np.sinc(x) + np.exp2(x)
+                  + np.log2(x * x + 1.0) + np.log10(x * x + 2.0) + np.square(x)
+                  + np.cbrt(x * x + 1.0) + np.deg2rad(x) + np.rad2deg(x) + np.fabs(x)
+                  + np.arcsinh(x) + np.arctan(x) + np.tanh(x) + np.sign(x) * x)
+
+
+def inverse_trig(x):
+    return np.sum(np.arcsin(x) + np.arccos(x) + np.arctanh(x))
+
+
+def binary_menagerie(x, y):
+    return np.sum(np.hypot(x, y) + np.arctan2(x, y) + np.logaddexp(x, y)
+                  + np.logaddexp2(x, y) + np.true_divide(x, y + 3.0) + np.power(y * y + 1.0, x))
+
+
+def mod_and_remainder(x, y):
+    return np.sum(np.mod(x, y) + np.remainder(y, 0.7))
+
+
+def negative_base_integer_power(x):
+    return np.sum(x ** 3 + np.power(x, 2) + x ** -2)
+
+
+def nan_to_num_of_finite(x):
+    return np.sum(np.nan_to_num(x) ** 2)
+
+
+def atleast_2d_then_dot(x):
+    return np.sum(np.atleast_2d(x).T @ np.atleast_2d(x))
+
+
+def comparisons_gate(x, y):
+    return np.sum((x < y) * x ** 2 + (x >= y) * y)
+
+
+def singleton_output(x):
+    return np.sum(np.sin(x), keepdims=True)
+
+
+def singleton_output_axis(x):
+    return np.sum(np.sin(x), axis=0, keepdims=True)
+
+
+def constant_output(x):
+    return 1.0
+
+
+def identity(x):
+    return x
+
+
+# --- linear algebra -------------------------------------------------------
+
+def det_batched(A):
+    return np.sum(np.linalg.det(A) ** 2)
+
+
+def slogdet_of_spd(A):
+    sign, logdet = np.linalg.slogdet(A)
+    return sign * logdet
+
+
+def inverse_batched(A):
+    return np.sum(np.linalg.inv(A) ** 2)
+
+
+def solve_batched_vector(A, b):
+    return np.sum(np.linalg.solve(A, b[..., None]) ** 2)
+
+
+def solve_matrix(A, B):
+    return np.sum(np.linalg.solve(A, B) ** 2)
+
+
+def cholesky_of_spd(A):
+    L = np.linalg.cholesky(A)
+    return np.sum(L * np.arange(9.0).reshape(3, 3))
+
+
+def eigh_values(A):
+    w, _ = np.linalg.eigh(A)
+    return np.sum(w * np.array([1.0, 2.0, 3.0]))
+
+
+def pinv_matrix(A):
+    return np.sum(np.linalg.pinv(A) ** 2)
+
+
+def matrix_power_two(A):
+    return np.sum(np.linalg.matrix_power(A, 3))
+
+
+def svd_values(A):
+    return np.sum(np.linalg.svd(A, compute_uv=False) * np.array([2.0, 1.0]))
+
+
+# --- SciPy ------------------------------------------------------------------
+
+def special_functions(x):
+    sp = scipy.special
+    return np.sum(sp.gammaln(x) + sp.digamma(x) + sp.erf(x) + sp.erfc(x) + sp.expit(x)
+                  + sp.polygamma(1, x))
+
+
+def logsumexp_axis(A):
+    return np.sum(scipy.special.logsumexp(A, axis=1, keepdims=True) * A)
+
+
+def logsumexp_weights(x):
+    return scipy.special.logsumexp(x, b=np.array([1.0, 2.0, 0.5]))
+
+
+# --- structures, builtins and Python functions -----------------------------
+
+def mlp_dict(params, x):
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    return np.sum((h @ params["W2"] + params["b2"]) ** 2)
+
+
+def mlp_list_of_pairs(layers, x):
+    for W, b in layers:
+        x = np.tanh(x @ W + b)
+    return np.sum(x ** 2)
+
+
+def tuple_of_arrays(pair):
+    return np.sum(pair[0] * pair[1]) + np.sum(pair[1] ** 2)
+
+
+def list_of_scalars(values):
+    total = 0.0
+    for i, v in enumerate(values):
+        total = total + (i + 1) * v ** 2
+    return total
+
+
+def nested_structures(params):
+    return np.sum(params["layers"][0] ** 2) + params["scale"][1] * np.sum(params["layers"][1])
+
+
+def dict_items_loop(weights):
+    total = 0.0
+    for name, w in weights.items():
+        total = total + np.sum(w ** 2) * len(name)
+    return total
+
+
+def builtin_sum_of_array(A):
+    return np.sum(sum(A) ** 2)
+
+
+def builtin_sum_of_list(x, y):
+    return np.sum(sum([x, y * y, x * y]))
+
+
+def builtin_abs_max_min(a, b):
+    return max(a, b) * abs(a - b) + min(a, b) ** 2
+
+
+def builtin_max_of_list(x):
+    return max(max(x[0], x[1] * 2.0), x[2]) + min(x[3], x[4])
+
+
+def builtin_pow_and_abs(x):
+    return np.sum(pow(abs(x), 3) + pow(x, 2))
+
+
+def builtin_len_mean(x):
+    return np.sum(x) / len(x)
+
+
+def math_functions(a):
+    return math.sin(a) * math.exp(a) + math.sqrt(a * a + 1.0) + math.log(a * a + 2.0)
+
+
+def closure_scale(x):
+    k = np.sum(x)
+
+    def inner(y):
+        return y * k
+
+    return np.sum(inner(x) ** 2)
+
+
+def lambda_inside(x):
+    square = lambda v: v * v
+    return np.sum(square(np.sin(x)))
+
+
+def with_default(x, power=3):
+    return np.sum(x ** power)
+
+
+def calls_default(x):
+    return with_default(x) + with_default(x, power=2)
+
+
+def early_exit(x):
+    total = 0.0
+    for v in x:
+        if v > 1.0:
+            break
+        total = total + v * v
+    return total
+
+
+def early_return(x):
+    for i in range(len(x)):
+        if x[i] > 1.2:
+            return x[i] * 2.0
+    return np.sum(x)
+
+
+def while_counted(x):
+    i = 0
+    acc = x
+    while i < 3:
+        acc = np.sin(acc) + x
+        i += 1
+    return np.sum(acc)
+
+
+def while_on_data(x):
+    y = x
+    while np.sum(y ** 2) > 0.5:
+        y = 0.6 * y
+    return np.sum(y * x)
+
+
+def reduce_product(x):
+    return functools.reduce(lambda a, b: a * b, [x[0], x[1], x[2]])
+
+
+def continue_skips(x):
+    total = 0.0
+    for i in range(len(x)):
+        if i % 2 == 1:
+            continue
+        total = total + np.exp(x[i])
+    return total
+
+
+def hessian_vector_program(x, v):
+    dfun = ad.grad(sin_of_projection)
+    return np.sin(np.dot(v, dfun(x)))
+
+
+PROJECTION = RNG.normal(size=5)
+
+
+def sin_of_projection(x):
+    return np.sin(np.dot(x, PROJECTION))
+
+
+def value_and_grad_inside(x):
+    value, g = ad.value_and_grad(fan_out_sines)(x)
+    return value * g
+
+
+# Each case: (function, arguments, wrt, second order?)
+CASES = {
+    "branch_scale": (branch_scale, (1.3,), 0, True),
+    "branch_scale_negative": (branch_scale, (-0.7,), 0, True),
+    "nested_branches": (nested_branches, (2.0,), 0, True),
+    "nested_branches_negative": (nested_branches, (-2.0,), 0, True),
+    "tangled_branches": (tangled_branches, (0.7,), 0, True),
+    "tangled_branches_negative": (tangled_branches, (-0.7,), 0, True),
+    "two_arg_branch": (two_arg_branch, (0.4, 1.1), (0, 1), True),
+    "loops_in_series": (loops_in_series, (1.1, 2), 0, True),
+    "loop_then_branch": (loop_then_branch, (-1.1, 3), 0, True),
+    "conditional_power": (conditional_power, (1.3,), 0, True),
+    "nested_loops_power": (nested_loops_power, (1.05,), 0, True),
+    "cube_in_loop": (cube_in_loop, (0.9,), 0, True),
+    "product_loop": (product_loop, (1.7,), 0, True),
+    "halve_until_small": (halve_until_small, (3.3,), 0, True),
+    "chain_of_squares": (chain_of_squares, (1.1,), 0, True),
+    "power_of_power": (power_of_power, (1.4, 2.3), (0, 1), True),
+    "calls_in_branch": (calls_in_branch, (0.5, 2.0), (0, 1), True),
+    "calls_in_loop": (calls_in_loop, (1.1, 3), 0, True),
+    "nested_definition": (nested_definition, (0.9, 2), 0, True),
+    "overwritten_by_sum": (overwritten_by_sum, (rand(4),), 0, True),
+    "augmented_square": (augmented_square, (1.2,), 0, True),
+    "fan_out_sines": (fan_out_sines, (0.3,), 0, True),
+    "fan_out_sines_array": (fan_out_sines, (rand(3),), 0, False),
+    "scalars_in_list": (scalars_in_list, (1.5,), 0, True),
+    "product_in_list": (product_in_list, (rand(3),), 0, True),
+    "list_then_index": (list_then_index, (0.8,), 0, False),
+    "copy_by_rows": (copy_by_rows, (rand(4, 2),), 0, True),
+    "broadcast_rows": (broadcast_rows, (rand(3, 1),), 0, True),
+    "tiny_rnn": (tiny_rnn, (rand(3, 2), rand(2, 3)), (0, 1), True),
+    "bilinear_cell": (bilinear_cell, (rand(2), rand(3), rand(3, 4), rand(2, 4), rand(4)),
+                      (0, 1, 2, 3, 4), True),
+    "logistic_loss": (logistic_loss, (rand(5, 3), np.array([1.0, 0.0, 1.0, 1.0, 0.0]),
+                                      rand(3), 0.2), (2, 3), True),
+    "thrice_comprehension": (thrice_comprehension, (rand(4),), 0, False),
+    "strided_new_axis": (strided_new_axis, (rand(5, 2),), 0, True),
+    "nested_dict_product": (nested_dict_product, ({"i": {"j": 1.3, "k": -0.4}},), 0, False),
+    "tuple_unpack_saxpy": (tuple_unpack_saxpy, ((1.1, 0.5, -0.3),), 0, False),
+    "dict_saxpy": (dict_saxpy, ({"a": 1.1, "b": 0.5, "c": -0.3},), 0, False),
+    "dict_built_then_read": (dict_built_then_read, ((1.1, 0.5, -0.3),), 0, False),
+    "polar_radius_and_angle": (polar_radius_and_angle, (0.7, -1.2), (0, 1), True),
+    "dot_vector_vector": (dot_vector_vector, (rand(4), rand(4)), (0, 1), True),
+    "dot_matrix_vector": (dot_matrix_vector, (rand(3, 4), rand(4)), (0, 1), True),
+    "dot_vector_matrix": (dot_vector_matrix, (rand(3), rand(3, 4)), (0, 1), True),
+    "dot_three_by_two": (dot_three_by_two, (rand(2, 3, 4), rand(4, 2)), (0, 1), True),
+    "dot_scalar": (dot_scalar, (0.7, rand(3)), (0, 1), True),
+    "outer_product": (outer_product, (rand(3), rand(4)), (0, 1), True),
+    "outer_of_matrices": (outer_of_matrices, (rand(2, 2), rand(3)), (0, 1), True),
+    "inner_vectors": (inner_vectors, (rand(4), rand(4)), (0, 1), True),
+    "inner_matrices": (inner_matrices, (rand(2, 3), rand(4, 3)), (0, 1), True),
+    "matmul_batched": (matmul_batched, (rand(2, 3, 4), rand(2, 4, 2)), (0, 1), True),
+    "matmul_broadcast": (matmul_broadcast, (rand(3, 4), rand(2, 4, 2)), (0, 1), True),
+    "matmul_vector_left": (matmul_vector_left, (rand(3), rand(2, 3, 4)), (0, 1), True),
+    "matmul_vector_right": (matmul_vector_right, (rand(2, 3, 4), rand(4)), (0, 1), True),
+    "einsum_matrix_product": (einsum_matrix_product, (rand(2, 3), rand(3, 4)), (0, 1), True),
+    "einsum_trace": (einsum_trace, (rand(3, 3),), 0, True),
+    "einsum_transpose": (einsum_transpose, (rand(2, 3),), 0, True),
+    "einsum_batched": (einsum_batched, (rand(2, 3, 4), rand(2, 4, 2)), (0, 1), True),
+    "einsum_ellipsis": (einsum_ellipsis, (rand(2, 3, 4), rand(4, 2)), (0, 1), True),
+    "einsum_three_operands": (einsum_three_operands, (rand(3), rand(3, 4), rand(4)),
+                              (0, 1, 2), True),
+    "einsum_implicit": (einsum_implicit, (rand(2, 3), rand(3, 4)), (0, 1), True),
+    "einsum_diagonal": (einsum_diagonal, (rand(3, 3),), 0, True),
+    "einsum_sum_axis": (einsum_sum_axis, (rand(2, 3, 4),), 0, True),
+    "tensordot_axes_int": (tensordot_axes_int, (rand(2, 3), rand(3, 4)), (0, 1), True),
+    "tensordot_axes_pairs": (tensordot_axes_pairs, (rand(3, 4, 2), rand(2, 3, 5)), (0, 1), True),
+    "max_of_equal_pair": (max_of_equal_pair, (0.6,), 0, True),
+    "max_of_equal_grid": (max_of_equal_grid, (0.6,), 0, True),
+    "min_three_way_tie": (min_three_way_tie, (rand(3),), 0, False),
+    "maximum_of_itself": (maximum_of_itself, (rand(4),), 0, True),
+    "minimum_of_itself": (minimum_of_itself, (rand(4),), 0, True),
+    "max_along_axes": (max_along_axes, (rand(3, 4),), 0, True),
+    "amax_keepdims_tie": (amax_keepdims_tie, (rand(3, 2),), 0, True),
+    "max_over_two_axes": (max_over_two_axes, (rand(2, 3, 4),), 0, True),
+    "where_with_ties": (where_with_ties, (rand(5), rand(5)), (0, 1), True),
+    "clip_inside": (clip_inside, (rand(6),), 0, True),
+    "maximum_broadcast": (maximum_broadcast, (rand(3, 1), rand(4)), (0, 1), True),
+    "index_int": (index_int, (rand(5),), 0, True),
+    "index_negative": (index_negative, (rand(5),), 0, True),
+    "slice_reversed": (slice_reversed, (rand(5),), 0, True),
+    "slice_negative_step": (slice_negative_step, (rand(7),), 0, True),
+    "slice_2d_reversed": (slice_2d_reversed, (rand(4, 4),), 0, True),
+    "index_list_repeats": (index_list_repeats, (rand(5),), 0, True),
+    "index_columns": (index_columns, (rand(3, 4),), 0, True),
+    "index_pairs": (index_pairs, (rand(3, 4),), 0, True),
+    "index_bool_mask": (index_bool_mask, (rand(6),), 0, True),
+    "index_constant_mask": (index_constant_mask, (rand(5),), 0, True),
+    "index_ellipsis": (index_ellipsis, (rand(3, 4),), 0, True),
+    "index_fanout": (index_fanout, (rand(5),), 0, True),
+    "index_multiple_slices": (index_multiple_slices, (rand(4, 4),), 0, True),
+    "index_then_dot": (index_then_dot, (rand(3, 4), rand(4, 3)), (0, 1), True),
+    "reshape_method": (reshape_method, (rand(6),), 0, True),
+    "reshape_call": (reshape_call, (rand(2, 3),), 0, True),
+    "reshape_method_args": (reshape_method_args, (rand(2, 3),), 0, True),
+    "ravel_and_flatten": (ravel_and_flatten, (rand(2, 3),), 0, True),
+    "transpose_axes": (transpose_axes, (rand(2, 3, 4),), 0, True),
+    "swap_and_move": (swap_and_move, (rand(2, 3, 4),), 0, True),
+    "squeeze_expand": (squeeze_expand, (rand(4),), 0, True),
+    "concatenate_lists": (concatenate_lists, (rand(3), rand(2)), (0, 1), True),
+    "stack_axis": (stack_axis, (rand(3), rand(3)), (0, 1), True),
+    "hstack_vstack": (hstack_vstack, (rand(3), rand(3)), (0, 1), True),
+    "tile_and_repeat": (tile_and_repeat, (rand(3),), 0, True),
+    "repeat_axis": (repeat_axis, (rand(2, 3),), 0, True),
+    "kron_product": (kron_product, (rand(2, 2), rand(2, 3)), (0, 1), True),
+    "diag_and_diagonal": (diag_and_diagonal, (rand(3), rand(3, 3)), (0, 1), True),
+    "triangles": (triangles, (rand(3, 3),), 0, True),
+    "flip_and_roll": (flip_and_roll, (rand(5),), 0, True),
+    "rotate": (rotate, (rand(2, 3),), 0, True),
+    "cumulative": (cumulative, (rand(4),), 0, True),
+    "cumulative_axis": (cumulative_axis, (rand(2, 3),), 0, True),
+    "product_all": (product_all, (rand(4),), 0, True),
+    "product_axis": (product_axis, (rand(3, 2),), 0, True),
+    "product_with_zero": (product_with_zero, (rand(4),), 0, True),
+    "variance_ddof": (variance_ddof, (rand(4, 3),), 0, True),
+    "mean_keepdims": (mean_keepdims, (rand(3, 4),), 0, True),
+    "norms": (norms, (rand(4), rand(3, 4)), (0, 1), True),
+    "sort_values": (sort_values, (rand(5),), 0, True),
+    "pad_constant": (pad_constant, (rand(2, 3),), 0, True),
+    "elementwise_menagerie": (elementwise_menagerie, (rand(5),), 0, True),
+    "inverse_trig": (inverse_trig, (rand(5, low=-0.8, high=0.8),), 0, True),
+    "binary_menagerie": (binary_menagerie, (rand(3, 1), rand(4)), (0, 1), True),
+    "mod_and_remainder": (mod_and_remainder, (np.array([0.3, 1.25, -0.4]),
+                                              np.array([0.75, 0.9, 1.1])), (0, 1), True),
+    "negative_base_integer_power": (negative_base_integer_power,
+                                    (np.array([-1.3, -0.6, 0.8, 1.4]),), 0, True),
+    "nan_to_num_of_finite": (nan_to_num_of_finite, (rand(4),), 0, True),
+    "atleast_2d_then_dot": (atleast_2d_then_dot, (rand(3),), 0, True),
+    "comparisons_gate": (comparisons_gate, (rand(5), rand(5)), (0, 1), True),
+    "singleton_output": (singleton_output, (rand(3, 3),), 0, False),
+    "singleton_output_axis": (singleton_output_axis, (rand(3, 1),), 0, False),
+    "identity": (identity, (0.4,), 0, True),
+    "det_batched": (det_batched, (well_conditioned(3, (2,)),), 0, True),
+    "slogdet_of_spd": (slogdet_of_spd, (spd(3),), 0, True),
+    "inverse_batched": (inverse_batched, (well_conditioned(3, (2,)),), 0, True),
+    "solve_batched_vector": (solve_batched_vector, (well_conditioned(3, (2,)), rand(2, 3)),
+                             (0, 1), True),
+    "solve_matrix": (solve_matrix, (well_conditioned(3), rand(3, 2)), (0, 1), True),
+    "cholesky_of_spd": (cholesky_of_spd, (spd(3),), 0, False),
+    "eigh_values": (eigh_values, (spd(3),), 0, False),
+    "pinv_matrix": (pinv_matrix, (rand(3, 2),), 0, True),
+    "matrix_power_two": (matrix_power_two, (rand(3, 3),), 0, True),
+    "svd_values": (svd_values, (rand(3, 2),), 0, False),
+    "mlp_dict": (mlp_dict, ({"W1": rand(3, 4), "b1": rand(4), "W2": rand(4, 2), "b2": rand(2)},
+                            rand(5, 3)), (0, 1), False),
+    "mlp_list_of_pairs": (mlp_list_of_pairs, ([(rand(3, 4), rand(4)), (rand(4, 2), rand(2))],
+                                              rand(5, 3)), (0, 1), False),
+    "tuple_of_arrays": (tuple_of_arrays, ((rand(3), rand(3)),), 0, False),
+    "list_of_scalars": (list_of_scalars, ([0.3, -1.2, 0.8],), 0, False),
+    "nested_structures": (nested_structures, ({"layers": [rand(2, 2), rand(3)],
+                                               "scale": (0.5, 1.5)},), 0, False),
+    "dict_items_loop": (dict_items_loop, ({"ab": rand(2), "c": rand(3)},), 0, False),
+    "builtin_sum_of_array": (builtin_sum_of_array, (rand(3, 4),), 0, True),
+    "builtin_sum_of_list": (builtin_sum_of_list, (rand(3), rand(3)), (0, 1), True),
+    "builtin_abs_max_min": (builtin_abs_max_min, (0.4, 1.3), (0, 1), True),
+    "builtin_max_of_list": (builtin_max_of_list, (rand(5),), 0, True),
+    "builtin_pow_and_abs": (builtin_pow_and_abs, (rand(4),), 0, True),
+    "builtin_len_mean": (builtin_len_mean, (rand(4),), 0, True),
+    "math_functions": (math_functions, (0.7,), 0, True),
+    "closure_scale": (closure_scale, (rand(3),), 0, True),
+    "lambda_inside": (lambda_inside, (rand(3),), 0, True),
+    "calls_default": (calls_default, (rand(3),), 0, True),
+    "early_exit": (early_exit, (np.array([0.3, -0.5, 1.4, 0.2]),), 0, True),
+    "early_return": (early_return, (np.array([0.3, -0.5, 1.4, 0.2]),), 0, True),
+    "early_return_none": (early_return, (np.array([0.3, -0.5, 0.4, 0.2]),), 0, True),
+    "while_counted": (while_counted, (rand(3),), 0, True),
+    "while_on_data": (while_on_data, (rand(3),), 0, True),
+    "reduce_product": (reduce_product, (np.array([1.2, -0.7, 0.9]),), 0, True),
+    "continue_skips": (continue_skips, (rand(5),), 0, True),
+    "hessian_vector_program": (hessian_vector_program, (rand(5), rand(5)), (0, 1), False),
+    "value_and_grad_inside": (value_and_grad_inside, (0.4,), 0, True),
+}
+
+if scipy is not None:
+    CASES.update({
+        "special_functions": (special_functions, (positive(4),), 0, True),
+        "logsumexp_axis": (logsumexp_axis, (rand(3, 4),), 0, True),
+        "logsumexp_weights": (logsumexp_weights, (rand(3),), 0, True),
+    })
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_peer_program(name):
+    f, args, wrt, second = CASES[name]
+    ad.check_grad(f, *args, wrt=wrt, rtol=1e-5, atol=1e-7)
+    if second:
+        gradients = ad.grad(f, wrt=wrt)(*args)
+        gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+        check_second_order(f, list(args), wrt, gradients)
