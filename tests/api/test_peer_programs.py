@@ -843,6 +843,242 @@ def value_and_grad_inside(x):
     return value * g
 
 
+# --- a second round: harder corners ---------------------------------------
+
+def chained_negative_slices(x):
+    return np.sum(x[::-1][1:][::2] * np.arange(3.0)) + np.sum(x[-1:-4:-1] ** 2)
+
+
+def out_of_range_negative_slice(x):
+    return np.sum(x[10:-10:-1] * np.arange(6.0))
+
+
+def reversed_rows_strided_columns(A):
+    return np.sum(A[::-1, ::-2] ** 2 * np.arange(2.0))
+
+
+def write_slices_of_buffer(x):
+    y = np.zeros(6)
+    y[1:4] = x[:3] * 2.0
+    y[::-2] = y[::-2] + x[3:] ** 2
+    return np.sum(y * np.arange(6.0))
+
+
+def write_mask_of_buffer(x):
+    y = np.ones_like(x)
+    y[x > 0] = x[x > 0] ** 2
+    return np.sum(y * x)
+
+
+def index_by_argmax(x):
+    return x[np.argmax(x)] * np.sum(x)
+
+
+def methods_everywhere(A):
+    return (A.sum(axis=0)[:3].dot(A.mean(axis=1)) + A.var() + A.std(axis=1).sum()
+            + A.prod() + A.cumsum().sum() + A.clip(-0.5, 0.5).sum() + A.T.max(axis=0).sum()
+            + A.min() + A.reshape(-1, 2).ravel().sum() + A.transpose(1, 0)[0].sum())
+
+
+def sum_negative_axes(A):
+    return np.sum(np.sum(A, axis=(-1, 0), keepdims=True) * A) + np.mean(A, axis=-2).sum()
+
+
+def einsum_corners(x, A):
+    return (np.einsum("i,j->ij", x, x).sum() + np.einsum("ij,ij->", A, A)
+            + np.einsum("...i,i->...", A, x).sum() + np.einsum("ji", A).sum())
+
+
+def tensordot_outer_and_full(A, B):
+    return np.sum(np.tensordot(A, B, axes=0) ** 2) + np.tensordot(A, B, axes=2)
+
+
+def diff_and_average(x):
+    return np.sum(np.diff(x) ** 2) + np.average(x, weights=np.array([1.0, 2.0, 3.0, 4.0]))
+
+
+def array_of_parts(x):
+    y = np.array([x[0] * x[1], x[2], 1.0])
+    z = np.asarray(y).astype(float)
+    return np.sum(z * z)
+
+
+def pow_broadcast_shapes(x, y):
+    return np.sum(x ** y + y / x - x * y)
+
+
+def floors_and_rounds(x):
+    return np.sum(np.floor(x) * x + np.ceil(x) + np.round(x) + np.rint(x) * x + x // 1.0)
+
+
+def third_derivative(x):
+    return np.sin(np.sin(x) + np.sin(x))
+
+
+DDDF = ad.grad(ad.grad(ad.grad(third_derivative)))
+
+
+def third_derivative_program(x):
+    return DDDF(x) * x
+
+
+def generator_sum(x):
+    return sum(x[i] ** 2 for i in range(3)) + sum(v for v in x)
+
+
+def zip_enumerate(x, y):
+    total = 0.0
+    for i, (a, b) in enumerate(zip(x, y)):
+        total = total + i * a * b
+    return total
+
+
+def keyword_only(x, *, scale=2.0):
+    return np.sum(np.sin(x) * scale)
+
+
+def calls_keyword_only(x, y):
+    return keyword_only(x) + keyword_only(y, scale=0.5)
+
+
+def softmax_cross_entropy(logits, labels):
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    logp = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(logp[np.arange(len(labels)), labels])
+
+
+def pairwise_distances(X):
+    d = X[:, None, :] - X[None, :, :]
+    return np.sum(np.sqrt(np.sum(d ** 2, axis=-1) + 1e-3))
+
+
+def rbf_kernel_quadratic(X, y):
+    sq = np.sum(X ** 2, 1)[:, None] + np.sum(X ** 2, 1)[None, :] - 2.0 * X @ X.T
+    K = np.exp(-0.5 * sq) + 0.5 * np.eye(len(X))
+    return y @ np.linalg.solve(K, y) + np.linalg.slogdet(K)[1]
+
+
+def relu_and_leaky(x):
+    return np.sum(np.maximum(x, 0.0) ** 2 + np.where(x > 0, x, 0.01 * x))
+
+
+def batch_norm(X, gamma, beta):
+    mu = X.mean(axis=0)
+    var = X.var(axis=0)
+    return np.sum((gamma * (X - mu) / np.sqrt(var + 1e-5) + beta) ** 2 * np.arange(3.0))
+
+
+def convolve_by_loop(x, w):
+    out = []
+    for i in range(len(x) - 2):
+        out.append(x[i:i + 3] @ w)
+    return np.sum(np.array(out) ** 2)
+
+
+def eye_scaled(x):
+    n = len(x)
+    return np.sum((np.eye(n) * x + np.full_like(x, 2.0) * np.ones_like(x)) ** 2)
+
+
+def cumulative_product_loop(x):
+    p = 1.0
+    out = []
+    for v in x:
+        p = p * v
+        out.append(p)
+    return np.sum(np.stack(out))
+
+
+def eigh_vectors(A):
+    w, V = np.linalg.eigh(A)
+    return np.sum(w * np.array([1.0, 2.0, 3.0])) + np.sum(np.abs(V[:, -1]) * np.array([1.0, 0.5, 0.2]))
+
+
+def take_and_take_along(x, A):
+    idx = np.argsort(A, axis=1)
+    return np.sum(np.take(x, [2, 0, 2]) ** 2) + np.sum(np.take_along_axis(A, idx, axis=1) * np.arange(4.0))
+
+
+def prod_two_zeros(x):
+    y = x * np.array([0.0, 1.0, 0.0, 1.0])
+    return np.prod(y + np.array([0.0, 0.0, 0.0, 0.5]))
+
+
+def prod_axis_with_zero(A):
+    mask = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    return np.sum(np.prod(A * mask, axis=0) * np.array([1.0, 2.0]))
+
+
+def cumprod_with_zero(x):
+    return np.sum(np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])))
+
+
+def while_with_break(x):
+    y = x
+    k = 0
+    while True:
+        y = np.tanh(y) + 0.5 * x
+        k += 1
+        if k >= 3:
+            break
+    return np.sum(y ** 2)
+
+
+def loop_defaults_capture(x):
+    total = 0.0
+    for k in range(1, 4):
+        scaled = lambda v, k=k: v * k
+        total = total + np.sum(scaled(x) ** 2)
+    return total
+
+
+def closure_over_update(x):
+    scale = 1.0
+    for _ in range(2):
+        scale = scale * np.sum(x)
+
+    def apply(v):
+        return v * scale
+
+    return np.sum(apply(x) ** 2)
+
+
+def all_positive_gate(x):
+    if np.all(x > -5.0) and np.any(x < 5.0):
+        return np.sum(x ** 3)
+    return np.sum(x)
+
+
+def det_small(A):
+    return np.linalg.det(A) + np.linalg.det(A[:1, :1])
+
+
+def solve_plain_vector(A, b):
+    return np.sum(np.linalg.solve(A, b) ** 2) + np.sum(np.linalg.inv(A) @ b)
+
+
+def solve_batched_matrix(A, B):
+    return np.sum(np.linalg.solve(A, B) ** 2)
+
+
+def matrix_chain(A):
+    return np.sum(A @ A @ A) + np.sum(A.T @ A)
+
+
+def variance_keepdims(A):
+    return np.sum(np.std(A, axis=1, keepdims=True) * A) + np.sum(np.var(A, axis=0, ddof=1))
+
+
+def mean_of_scalar_args(a, b):
+    return np.mean(np.array([a, b, a * b])) + np.abs(a) * b
+
+
+def one_hot_log_likelihood(W, X, labels):
+    logits = X @ W
+    logp = logits - scipy.special.logsumexp(logits, axis=1, keepdims=True) if scipy else logits
+    return np.sum(logp * np.eye(3)[labels])
+
+
 # Each case: (function, arguments, wrt, second order?)
 CASES = {
     "branch_scale": (branch_scale, (1.3,), 0, True),
@@ -1015,6 +1251,54 @@ CASES = {
     "hessian_vector_program": (hessian_vector_program, (rand(5), rand(5)), (0, 1), False),
     "value_and_grad_inside": (value_and_grad_inside, (0.4,), 0, True),
 }
+
+CASES.update({
+    "chained_negative_slices": (chained_negative_slices, (rand(7),), 0, True),
+    "out_of_range_negative_slice": (out_of_range_negative_slice, (rand(6),), 0, True),
+    "reversed_rows_strided_columns": (reversed_rows_strided_columns, (rand(3, 4),), 0, True),
+    "write_slices_of_buffer": (write_slices_of_buffer, (rand(6),), 0, True),
+    "write_mask_of_buffer": (write_mask_of_buffer, (rand(6),), 0, True),
+    "index_by_argmax": (index_by_argmax, (rand(5),), 0, True),
+    "methods_everywhere": (methods_everywhere, (rand(3, 4),), 0, True),
+    "sum_negative_axes": (sum_negative_axes, (rand(2, 3, 4),), 0, True),
+    "einsum_corners": (einsum_corners, (rand(3), rand(2, 3)), (0, 1), True),
+    "tensordot_outer_and_full": (tensordot_outer_and_full, (rand(2, 3), rand(2, 3)), (0, 1), True),
+    "diff_and_average": (diff_and_average, (rand(4),), 0, True),
+    "array_of_parts": (array_of_parts, (rand(3),), 0, True),
+    "pow_broadcast_shapes": (pow_broadcast_shapes, (positive(3, 1), rand(1, 4)), (0, 1), True),
+    "pow_broadcast_scalar": (pow_broadcast_shapes, (positive(3), 1.3), (0, 1), True),
+    "floors_and_rounds": (floors_and_rounds, (np.array([0.33, -1.27, 2.41]),), 0, True),
+    "third_derivative_program": (third_derivative_program, (0.4,), 0, True),
+    "generator_sum": (generator_sum, (rand(4),), 0, True),
+    "zip_enumerate": (zip_enumerate, (rand(4), rand(4)), (0, 1), True),
+    "calls_keyword_only": (calls_keyword_only, (rand(2), rand(3)), (0, 1), True),
+    "softmax_cross_entropy": (softmax_cross_entropy, (rand(4, 3), np.array([0, 2, 1, 2])), 0, True),
+    "pairwise_distances": (pairwise_distances, (rand(4, 2),), 0, True),
+    "rbf_kernel_quadratic": (rbf_kernel_quadratic, (rand(4, 2), rand(4)), (0, 1), True),
+    "relu_and_leaky": (relu_and_leaky, (rand(6),), 0, True),
+    "batch_norm": (batch_norm, (rand(5, 3), rand(3), rand(3)), (0, 1, 2), True),
+    "convolve_by_loop": (convolve_by_loop, (rand(6), rand(3)), (0, 1), True),
+    "eye_scaled": (eye_scaled, (rand(3),), 0, True),
+    "cumulative_product_loop": (cumulative_product_loop, (rand(4),), 0, True),
+    "eigh_vectors": (eigh_vectors, (spd(3),), 0, False),
+    "take_and_take_along": (take_and_take_along, (rand(4), rand(3, 4)), (0, 1), True),
+    "prod_two_zeros": (prod_two_zeros, (rand(4),), 0, True),
+    "prod_axis_with_zero": (prod_axis_with_zero, (rand(3, 2),), 0, True),
+    "cumprod_with_zero": (cumprod_with_zero, (rand(4),), 0, True),
+    "while_with_break": (while_with_break, (rand(3),), 0, True),
+    "loop_defaults_capture": (loop_defaults_capture, (rand(3),), 0, True),
+    "closure_over_update": (closure_over_update, (rand(3),), 0, True),
+    "all_positive_gate": (all_positive_gate, (rand(3),), 0, True),
+    "det_small": (det_small, (well_conditioned(3),), 0, True),
+    "solve_plain_vector": (solve_plain_vector, (well_conditioned(3), rand(3)), (0, 1), True),
+    "solve_batched_matrix": (solve_batched_matrix, (well_conditioned(3, (2,)), rand(2, 3, 4)),
+                             (0, 1), True),
+    "matrix_chain": (matrix_chain, (rand(3, 3),), 0, True),
+    "variance_keepdims": (variance_keepdims, (rand(3, 4),), 0, True),
+    "mean_of_scalar_args": (mean_of_scalar_args, (0.7, -1.1), (0, 1), True),
+    "one_hot_log_likelihood": (one_hot_log_likelihood, (rand(2, 3), rand(4, 2), np.array([0, 2, 1, 1])),
+                               0, True),
+})
 
 if scipy is not None:
     CASES.update({
