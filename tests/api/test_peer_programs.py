@@ -1079,6 +1079,140 @@ def one_hot_log_likelihood(W, X, labels):
     return np.sum(logp * np.eye(3)[labels])
 
 
+# --- a third round: views, updates of made arrays, ties that finite differences see ---
+
+def scale_slice_in_place(x):
+    b = np.ones(5)
+    b[1:4] *= x[:3]
+    b[::2] += x[2]
+    return np.sum(b ** 2)
+
+
+def pair_maker(x):
+    return np.sin(x), np.cos(x)
+
+
+def unpack_helper_pair(x):
+    s, c = pair_maker(x)
+    return np.sum(s * c)
+
+
+def nested_array_display(x):
+    M = np.array([[x[0], x[1]], [x[1] * x[0], 1.0]])
+    return np.linalg.det(M) + np.sum(M @ M)
+
+
+def chained_comparison(a):
+    if 0.0 < a < 1.0:
+        return a ** 3
+    return a
+
+
+def scalar_abs_by_branch(a):
+    return a if a > 0 else -a
+
+
+def logical_masks(x):
+    mask = np.logical_and(x > -1.0, x < 1.0)
+    other = np.logical_or(x < -1.2, ~mask)
+    return np.sum(np.where(mask, x ** 2, 0.0) + np.where(other, np.sin(x), 0.0))
+
+
+def zero_d_array_argument(a):
+    return np.sin(a) * a ** 2
+
+
+def keyword_argument_wrt(x, b=1.0):
+    return np.sum(np.exp(b * x))
+
+
+def broadcast_and_expand(x):
+    y = np.broadcast_to(x, (3, 4))
+    z = np.expand_dims(x, axis=(0, 2))
+    return np.sum(y ** 2) + np.sum(np.squeeze(z) ** 3)
+
+
+def outer_by_broadcasting(x):
+    return np.sum(np.tanh(x[..., None] * x[None, ...]))
+
+
+def column_major_by_transposes(x):
+    return np.sum(x.reshape(3, 2).T * np.arange(6.0).reshape(2, 3)) + np.sum(
+        np.ravel(x.reshape(3, 2).T) * np.arange(6.0))
+
+
+def transpose_all(A):
+    return np.sum(np.transpose(A) * np.arange(24.0).reshape(4, 3, 2))
+
+
+def concatenate_variants(x, y):
+    return (np.sum(np.concatenate([x, y], axis=None) ** 2)
+            + np.sum(np.stack([x, y], axis=-1) * np.array([1.0, 2.0]))
+            + np.sum(np.column_stack([x, y]) ** 3) + np.sum(np.dstack([x, y]) ** 2))
+
+
+def max_two_way_ties(x):
+    y = np.array([x[0], x[1], x[1], x[2]])
+    return np.max(y) + np.sum(np.max(np.stack([x, x[::-1]]), axis=0))
+
+
+def maximum_at_equal_values(x, y):
+    return np.sum(np.maximum(x, y) + np.minimum(x, y) * 2.0)
+
+
+def abs_at_zero(x):
+    return np.sum(np.abs(x - np.array([0.0, 0.5, 0.0])))
+
+
+def mask_from_comparison_count(x):
+    return np.sum(x > 0) * np.sum(x ** 2)
+
+
+def integer_power_loop_early(A):
+    M = np.eye(3)
+    for k in range(5):
+        if k == 3:
+            break
+        M = M @ A
+    return np.sum(M)
+
+
+def while_data_array_update(x):
+    y = x.copy()
+    steps = 0
+    while np.max(np.abs(y)) > 0.2 and steps < 10:
+        y = y * 0.5 + 0.01 * np.sin(y)
+        steps += 1
+    return np.sum(y * x)
+
+
+def quadratic_form(x, A):
+    return x @ A @ x
+
+
+def log_det_via_cholesky(A):
+    L = np.linalg.cholesky(A)
+    return 2.0 * np.sum(np.log(np.diag(L)))
+
+
+def gaussian_log_density(x, mu, L):
+    Sigma = L @ L.T + np.eye(3)
+    diff = x - mu
+    return -0.5 * diff @ np.linalg.solve(Sigma, diff) - 0.5 * np.linalg.slogdet(Sigma)[1]
+
+
+def norm_regularised(W):
+    return np.linalg.norm(W) ** 2 + np.sum(np.linalg.norm(W, axis=0)) + np.linalg.norm(W, ord=2, axis=1).sum()
+
+
+def vector_valued(x):
+    return np.array([np.sin(x[0]) * x[1], x[0] ** 2, np.exp(x[1] - x[2])])
+
+
+def hessian_target(x):
+    return np.sum(np.sin(x) * np.roll(x, 1)) + np.prod(x)
+
+
 # Each case: (function, arguments, wrt, second order?)
 CASES = {
     "branch_scale": (branch_scale, (1.3,), 0, True),
@@ -1300,6 +1434,36 @@ CASES.update({
                                0, True),
 })
 
+CASES.update({
+    "scale_slice_in_place": (scale_slice_in_place, (rand(3),), 0, True),
+    "unpack_helper_pair": (unpack_helper_pair, (rand(3),), 0, True),
+    "nested_array_display": (nested_array_display, (rand(2),), 0, True),
+    "chained_comparison": (chained_comparison, (0.6,), 0, True),
+    "chained_comparison_outside": (chained_comparison, (1.6,), 0, True),
+    "scalar_abs_by_branch": (scalar_abs_by_branch, (-0.6,), 0, True),
+    "logical_masks": (logical_masks, (np.array([-1.5, -0.5, 0.3, 1.1, 1.4]),), 0, True),
+    "zero_d_array_argument": (zero_d_array_argument, (np.array(0.7),), 0, True),
+    "keyword_argument_wrt": (keyword_argument_wrt, (rand(3), 0.5), "b", False),
+    "broadcast_and_expand": (broadcast_and_expand, (rand(4),), 0, True),
+    "outer_by_broadcasting": (outer_by_broadcasting, (rand(3),), 0, True),
+    "column_major_by_transposes": (column_major_by_transposes, (rand(6),), 0, True),
+    "transpose_all": (transpose_all, (rand(2, 3, 4),), 0, True),
+    "concatenate_variants": (concatenate_variants, (rand(3), rand(3)), (0, 1), True),
+    "max_two_way_ties": (max_two_way_ties, (rand(3),), 0, True),
+    "maximum_at_equal_values": (maximum_at_equal_values, (np.array([0.5, -0.3, 1.2]),
+                                                          np.array([0.5, 0.4, 1.2])), (0, 1), False),
+    "abs_at_zero": (abs_at_zero, (np.array([0.0, 0.2, -0.7]),), 0, False),
+    "mask_from_comparison_count": (mask_from_comparison_count, (rand(5),), 0, True),
+    "integer_power_loop_early": (integer_power_loop_early, (rand(3, 3),), 0, True),
+    "while_data_array_update": (while_data_array_update, (rand(3),), 0, True),
+    "quadratic_form": (quadratic_form, (rand(3), rand(3, 3)), (0, 1), True),
+    "log_det_via_cholesky": (log_det_via_cholesky, (spd(3),), 0, False),
+    "gaussian_log_density": (gaussian_log_density, (rand(3), rand(3), rand(3, 3)), (0, 1, 2), True),
+    "norm_regularised": (norm_regularised, (rand(3, 4),), 0, True),
+    "vector_valued": (vector_valued, (rand(3),), 0, False),
+    "hessian_target": (hessian_target, (rand(4),), 0, True),
+})
+
 if scipy is not None:
     CASES.update({
         "special_functions": (special_functions, (positive(4),), 0, True),
@@ -1316,3 +1480,20 @@ def test_peer_program(name):
         gradients = ad.grad(f, wrt=wrt)(*args)
         gradients = gradients if isinstance(wrt, tuple) else (gradients,)
         check_second_order(f, list(args), wrt, gradients)
+
+
+def ragged_halves(x):
+    left, right = np.array_split(x, [2])
+    return np.sum(left) * np.sum(right)
+
+
+def test_pieces_of_a_list_have_shapes_of_their_own():
+    """np.array_split's pieces are items of one list, of different shapes: the compiler
+    must not take them (nor the items of any other list read by position) to share one."""
+    graph = ad.jvp(ragged_halves).original_graph
+    pieces = [node.out for node in graph.nodes if node.op.name == "getitem"]
+    assert len(pieces) == 2
+    assert pieces[0].shape is not pieces[1].shape
+    value, derivative = ad.jvp(ragged_halves)(np.arange(5.0), np.ones(5))
+    assert value == ragged_halves(np.arange(5.0))
+    np.testing.assert_allclose(derivative, 9.0 * 2 + 1.0 * 3)  # sum(right) * 2 + sum(left) * 3
