@@ -1213,6 +1213,102 @@ def hessian_target(x):
     return np.sum(np.sin(x) * np.roll(x, 1)) + np.prod(x)
 
 
+# --- a fourth round: binary operators over broadcasting shapes, more vocabulary ---
+
+def op_add(x, y):
+    return np.sum(np.sin(x + y))
+
+
+def op_subtract(x, y):
+    return np.sum(np.sin(x - y) * (x - 2.0 * y))
+
+
+def op_multiply(x, y):
+    return np.sum(np.cos(x * y))
+
+
+def op_divide(x, y):
+    return np.sum(np.tanh(x / (y * y + 0.5)))
+
+
+def op_power(x, y):
+    return np.sum((x * x + 0.5) ** y)
+
+
+def op_arctan2(x, y):
+    return np.sum(np.arctan2(x, y + 3.0))
+
+
+def op_hypot(x, y):
+    return np.sum(np.hypot(x, y))
+
+
+def op_logaddexp(x, y):
+    return np.sum(np.logaddexp(x, y) ** 2)
+
+
+def op_maximum(x, y):
+    return np.sum(np.maximum(x, y + 0.01) ** 2)
+
+
+def op_true_divide_method(x, y):
+    return np.sum(np.true_divide(x, 2.0 + np.exp(y)))
+
+
+BINARY_OPS = [op_add, op_subtract, op_multiply, op_divide, op_power, op_arctan2, op_hypot,
+              op_logaddexp, op_maximum, op_true_divide_method]
+BINARY_SHAPES = [((), (3,)), ((3,), ()), ((2, 1), (1, 3)), ((3,), (2, 3)), ((2, 3), (1,)),
+                 (None, (2, 2)), ((4,), None)]
+
+
+def vocabulary(x, A):
+    return (np.trace(A, offset=1) + np.sum(np.diagonal(A, offset=-1) ** 2)
+            + np.sum(np.tril(A, k=1) * A) + np.sum(np.roll(A, 1, axis=1) * A)
+            + np.sum(np.cross(x, x[::-1] ** 2)) + np.sum(np.fliplr(A) * np.flipud(A))
+            + np.dot(x, x) + np.sum(np.linalg.multi_dot([A, A, A]))
+            + np.sum(np.clip(x, np.array([-0.1, 0.0, -2.0]), 2.0) ** 2)
+            + np.ptp(A) + np.median(x) + np.sum(np.sinh(x) * np.cosh(x)))
+
+
+def einsum_more(A, B, x):
+    return (np.einsum("ij,jk,kl->il", A, B, A).sum()
+            + np.einsum("i,i", x, x) + np.einsum("ij,ij->i", A, A).sum())
+
+
+def dot_higher(A, B, x):
+    return np.sum(np.dot(A, B) ** 2) + np.sum(np.matmul(x, x)) + np.sum(np.tensordot(A, B, axes=([2], [1])))
+
+
+def linspace_and_full(a, b):
+    t = np.linspace(a, b, 5)
+    return np.sum(t ** 2 * np.full(5, 0.5))
+
+
+def mean_of_mask(x):
+    return np.mean(x > 0.0) * np.sum(x ** 2) + np.sum(np.nonzero(x > 0.0)[0] * 1.0) * np.sum(x)
+
+
+def more_special(x):
+    sp = scipy.special
+    return np.sum(sp.logit(x) + sp.erfinv(x - 0.5) + sp.gamma(x + 1.0) + sp.betaln(x, 2.0 - x)
+                  + sp.xlogy(x, x + 1.0) + sp.xlog1py(x, x) + sp.entr(x)
+                  + sp.multigammaln(x + 2.0, 2) + sp.i0(x) + sp.i1(x))
+
+
+def softmax_special(x):
+    return np.sum(scipy.special.softmax(x, axis=1) * np.arange(3.0)) + np.sum(
+        scipy.special.log_softmax(x, axis=0) ** 2)
+
+
+def has_aux_target(x):
+    return np.sum(x ** 2), {"norm": np.sqrt(np.sum(x * x))}
+
+
+def aux_program(x):
+    g, aux = GRAD_WITH_AUX(x)
+    return np.sum(g * x) * aux["norm"]
+
+
 # Each case: (function, arguments, wrt, second order?)
 CASES = {
     "branch_scale": (branch_scale, (1.3,), 0, True),
@@ -1464,11 +1560,34 @@ CASES.update({
     "hessian_target": (hessian_target, (rand(4),), 0, True),
 })
 
+
+def _binary_argument(shape):
+    return float(RNG.uniform(-1.5, 1.5)) if shape is None else rand(*shape)
+
+
+for _op in BINARY_OPS:
+    for _shapes in BINARY_SHAPES:
+        CASES[f"{_op.__name__}{_shapes}"] = (
+            _op, tuple(_binary_argument(shape) for shape in _shapes), (0, 1), True)
+
+GRAD_WITH_AUX = ad.grad(has_aux_target, has_aux=True)
+
+CASES.update({
+    "vocabulary": (vocabulary, (rand(3), rand(3, 3)), (0, 1), True),
+    "einsum_more": (einsum_more, (rand(2, 3), rand(3, 2), rand(3)), (0, 1, 2), True),
+    "dot_higher": (dot_higher, (rand(2, 3, 4), rand(3, 4, 2), rand(3)), (0, 1, 2), True),
+    "linspace_and_full": (linspace_and_full, (0.3, 1.7), (0, 1), True),
+    "mean_of_mask": (mean_of_mask, (rand(5),), 0, True),
+    "aux_program": (aux_program, (rand(3),), 0, True),
+})
+
 if scipy is not None:
     CASES.update({
         "special_functions": (special_functions, (positive(4),), 0, True),
         "logsumexp_axis": (logsumexp_axis, (rand(3, 4),), 0, True),
         "logsumexp_weights": (logsumexp_weights, (rand(3),), 0, True),
+        "more_special": (more_special, (RNG.uniform(0.2, 0.8, size=4),), 0, True),
+        "softmax_special": (softmax_special, (rand(2, 3),), 0, True),
     })
 
 
@@ -1497,3 +1616,16 @@ def test_pieces_of_a_list_have_shapes_of_their_own():
     value, derivative = ad.jvp(ragged_halves)(np.arange(5.0), np.ones(5))
     assert value == ragged_halves(np.arange(5.0))
     np.testing.assert_allclose(derivative, 9.0 * 2 + 1.0 * 3)  # sum(right) * 2 + sum(left) * 3
+
+
+def test_jacobian_and_hessian_match_finite_differences():
+    """ad.jacobian of a vector function, column by column, and ad.hessian of a scalar
+    one, against central differences of the function and of its checked gradient."""
+    x = rand(3)
+    columns = [ad.numeric_grad(lambda v, i=i: vector_valued(v)[i], x) for i in range(3)]
+    np.testing.assert_allclose(ad.jacobian(vector_valued)(x), np.stack(columns),
+                               rtol=1e-6, atol=1e-8)
+    y = rand(4)
+    gradient = ad.grad(hessian_target)
+    rows = [ad.numeric_grad(lambda v, i=i: gradient(v)[i], y) for i in range(4)]
+    np.testing.assert_allclose(ad.hessian(hessian_target)(y), np.stack(rows), rtol=1e-6, atol=1e-8)
