@@ -1309,6 +1309,118 @@ def aux_program(x):
     return np.sum(g * x) * aux["norm"]
 
 
+# --- a fifth round: autograd's test_numpy corners ------------------------------
+
+def index_mixed_advanced(x):
+    return np.sum(x[3, 2:, [1, 3]] * np.arange(8.0).reshape(2, 4))
+
+
+def index_advanced_then_slice(x):
+    return np.sum(x[[0, 2], :, 1] ** 2) + np.sum(x[:, [1, 0], 1:3] * x[:, :2, :2])
+
+
+def index_slices_fanout(x):
+    y = x[::-1, 2:4, :]
+    z = x[::-1, 3:5, :]
+    return np.sum(np.sin(y + z))
+
+
+def index_dot_slices(x):
+    return np.dot(x[:2], x[2:])
+
+
+def slice_of_slice(x):
+    y = x[2:6]
+    return np.sum(y[1:3] ** 2)
+
+
+def scalars_to_array(a):
+    return np.sum(np.array([[a, a * 1.0, a + 2.5], [a ** 2, a, a / 2.0]]) ** 2)
+
+
+def array_from_scalar(a):
+    return np.array(a) ** 3
+
+
+def array_of_arrays_fanout(x):
+    A = np.array([[2.0 * x, x + 1.0], [x, x]])
+    return np.sum((A + A) ** 2)
+
+
+def assert_length(x):
+    assert len(x) == 3
+    return np.sum(x ** 2)
+
+
+def r_and_c(x):
+    c = np.array([0.5, -0.5, 1.0])
+    return np.sum(np.r_[x, c, x] ** 2) + np.sum(np.c_[x, c] ** 3)
+
+
+def append_values(x, b):
+    return np.sum(np.append(x, b) ** 2) + np.sum(np.append(x[:2], x[1:]) * 0.5)
+
+
+def trace_offsets(A, B):
+    return np.trace(A, offset=2) + np.trace(A, offset=-1) + np.sum(np.trace(B, offset=1))
+
+
+def diagonal_last_axes(D):
+    return np.sum(np.diagonal(D, axis1=-1, axis2=-2) ** 2)
+
+
+def int_cast_index(W):
+    new_W = W[:, :-1]
+    rows = W[:, -1].astype(np.int64)
+    return new_W[rows].sum()
+
+
+def nan_to_num_constants(x):
+    y = np.array([0.0, np.nan, np.inf, -np.inf])
+    return np.sum(np.sin(np.nan_to_num(x + y)))
+
+
+def where_constant_mask(x, y):
+    mask = np.array([[True, False, True], [False, False, True]])
+    return np.sum(np.where(mask, x, y) ** 2)
+
+
+def repeat_variants(x):
+    return (np.sum(np.repeat(x, 2, axis=1) ** 2) + np.sum(np.repeat(x, 1, axis=0) * x)
+            + np.sum(np.repeat(x[0, 0], 3) ** 3))
+
+
+def tensordot_positional(a):
+    return np.tensordot(a * np.ones((2, 2)), a * np.ones((2, 2)), 2)
+
+
+def concatenate_positional_axis(x):
+    B = np.ones((2, 3, 2))
+    return np.sum(np.concatenate((B, x, B), 1) ** 2)
+
+
+def squeeze_forms(x):
+    return np.sum(np.squeeze(x) ** 2) + np.sum(x.squeeze() * 2.0) + np.sum(np.expand_dims(x, 2) ** 3)
+
+
+def dot_with_floats(a, A):
+    return np.sum(np.dot(A, a) ** 2) + np.sum(np.dot(a, A[0]) ** 2)
+
+
+def sum_of_pair_builtin(x, y):
+    return np.sum(sum([x, y]) ** 2)
+
+
+def var_std_combos(B, C):
+    return (np.var(B, keepdims=True).sum() + np.std(C, axis=1, ddof=2).sum()
+            + np.var(C, axis=None, ddof=1) + np.std(B, ddof=1, keepdims=True).sum())
+
+
+def matrix_from_diagonal_batch(D):
+    A = D[..., :, None] * np.eye(D.shape[-1])
+    return np.sum(A ** 2 * np.arange(16.0).reshape(4, 4))
+
+
 # Each case: (function, arguments, wrt, second order?)
 CASES = {
     "branch_scale": (branch_scale, (1.3,), 0, True),
@@ -1579,6 +1691,34 @@ CASES.update({
     "linspace_and_full": (linspace_and_full, (0.3, 1.7), (0, 1), True),
     "mean_of_mask": (mean_of_mask, (rand(5),), 0, True),
     "aux_program": (aux_program, (rand(3),), 0, True),
+})
+
+CASES.update({
+    "index_mixed_advanced": (index_mixed_advanced, (rand(5, 6, 4),), 0, True),
+    "index_advanced_then_slice": (index_advanced_then_slice, (rand(3, 3, 4),), 0, True),
+    "index_slices_fanout": (index_slices_fanout, (rand(5, 6, 4),), 0, True),
+    "index_dot_slices": (index_dot_slices, (rand(4),), 0, True),
+    "slice_of_slice": (slice_of_slice, (rand(7),), 0, True),
+    "scalars_to_array": (scalars_to_array, (1.3,), 0, True),
+    "array_from_scalar": (array_from_scalar, (1.3,), 0, True),
+    "array_of_arrays_fanout": (array_of_arrays_fanout, (rand(3, 2),), 0, True),
+    "assert_length": (assert_length, (rand(3, 2),), 0, True),
+    "r_and_c": (r_and_c, (rand(3),), 0, True),
+    "append_values": (append_values, (rand(3), 0.4), (0, 1), True),
+    "trace_offsets": (trace_offsets, (rand(4, 5), rand(2, 3, 3, 2)), (0, 1), True),
+    "diagonal_last_axes": (diagonal_last_axes, (rand(3, 4, 4),), 0, True),
+    "int_cast_index": (int_cast_index, (np.concatenate([rand(5, 4), np.array([[1.5], [0.5], [4.5], [2.5], [1.5]])],
+                                                       axis=1),), 0, True),
+    "nan_to_num_constants": (nan_to_num_constants, (rand(4),), 0, True),
+    "where_constant_mask": (where_constant_mask, (rand(2, 3), rand(2, 3)), (0, 1), True),
+    "repeat_variants": (repeat_variants, (rand(2, 3),), 0, True),
+    "tensordot_positional": (tensordot_positional, (1.2,), 0, True),
+    "concatenate_positional_axis": (concatenate_positional_axis, (rand(2, 4, 2),), 0, True),
+    "squeeze_forms": (squeeze_forms, (rand(3, 1, 2),), 0, True),
+    "dot_with_floats": (dot_with_floats, (0.8, rand(3, 4)), (0, 1), True),
+    "sum_of_pair_builtin": (sum_of_pair_builtin, (rand(3, 2), rand(3, 2)), (0, 1), True),
+    "var_std_combos": (var_std_combos, (rand(1, 3), rand(3, 4)), (0, 1), True),
+    "matrix_from_diagonal_batch": (matrix_from_diagonal_batch, (rand(3, 4),), 0, True),
 })
 
 if scipy is not None:
