@@ -1421,6 +1421,129 @@ def matrix_from_diagonal_batch(D):
     return np.sum(A ** 2 * np.arange(16.0).reshape(4, 4))
 
 
+# --- a sixth round: control flow in depth -----------------------------------
+
+def while_inside_for(x):
+    out = 0.0
+    for v in x:
+        k = 0
+        while k < 2 and v * k < 1.0:
+            v = v * 1.5 + 0.1
+            k += 1
+        out = out + v ** 2
+    return out
+
+
+def return_inside_while(x):
+    y = x
+    while True:
+        y = np.sin(y) + 0.5
+        if np.sum(y) > 0.0:
+            return np.sum(y * x)
+
+
+def nested_break_continue(A):
+    total = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if j == 1:
+                continue
+            if j == 3:
+                break
+            total = total + A[i, j] * A[j % A.shape[0], i]
+    return total
+
+
+def buffer_loop_reads_previous(x):
+    out = np.zeros(len(x))
+    out[0] = x[0]
+    for i in range(1, len(x)):
+        out[i] = np.tanh(out[i - 1] * 0.8 + x[i])
+    return np.sum(out ** 2)
+
+
+def buffer_rows_in_place_add(X):
+    acc = np.zeros((2, X.shape[1]))
+    for i in range(X.shape[0]):
+        acc[i % 2] += X[i] ** 2
+    return np.sum(acc * np.array([[1.0], [2.0]]))
+
+
+def accumulate_in_list_then_stack(x):
+    states = [x]
+    for _ in range(3):
+        states.append(np.cos(states[-1]) * x)
+    return np.sum(np.stack(states) ** 2)
+
+
+def loop_over_rows_with_index(A, v):
+    total = 0.0
+    for i, row in enumerate(A):
+        total = total + (i + 1) * np.dot(row, v) ** 2
+    return total
+
+
+def reversed_range_loop(x, n):
+    h = x
+    for i in reversed(range(n)):
+        h = np.sin(h) * (i + 1)
+    return np.sum(h)
+
+
+def data_dependent_branch_in_loop(x):
+    h = x
+    for _ in range(4):
+        if np.sum(h) > 0.0:
+            h = h * 0.5 - 0.3
+        else:
+            h = h * 1.2 + 0.4
+    return np.sum(h * x)
+
+
+def nested_function_closure_loop(x):
+    def cell(h, w):
+        return np.tanh(h * w + x)
+
+    h = np.zeros_like(x)
+    for k in range(3):
+        h = cell(h, 0.5 + 0.1 * k)
+    return np.sum(h)
+
+
+def recursive_style_unrolled(x):
+    def power(v, n=3):
+        out = 1.0
+        for _ in range(n):
+            out = out * v
+        return out
+
+    return np.sum(power(x) + power(x, n=2))
+
+
+def min_over_loop(x):
+    best = x[0]
+    for v in x[1:]:
+        best = np.minimum(best, v)
+    return best
+
+
+def python_max_over_loop(x):
+    best = -100.0
+    for v in x:
+        if v > best:  # noqa: PLR1730 (the branch is what is tested)
+            best = v
+    return best * 2.0
+
+
+def counter_driven_while(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s = s + x[i] * (i + 1)
+        i = i + 1
+    return s
+
+
 # Each case: (function, arguments, wrt, second order?)
 CASES = {
     "branch_scale": (branch_scale, (1.3,), 0, True),
@@ -1719,6 +1842,23 @@ CASES.update({
     "sum_of_pair_builtin": (sum_of_pair_builtin, (rand(3, 2), rand(3, 2)), (0, 1), True),
     "var_std_combos": (var_std_combos, (rand(1, 3), rand(3, 4)), (0, 1), True),
     "matrix_from_diagonal_batch": (matrix_from_diagonal_batch, (rand(3, 4),), 0, True),
+})
+
+CASES.update({
+    "while_inside_for": (while_inside_for, (np.array([0.3, 0.9, 2.2]),), 0, True),
+    "return_inside_while": (return_inside_while, (rand(3),), 0, True),
+    "nested_break_continue": (nested_break_continue, (rand(4, 4),), 0, True),
+    "buffer_loop_reads_previous": (buffer_loop_reads_previous, (rand(5),), 0, True),
+    "buffer_rows_in_place_add": (buffer_rows_in_place_add, (rand(5, 3),), 0, True),
+    "accumulate_in_list_then_stack": (accumulate_in_list_then_stack, (rand(3),), 0, True),
+    "loop_over_rows_with_index": (loop_over_rows_with_index, (rand(3, 2), rand(2)), (0, 1), True),
+    "reversed_range_loop": (reversed_range_loop, (rand(3), 3), 0, True),
+    "data_dependent_branch_in_loop": (data_dependent_branch_in_loop, (rand(3),), 0, True),
+    "nested_function_closure_loop": (nested_function_closure_loop, (rand(3),), 0, True),
+    "recursive_style_unrolled": (recursive_style_unrolled, (rand(3),), 0, True),
+    "min_over_loop": (min_over_loop, (np.array([0.4, -0.3, 0.9, -1.1, 0.2]),), 0, True),
+    "python_max_over_loop": (python_max_over_loop, (np.array([0.4, -0.3, 0.9, -1.1, 0.2]),), 0, True),
+    "counter_driven_while": (counter_driven_while, (rand(4), 3), 0, True),
 })
 
 if scipy is not None:
