@@ -1544,6 +1544,39 @@ def counter_driven_while(x, n):
     return s
 
 
+# --- a seventh round: indices known only at run time --------------------------
+
+def gather_by_argument(x, idx):
+    return np.sum(x[idx] ** 2 * np.arange(1.0, len(idx) + 1.0))
+
+
+def mask_by_argument(x, mask):
+    return np.sum(np.exp(x[mask]))
+
+
+def runtime_slice_bounds(x, i, j):
+    return np.sum(x[i:j] ** 2) + np.sum(x[-i:] * 2.0)
+
+
+def runtime_step(x, k):
+    return np.sum(x[::k] ** 3) + np.sum(x[::-k] * np.arange(float(len(x[::-k]))))
+
+
+def negative_int_argument(x, i):
+    return x[i] * x[i - 1]
+
+
+def rows_by_argument(A, rows):
+    return np.sum(A[rows, 1:] ** 2) + np.sum(A[:, rows[0]])
+
+
+def gather_columns_loop(A, cols):
+    total = 0.0
+    for c in cols:
+        total = total + np.sum(A[:, c] ** 2)
+    return total
+
+
 # Each case: (function, arguments, wrt, second order?)
 CASES = {
     "branch_scale": (branch_scale, (1.3,), 0, True),
@@ -1859,6 +1892,16 @@ CASES.update({
     "min_over_loop": (min_over_loop, (np.array([0.4, -0.3, 0.9, -1.1, 0.2]),), 0, True),
     "python_max_over_loop": (python_max_over_loop, (np.array([0.4, -0.3, 0.9, -1.1, 0.2]),), 0, True),
     "counter_driven_while": (counter_driven_while, (rand(4), 3), 0, True),
+})
+
+CASES.update({
+    "gather_by_argument": (gather_by_argument, (rand(5), np.array([4, 0, 4, 2, 0])), 0, True),
+    "mask_by_argument": (mask_by_argument, (rand(4), np.array([True, False, True, True])), 0, True),
+    "runtime_slice_bounds": (runtime_slice_bounds, (rand(6), 1, 4), 0, True),
+    "runtime_step": (runtime_step, (rand(7), 2), 0, True),
+    "negative_int_argument": (negative_int_argument, (rand(5), -1), 0, True),
+    "rows_by_argument": (rows_by_argument, (rand(4, 3), np.array([2, 2, 0])), 0, True),
+    "gather_columns_loop": (gather_columns_loop, (rand(3, 4), [1, 3, 1]), 0, True),
 })
 
 if scipy is not None:
