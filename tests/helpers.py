@@ -233,7 +233,9 @@ def _hessian_along(f, args, wrt, positions, v) -> list:
         g = g if isinstance(wrt, tuple) else (g,)
         return sum(np.sum(np.asarray(gp) * vp) for gp, vp in zip(g, v))
 
-    args = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) else a for a in args]
+    # (only the differentiated arrays in float64: int labels or indices stay ints)
+    args = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and i in positions
+            else a for i, a in enumerate(args)]
     expected = ad.numeric_grad(along, *args, wrt=tuple(positions))
     return list(expected)
 

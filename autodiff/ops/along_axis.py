@@ -256,3 +256,12 @@ def _(g, ans, a, kth, axis):
 @partition.defjvp
 def _(t, ans, a, kth, axis):
     return runtime.sorted_like(t, a, axis, kth)
+
+
+# np.argsort gives the permutation np.sort applies: integers, constant near almost
+# every a, so a program indexing with it differentiates through the indexing alone.
+@defop("argsort", "np.argsort(a, axis=axis)", aliases=(np.argsort,), methods=("argsort",),
+       nondiff_output=True, floating=None,
+       no_gradient="a permutation: integers, constant near almost every a",
+       no_sympy=_NO_SYMPY_ORDER)
+def argsort(a, axis=-1): ...

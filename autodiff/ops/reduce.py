@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``.
+"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``; argmax and argmin, which pass no gradient.
 
 Every rule first puts back the reduced axes (``expand_reduced``) so that the
 incoming gradient broadcasts against the input.
@@ -457,3 +457,23 @@ def _(rewrite, weights, a, axis):
 def _(rewrite, g, weights, axis):
     shape = rewrite.array_shape(weights)
     return g if shape is not None and shape == rewrite.array_shape(g) else None
+
+
+# ----- positions of extremes (no gradient) -----
+
+# np.argmax and np.argmin give integers, constant near almost every a: a program that
+# reads a[np.argmax(a)] differentiates through the read, never through the position.
+POSITION = "the position of an extreme: integers, constant near almost every a"
+_NO_SYMPY_POSITION = "SymPy cannot order symbols: the position depends on the values"
+
+
+@defop("argmax", "np.argmax(a, axis=axis, keepdims=keepdims)", aliases=(np.argmax,),
+       methods=("argmax",), nondiff_output=True, floating=None, shape=reduced,
+       no_gradient=POSITION, no_sympy=_NO_SYMPY_POSITION)
+def argmax(a, axis=None, keepdims=False): ...
+
+
+@defop("argmin", "np.argmin(a, axis=axis, keepdims=keepdims)", aliases=(np.argmin,),
+       methods=("argmin",), nondiff_output=True, floating=None, shape=reduced,
+       no_gradient=POSITION, no_sympy=_NO_SYMPY_POSITION)
+def argmin(a, axis=None, keepdims=False): ...

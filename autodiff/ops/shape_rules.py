@@ -148,6 +148,8 @@ def _index_token(base: Operand, index: Operand) -> object:
     token = token_of(base)
     if token is None:  # a constant array: its shape is no other value's
         return Token()
+    if token is LIST:  # the items of a list (np.array_split's pieces) may differ in shape
+        return Token()
     if isinstance(index, Const) and isinstance(index.value, tuple):
         index = tuple(Const(item) for item in index.value)
     items = index if isinstance(index, tuple) else (index,)

@@ -44,6 +44,8 @@ ORDER_CASES = [
     ("np.partition(x, 2)", [(5,)]), ("np.partition(x, 1, axis=0)", [(3, 4)]),
     ("np.partition(x, (0, 2), axis=-1)[..., 2]", [(2, 4)]), ("np.partition(x, 3, axis=None)", [(2, 3)]),
     ("np.partition(x * x, 0)[0]", [(4,)]),
+    ("x[np.argsort(x)] * np.arange(5.0)", [(5,)]), ("x.argsort() * x", [(4,)]),
+    ("np.take_along_axis(x, np.argsort(x * x, axis=0), axis=0) * y", [(3, 4), (4,)]),
 ]
 
 test_order = table_test(ORDER_CASES, seed=680)

@@ -78,6 +78,12 @@ CASES += [
     ("np.percentile(x * x, 30.0 + 40.0 * y, axis=(0, 1))", [(3, 2, 2), ()], "unit"),
 ]
 
+CASES += [  # positions of extremes: no gradient of their own, read as indices
+    ("x[np.argmax(x)] * x", [(5,)]), ("np.argmin(x) + x * x", [(4,)]),
+    ("x.argmax(axis=0) * x", [(3, 4)]),
+    ("np.take_along_axis(x, np.argmin(x, axis=1, keepdims=True), axis=1) * x", [(3, 4)]),
+    ("x[np.argmax(np.concatenate((x, x)))] ** 2", [(3,)]),  # ties: the first
+]
 
 test_reduction = table_test(CASES, seed=300)
 
