@@ -22,8 +22,15 @@ import numpy as np
 
 from autodiff.graph.ir import Const
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop, helper_op
-from autodiff.ops.shape_rules import broadcast, list_indexed, list_result, scalar_result, shape_like
+from autodiff.ops.registry import OPS, defop, helper_op
+from autodiff.ops.shape_rules import (
+    broadcast,
+    is_basic_index,
+    list_indexed,
+    list_result,
+    scalar_result,
+    shape_like,
+)
 from autodiff.ops.sympy_forms import elementwise, objects, stop_gradient_function, truth
 from autodiff.ops.sympy_forms import index as sympy_index
 
@@ -227,7 +234,7 @@ setitem.inplace_copy = "a.copy()"
 @setitem.defvjp
 def _(g, ans, a, index, value):
     # A copy of the written part first, so that zeroing it can happen in place.
-    part = runtime.unbroadcast(g[index].copy(), value)
+    part = runtime.unbroadcast(runtime.written_part(g, index), value)
     return runtime.zero_at(g, index), part
 
 
@@ -239,6 +246,30 @@ def _(t, ans, a, index, value):
 @setitem.defjvp("value")
 def _(t, ans, a, index, value):
     return runtime.setitem(np.zeros_like(ans, dtype=np.result_type(t)), index, t)
+
+
+def _written_part_of_a_basic_index(named, builder):
+    """Slices and integers name each element once: the written part is a copy of g's."""
+    if not is_basic_index(named["index"]):
+        return None
+    return builder.emit(OPS["copy"], (builder.emit(OPS["getitem"], (named["g"], named["index"])),))
+
+
+# A repeated index (a[[0, 0]] = v) writes an element several times and NumPy keeps the
+# last write: only that occurrence of the value receives the element's adjoint.
+@defop("written_part", "written_part(g, index)", aliases=(runtime.written_part,), diff=("g",),
+       simplify=_written_part_of_a_basic_index, jvp="linear",
+       no_sympy="the adjoint of an element update, written by its rule")
+def written_part(g, index): ...
+
+
+written_part.piecewise_params = ("index",)
+
+
+# Its transpose writes each adjoint back where its occurrence was the last to write.
+@written_part.defvjp
+def _(h, ans, g, index):
+    return runtime.setitem(np.zeros_like(g, dtype=np.result_type(h)), index, h)
 
 
 @defop("zero_at", "zero_at(a, index)", aliases=(runtime.zero_at,), diff=("a",), shape=shape_like("a"),

@@ -1225,3 +1225,16 @@ def clipped_high(a, low, high):
         return False
     taken = a > high
     return taken if low is None else taken | (low > high)
+
+
+def written_part(g, index):
+    """``g[index]`` as a new array, zero where a later occurrence of a repeated index
+    writes the same element: the part of ``g`` each element of the value wrote in
+    ``a[index] = value``, where NumPy keeps the last write (``a[[0, 0]] = [u, v]``
+    leaves ``v``, so ``u`` receives no gradient)."""
+    part = np.array(g[index])
+    labels = np.arange(part.size).reshape(part.shape)
+    writer = np.full(np.shape(g), -1)
+    writer[index] = labels
+    part[writer[index] != labels] = 0
+    return part

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from autodiff.errors import AutodiffError
-from autodiff.graph.ir import Const, Location, operand_values
+from autodiff.graph.ir import Const, Location
 from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
@@ -16,6 +16,7 @@ from autodiff.ops.elementwise import STEPS
 from autodiff.ops.registry import OPS, Op, alias, defop, helper_op
 from autodiff.ops.shape_rules import (
     indexed,
+    is_basic_index,
     list_result,
     scalar_result,
     shape_given_by,
@@ -424,11 +425,6 @@ def _index_add_statement(named) -> str:
     if is_basic_index(named["index"]):
         return "base[index] += value"
     return "np.add.at(base, index, value)"
-
-
-def is_basic_index(index) -> bool:
-    """Whether ``index`` is built of constants, slices and integer scalars only."""
-    return all(value.shape is SCALAR and not value.floating for value in operand_values(index))
 
 
 @defop("index_add", None, diff=("base", "value"), shape=shape_like("base"), inplace=_index_add_statement)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 
-from autodiff.graph.ir import Const, Operand, SliceSpec, Value
+from autodiff.graph.ir import Const, Operand, SliceSpec, Value, operand_values
 from autodiff.graph.shapes import LIST, SCALAR, Token, combine, token_of
 
 
@@ -180,3 +180,9 @@ def _index_token(base: Operand, index: Operand) -> object:
 
 __all__ = ["ShapeRule", "broadcast", "einsum_result", "indexed", "list_indexed", "list_result",
            "reduced", "scalar_result", "shape_given_by", "shape_like"]
+
+
+def is_basic_index(index) -> bool:
+    """Whether ``index`` is built of constants, slices and integer scalars only: it names
+    each element once (an array of integers may repeat one)."""
+    return all(value.shape is SCALAR and not value.floating for value in operand_values(index))

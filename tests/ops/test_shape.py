@@ -52,6 +52,8 @@ SHAPE_CASES = [
     ("float(x) * x", [None]), ("float(x[1]) * x", [(3,)]),
     ("sum([np.sin(r) * y for r in x])", [(3,), (2,)]),
     ("filled(x) * y", [(4,), (4,)]),
+    # a repeated index writes an element several times: the last write is kept
+    ("overwritten(x, y) * y", [(3,), (4,)]),
     ("x[slice(1, None)] * x[slice(2)][0]", [(3,)]),
 ]
 
@@ -61,6 +63,13 @@ def filled(x):
     out = np.zeros(np.shape(x))
     for i in range(len(x)):
         out[i] = x[i] * x[-1 - i]
+    return out
+
+
+def overwritten(x, y):
+    out = y.copy()
+    out[[0, 0, 2]] = x
+    out[[1, 1, 3]] += x * x[0]
     return out
 """
 

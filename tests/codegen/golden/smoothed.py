@@ -42,7 +42,7 @@ def smoothed_grad(x):
             shape_2 = np.shape(t9)
             del t9
             t10 = dout[i]
-            t11 = np.array(t10)
+            t11 = np.copy(t10)
             del t10
             dt7 = unbroadcast_to(t11, shape)
             del shape, t11
@@ -60,7 +60,7 @@ def smoothed_grad(x):
         # grad of line 74: out[0] = x[0]
         t12 = dout[0]
         del dout
-        dt1 = np.array(t12)
+        dt1 = np.copy(t12)
         del t12
         dx[0] += dt1
         del dt1
