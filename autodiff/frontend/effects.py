@@ -6,8 +6,9 @@ them and never differentiated; and the strings they print, f-strings, ``%`` and
 A call made as a statement is kept only when it is known to act through its side
 effects alone (print, logging, warnings) or is the user's own function (whose body
 is compiled, with the same rule). Any other call as a statement may change an
-argument in place (``np.add.at(K, idx, v)``, ``x.sort()``), which the derivative
-would not see: it is refused rather than guessed.
+argument in place (``x.sort()``), which the derivative would not see: it is refused
+rather than guessed. ``np.add.at(K, idx, v)`` on an array the function created is an
+element update (``frontend/updates.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import builtins
 import logging
 import types
 import warnings
+
+import numpy as np
 
 from autodiff.frontend.functions import LocalFunction
 from autodiff.frontend.structures import Record, contains_record
@@ -35,6 +38,15 @@ _MODULE_FUNCTIONS = frozenset({builtins.print, warnings.warn, warnings.warn_expl
 
 
 _USERS = object()  # a method of the user's own object, compiled like any function of theirs
+
+# Unbuffered updates of an array the function created: differentiated as element updates.
+_UNBUFFERED = (np.add.at, np.subtract.at)
+
+
+def _is(value, fn) -> bool:
+    """Whether ``value`` is ``fn``, a method of a NumPy ufunc (read anew at each access,
+    equal to the others)."""
+    return type(value) is type(fn) and value == fn
 
 
 def _users_function(fn, filename: str) -> bool:
@@ -94,6 +106,9 @@ class EffectsMixin:
                              "differentiated code (the result would be discarded)",
                              hint="assign the value, or remove the line")
         callee = self.effect_callee(call.func)
+        if isinstance(callee, Const) and any(_is(callee.value, fn) for fn in _UNBUFFERED):
+            self.unbuffered_add(call, subtract=_is(callee.value, np.subtract.at))
+            return
         method = None
         if isinstance(callee, tuple):  # a method of a global object: logger.info
             callee, method = callee

@@ -109,6 +109,25 @@ class UpdatesMixin:
         self.env[name] = self.emit(target, "setitem", (current, index, new), hint=name)
         self.mark_stale_views(target, name, current)
 
+    def unbuffered_add(self, call: ast.Call, subtract: bool) -> None:
+        """``np.add.at(out, index, value)`` (``np.subtract.at``): ``value`` added at
+        ``index`` of an array the function created, every occurrence of a repeated
+        index counted (unlike ``out[index] += value``)."""
+        name = "np.subtract.at" if subtract else "np.add.at"
+        if call.keywords or len(call.args) != 3 or any(
+                isinstance(arg, ast.Starred) for arg in call.args):
+            raise self.error(call, f"{name} is differentiated in its form {name}(a, indices, b)",
+                             hint="pass the array, the indices and the values, in this order")
+        target = ast.copy_location(ast.Subscript(value=call.args[0], slice=call.args[1],
+                                                 ctx=ast.Store()), call)
+        name, current = self.updatable(target, f"{name}")
+        index = self.index(call.args[1])
+        value = self.expr(call.args[2])
+        if subtract:
+            value = self.emit(call, "negative", (value,))
+        self.env[name] = self.emit(call, "index_add", (current, index, value), hint=name)
+        self.mark_stale_views(target, name, current)
+
     # ----- views of an updated array -----
     # The graph holds values: a view taken before an update (v = out[:2]) keeps the old
     # elements there, where NumPy shows the update through it. So a name that may hold

@@ -323,3 +323,46 @@ def test_a_run_time_index_chooses_arrays_counted_from_either_end_but_never_lists
     with pytest.raises(ad.UnsupportedSyntaxError, match="from a list of lists, structures or "
                        "functions"):
         ad.grad(list_chosen_at_run_time)(np.ones(2), 1)
+
+
+# ----- np.add.at and np.subtract.at: unbuffered updates of an array the function made -----
+
+
+def scattered(x, w):
+    counts = np.zeros(3)
+    np.add.at(counts, np.array([0, 1, 1, 2, 0, 2]), x * w)  # repeats count each time
+    np.subtract.at(counts, [0, 0], w[:2])
+    return np.sum(counts ** 2 * np.arange(1.0, 4.0))
+
+
+def scattered_on_two_axes(x):
+    grid = np.ones((3, 2))
+    np.add.at(grid, (np.array([0, 2, 2]), 1), x[:3] ** 2)
+    return np.sum(np.sin(grid) * grid)
+
+
+def scattered_into_the_argument(x):
+    np.add.at(x, [0, 0], 1.0)
+    return np.sum(x)
+
+
+def test_add_at_counts_every_occurrence_of_a_repeated_index():
+    x, w = np.linspace(0.1, 0.9, 6), np.linspace(1.0, 2.0, 6)
+    check(scattered, x, w, wrt=(0, 1))
+    check(scattered_on_two_axes, x)
+    for fn, args in ((scattered, (x, w)), (scattered_on_two_axes, (x,))):
+        assert np.allclose(ad.grad(fn, jit=True)(*args), ad.grad(fn)(*args))
+        v = np.linspace(-1.0, 1.0, 6)
+        step = 1e-5
+        hvp = ad.hvp(fn)(*args, v)
+        shifted = [(args[0] + sign * step * v, *args[1:]) for sign in (1, -1)]
+        expected = (ad.grad(fn)(*shifted[0]) - ad.grad(fn)(*shifted[1])) / (2 * step)
+        assert np.allclose(hvp, expected, rtol=1e-5, atol=1e-7)
+    assert "np.add.at(counts, " in ad.grad(scattered).source
+
+
+def test_add_at_into_an_argument_is_refused_at_the_users_line():
+    with pytest.raises(ad.AutodiffError, match="in-place update of 'x', which is an argument"
+                       ) as raised:
+        ad.grad(scattered_into_the_argument)(np.ones(3))
+    assert raised.value.filename == __file__
