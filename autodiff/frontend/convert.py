@@ -25,6 +25,7 @@ import numpy as np
 from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
+from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
@@ -117,7 +118,8 @@ def _is_list(operand: Operand) -> bool:
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
 
 
-class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, EffectsMixin):
+class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, EffectsMixin,
+                FrozenMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -179,6 +181,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         op = op_name if isinstance(op_name, registry.Op) else OPS[op_name]
         op_name = op.name
         self.refuse_records(node, args)
+        self.refuse_frozen(node, args)
         try:
             return self.builder.emit(op, args, hint)
         except AutodiffError:
@@ -239,7 +242,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             raise self.error(body[-1] if body else self.source.tree,
                              "the function has no 'return' statement at its end")
         result = self.env[RESULT]
-        if isinstance(result, (Ambiguous, LocalFunction)) or result is UNDEFINED:
+        if isinstance(result, (Ambiguous, LocalFunction, Frozen)) or result is UNDEFINED:
             raise self.error(body[-1], "the function must return a number or an array")
         return result
 
@@ -624,6 +627,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             base = self.expr(func.value)
             if func.attr == "format" and isinstance(base, Const) and isinstance(base.value, str):
                 return self.str_formatted(node, base.value)
+            if isinstance(base, Frozen):  # norm(mu, sigma).logpdf(x)
+                return self.frozen_method(node, base, func.attr, *self.call_arguments(node))
             if isinstance(base, Value):
                 receiver = base
             elif isinstance(base, Record) and (base.kind == "dict" or func.attr not in base.items):
@@ -677,6 +682,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 return self.call_function(node, callee.value, args, kwargs)
         binding = self.callable_binding(node, callee, text)
         if binding is None:
+            frozen = frozen_call(callee, args, kwargs, ast.unparse(node))
+            if frozen is not None:
+                return frozen
             return self.call_as_it_is(node, callee, args, kwargs)
         return self.call_op(node, binding, args, kwargs, text)
 

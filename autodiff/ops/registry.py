@@ -454,6 +454,15 @@ def callable_binding(fn: Any) -> tuple[Op, Callable | None] | None:
     return entry[1], entry[2]
 
 
+def has_bound_ops(obj: Any) -> bool:
+    """Whether a method of ``obj`` is a name for an op (``scipy.stats.norm``, whose
+    ``norm.logpdf`` is one): calling ``obj`` freezes arguments for those methods."""
+    if _DEFERRED:
+        _bind_deferred()
+    return any(isinstance(key, tuple) and key[0] == id(obj)
+               and entry[0].__self__ is obj for key, entry in _CALLABLES.items())
+
+
 def callables_of(op: Op) -> list[Any]:
     """The Python callables that are names for ``op``."""
     if _DEFERRED:

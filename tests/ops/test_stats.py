@@ -274,3 +274,44 @@ def test_a_gradient_reaching_the_shape_of_a_cdf_is_refused(user_module, call):
     assert (info.value.filename, info.value.lineno) == (module.__file__, 7)
     with pytest.raises(ad.NonDifferentiableError, match="shape has no closed form"):
         ad.jvp(module.f)(x, np.ones(2))
+
+
+def test_a_distribution_frozen_in_the_code_calls_the_ops_of_its_methods(user_module):
+    module = user_module("""
+        import numpy as np
+        from scipy import stats
+        from scipy.stats import multivariate_normal, norm
+
+
+        def nll(params, x):
+            dist = norm(params["mu"], np.exp(params["log_sigma"]))
+            prior = stats.t(3.0, loc=0.0)
+            return (-np.sum(dist.logpdf(x)) - prior.logpdf(params["mu"])
+                    + np.sum(norm(0.0, scale=2.0).cdf(x * params["mu"])))
+
+
+        def mvn(mean, root):
+            cov = root @ root.T + np.eye(2)
+            return np.sum(multivariate_normal(mean, cov).logpdf(np.array([[0.1, 0.2], [0.3, -0.4]])))
+
+
+        def sampled(x):
+            return np.sum(norm(x, 1.0).rvs(3) * x)
+
+
+        def returned(x):
+            return norm(x, 1.0)
+    """)
+    params, x = {"mu": 0.3, "log_sigma": -0.2}, np.array([0.1, 0.5, -0.7])
+    ad.check_grad(module.nll, params, x, wrt=0)
+    expected = ad.grad(module.nll)(params, x)
+    for name, value in ad.grad(module.nll, jit=True)(params, x).items():
+        np.testing.assert_allclose(value, expected[name])
+    ad.check_grad(module.mvn, np.array([0.2, 0.1]), np.array([[1.0, 0.0], [0.3, 0.8]]),
+                  wrt=(0, 1))
+    with pytest.raises(ad.AutodiffError, match=r"'norm\(x, 1.0\).rvs\(\)' on the distribution"
+                       ) as info:
+        ad.grad(module.sampled)(0.5)
+    assert (info.value.filename, info.value.lineno) == (module.__file__, 20)
+    with pytest.raises(ad.AutodiffError, match="must return a number or an array"):
+        ad.grad(module.returned)(0.5)
