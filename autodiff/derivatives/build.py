@@ -365,6 +365,14 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
             if spec is not None:
                 reads += structures.leaf_reads(spec, whole, leaf_tangents, "tangent")
         derivative.nodes[:0] = reads
+    if any(not isinstance(node, Region) and node.op.real_rules for node in walk(graph.nodes)):
+        # rules for real values alone (np.abs): a complex argument is refused, never
+        # differentiated wrongly (reverse mode's check is as_gradient_of's)
+        primals = [derivative.params[t] if isinstance(t, int) else t for t in targets]
+        checked = tuple(dict.fromkeys([*derivative.params, *primals, *tangents,
+                                       *operand_values(tuple(derivative.outputs))]))
+        derivative.nodes.append(Node(OPS["real_arguments"], (checked,), Value("checked"),
+                                     None, "tangent"))
     half = len(derivative.outputs) // 2
     values, outs = derivative.outputs[:half], derivative.outputs[half:]
     # an output tangent that is the caller's tangent or a view of it (f(x) = x.T), or

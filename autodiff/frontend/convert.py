@@ -22,7 +22,12 @@ import types
 
 import numpy as np
 
-from autodiff.errors import AutodiffError, UnknownFunctionError, UnsupportedSyntaxError
+from autodiff.errors import (
+    AutodiffError,
+    NonDifferentiableError,
+    UnknownFunctionError,
+    UnsupportedSyntaxError,
+)
 from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
@@ -118,6 +123,27 @@ def _is_list(operand: Operand) -> bool:
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
 
 
+_COMPLEX_DTYPE_NAMES = frozenset({"complex", "complex64", "complex128", "complex256", "c8",
+                                  "c16", "c32", "cfloat", "cdouble", "clongdouble"})
+
+
+def _complex_constant(operand) -> bool:
+    """Whether ``operand`` is a complex constant or names a complex type (``1j``,
+    ``complex``, ``np.complex128``, ``dtype="complex128"``)."""
+    if isinstance(operand, tuple):
+        return any(_complex_constant(item) for item in operand)
+    if not isinstance(operand, Const):
+        return False
+    value = operand.value
+    if isinstance(value, complex | np.complexfloating):
+        return True
+    if isinstance(value, type):
+        return issubclass(value, complex | np.complexfloating)
+    if isinstance(value, np.dtype):
+        return value.kind == "c"
+    return isinstance(value, str) and value in _COMPLEX_DTYPE_NAMES
+
+
 class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, EffectsMixin,
                 FrozenMixin):
     """Converts one function body; ``env`` maps local names to operands."""
@@ -182,6 +208,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         op_name = op.name
         self.refuse_records(node, args)
         self.refuse_frozen(node, args)
+        if any(_complex_constant(arg) for arg in args):
+            raise self.error(node, f"'{ast.unparse(node)}' makes a complex number, and "
+                             "autodiff differentiates real values", kind=NonDifferentiableError,
+                             hint="compute with the real and imaginary parts as real arrays")
         try:
             return self.builder.emit(op, args, hint)
         except AutodiffError:

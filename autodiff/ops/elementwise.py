@@ -1087,3 +1087,8 @@ def _(t, ans, x1, x2):
 @remainder.defjvp("x2")
 def _(t, ans, x1, x2):
     return -t * np.floor(x1 / x2)
+
+
+# Rules that hold for real operands only: a complex value reaching them is refused.
+for _name in ("abs", "sinc", "sign",):
+    OPS[_name].real_rules = True

@@ -564,6 +564,13 @@ def _(gg, result, g, x, where, float_when_x_is):
 # It raises on a non-scalar output: keep it even when nothing reads the seed.
 OPS["scalar_output_seed"].effect = True
 
+# Forward mode's check that no argument is complex, where an op's rules are real ones
+# (reverse mode's is as_gradient_of's): a statement of its own at the top.
+_call("real_arguments", "values", nondiff_output=True, floating=None,
+      no_gradient="a check of the arguments' kinds")
+OPS["real_arguments"].effect = OPS["real_arguments"].statement = True
+OPS["real_arguments"].outside_tables = "build_jvp writes it (tests/api/test_complex_refused.py)"
+
 
 # Linear in g; its transpose is np.linspace of the two adjoints.
 _call("linspace_grads", "g, start, stop, num, endpoint, axis", diff=("g",), shape=list_result,

@@ -1341,3 +1341,8 @@ def _(g, ans, a, computed):
 def _(t, ans, a, computed):
     moved = ans @ (_gaps(eig_values(a, computed)) * (np.linalg.inv(ans) @ t @ ans))
     return moved - ans * np.sum(ans * moved, axis=-2, keepdims=True)
+
+
+# Rules that hold for real operands only: a complex value reaching them is refused.
+for _name in ("norm", "cholesky", "slogdet", "slogdet_sign", "slogdet_logabsdet", "eigh", "eigh_values", "eigh_vectors", "eigvalsh", "svd", "svd_values", "svd_u", "svd_s", "svd_vh", "qr", "qr_q", "qr_r", "pinv", "lstsq", "lstsq_solution", "eig", "eig_values", "eig_vectors", "eigvals",):
+    OPS[_name].real_rules = True

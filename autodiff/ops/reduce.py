@@ -12,7 +12,7 @@ import numpy as np
 
 from autodiff.graph.patterns import is_false, is_none
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop
+from autodiff.ops.registry import OPS, defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 from autodiff.ops.shape_rules import reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
@@ -477,3 +477,8 @@ def argmax(a, axis=None, keepdims=False): ...
        methods=("argmin",), nondiff_output=True, floating=None, shape=reduced,
        no_gradient=POSITION, no_sympy=_NO_SYMPY_POSITION)
 def argmin(a, axis=None, keepdims=False): ...
+
+
+# Rules that hold for real operands only: a complex value reaching them is refused.
+for _name in ("var", "std",):
+    OPS[_name].real_rules = True

@@ -219,6 +219,9 @@ class Op:
         # Why no gradient flows into a parameter outside ``diff``, by parameter (a count:
         # poisson.logpmf's k), given by the error refusing a gradient that reaches it.
         self.no_gradient_to: dict[str, str] = {}
+        # Its rules hold for real operands only (np.abs, np.var, eigh): a complex value
+        # reaching it is refused (autodiff differentiates real values).
+        self.real_rules = False
         # Parameters the result is piecewise constant in (an index, a condition, a sign):
         # their gradient is zero almost everywhere, and none is passed to them.
         self.piecewise_params: tuple[str, ...] = ()

@@ -396,21 +396,47 @@ def as_gradient_of(g, x, where=None):
     if type(x) is np.ndarray:
         if (type(g) is np.ndarray and g.base is None and g.dtype is x.dtype
                 and g.shape == x.shape and g is not x and g.flags.writeable
-                and x.dtype.kind in "fc"):
+                and x.dtype.kind == "f"):
             return g  # the common case, checked with the cheapest tests first
-        if x.dtype.kind not in "fciu":
+        if x.dtype.kind not in "fiu":
             _not_differentiable(x)
+        if _is_complex(g):
+            raise complex_refused()
         dtype = gradient_dtype(x)
         if (type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
                 and g.base is None and g is not x and g.flags.writeable):
             return g
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
+    if _is_complex(g):
+        raise complex_refused()
     if isinstance(x, (float, int)) and not isinstance(x, (bool, np.generic)):
         return float(np.sum(g)) if np.ndim(g) else float(g)
     # NumPy scalars (np.float32(1.0)) keep their type.
-    if not isinstance(x, np.generic) or x.dtype.kind not in "fciu":
+    if not isinstance(x, np.generic) or x.dtype.kind not in "fiu":
         _not_differentiable(x)
     return gradient_dtype(x).type(np.sum(g) if np.ndim(g) else g)
+
+
+def _is_complex(value) -> bool:
+    return isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind", "") == "c"
+
+
+def complex_refused() -> ArgumentKindError:
+    """The error for complex values in a derivative: its rules are real ones."""
+    return ArgumentKindError(
+        "complex numbers are not differentiated: the derivative's rules hold for real "
+        "values, and a complex argument (or a gradient that became complex) would get "
+        "a wrong result",
+        hint="pass the real and imaginary parts as real arrays and compute with them "
+        "(z = (a, b); |z|^2 = a**2 + b**2)")
+
+
+def real_arguments(values: tuple) -> None:
+    """Refuse complex arguments of a forward-mode derivative whose rules are real ones
+    (``np.abs``, ``np.var``, ``np.linalg.eigh``, ...: ``Op.real_rules``)."""
+    for value in values:
+        if _is_complex(value):
+            raise complex_refused()
 
 
 def gradient_dtype(x) -> np.dtype:
@@ -430,6 +456,8 @@ STRUCTURES = (list, tuple, dict)
 def not_differentiable(x) -> ArgumentKindError:
     """The error for differentiating with respect to ``x``, which has no gradient."""
     kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
+    if _is_complex(x):
+        return complex_refused()
     if isinstance(x, STRUCTURES):  # (a derivative made for arrays alone: a rule's)
         return ArgumentKindError(
             f"cannot differentiate with respect to an argument, a {kind}, here: this "
