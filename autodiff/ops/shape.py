@@ -313,7 +313,14 @@ def _(t, ans, a, dtype):
     return t
 
 
-@defop("asarray", "np.asarray(a)", aliases=(np.asarray, np.asanyarray), diff=("a",),
+def _asarray_call(a, dtype=None):
+    if dtype is None or isinstance(dtype, Const) and dtype.value is None:
+        return OPS["asarray"], {"a": a}
+    return OPS["asarray_cast"], {"a": a, "dtype": dtype}
+
+
+@defop("asarray", "np.asarray(a)", aliases=((np.asarray, _asarray_call),
+                                            (np.asanyarray, _asarray_call)), diff=("a",),
        shape=shape_like("a"), fresh=False, sympy=lambda a: a, ndarray=True, jvp="same")
 def asarray(a): ...
 
@@ -321,6 +328,33 @@ def asarray(a): ...
 @asarray.defvjp
 def _(g, ans, a):
     return g
+
+
+# np.asarray(x, dtype=float): x itself when it has that dtype (never a fresh array), else
+# a cast; to integers or booleans, a cast with no gradient.
+@defop("asarray_cast", "np.asarray(a, dtype=dtype)", diff=("a",), shape=shape_like("a"),
+       fresh=False, floating=None, ndarray=True, simplify=_discrete_cast("asarray_discrete"),
+       sympy=cast)
+def asarray_cast(a, dtype): ...
+
+
+asarray_cast.vjp_check = _cast_check
+
+
+@asarray_cast.defvjp
+def _(g, ans, a, dtype):
+    return g
+
+
+@asarray_cast.defjvp
+def _(t, ans, a, dtype):
+    return t
+
+
+@defop("asarray_discrete", "np.asarray(a, dtype=dtype)", nondiff_output=True,
+       shape=shape_like("a"), floating=None, no_gradient="a cast to integers or booleans: " + STEPS,
+       no_sympy=_DISCRETE)
+def asarray_discrete(a, dtype): ...
 
 
 @defop("copy", "np.copy(a)", aliases=(np.copy,), diff=("a",), shape=shape_like("a"), zeros="first", jvp="same",

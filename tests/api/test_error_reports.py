@@ -52,9 +52,12 @@ def test_a_compile_error_ends_at_the_users_call(tmp_path):
     frames = _frames(stderr)
     assert frames[0].endswith("model.py") and len(frames) == 2, stderr
     assert "AUTODIFF_DEBUG=1" in stderr  # the one autodiff line says how to see more
-    assert stderr.rstrip().splitlines()[-2:] == [
+    assert stderr.rstrip().splitlines()[-3:] == [
         ("autodiff.errors.UnsupportedSyntaxError: model.py:5: 'try' statements are not "
-         "supported in differentiated code"), "    try:"]
+         "supported in differentiated code: the derivative cannot follow a path an "
+         "exception chooses"), "    try:",
+        ("  hint: test the condition beforehand and branch with if, or catch the exception "
+         "around the call of the derivative")]
 
 
 def test_autodiff_debug_keeps_the_internal_frames(tmp_path):

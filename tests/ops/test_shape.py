@@ -47,6 +47,8 @@ SHAPE_CASES = [
     ("np.linspace(-x, x, 2, endpoint=False, axis=0)", [(2, 2)]),
     ("x.astype(int) * x", [(2, 3)]), ("np.array(x, dtype=np.int32) * x", [(3,)]),
     ("x.astype(bool) + x", [(3,)]),
+    ("np.asarray(x, dtype=float) * np.asarray(y, dtype=np.float64)", [(2, 3), (3,)]),
+    ("np.asarray(x, dtype=np.int32) * x + np.asanyarray(x, dtype=None)", [(3,)]),
     ("np.full((2, 3), x) * x", [None]), ("np.full(x.shape, y) * x", [(2, 3), (3,)]),
     ("np.full_like(x, y, dtype=float) * x", [(2, 3), (3,)]),
     ("float(x) * x", [None]), ("float(x[1]) * x", [(3,)]),
