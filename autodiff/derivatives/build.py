@@ -368,9 +368,11 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
     if any(not isinstance(node, Region) and node.op.real_rules for node in walk(graph.nodes)):
         # rules for real values alone (np.abs): a complex argument is refused, never
         # differentiated wrongly (reverse mode's check is as_gradient_of's)
-        primals = [derivative.params[t] if isinstance(t, int) else t for t in targets]
-        checked = tuple(dict.fromkeys([*derivative.params, *primals, *tangents,
-                                       *operand_values(tuple(derivative.outputs))]))
+        # the arguments passed as arrays, and the outputs with their tangents (a complex
+        # leaf of a structure, or a complex tangent, makes them complex)
+        plain = [p for i, p in enumerate(derivative.params[:len(graph.params)])
+                 if graph.argument_leaves.get(i) is None]
+        checked = tuple(dict.fromkeys([*plain, *operand_values(tuple(derivative.outputs))]))
         derivative.nodes.append(Node(OPS["real_arguments"], (checked,), Value("checked"),
                                      None, "tangent"))
     half = len(derivative.outputs) // 2

@@ -82,6 +82,6 @@ def test_real_arguments_are_differentiated_as_before():
     assert (value, tangent) == (5.0, 2.0 - 4.0)
     np.testing.assert_allclose(ad.grad(scaled)(X, np.array([2.0, -3.0])), [2.0, 3.0])
     # the check in forward mode is where an op's rules are real ones, not elsewhere
-    assert "real_arguments((z, tangent, " in ad.jvp(squared_modulus).source
+    assert "real_arguments((z, " in ad.jvp(squared_modulus).source
     assert "real_arguments" not in ad.jvp(holomorphic).source
     assert "real_arguments" not in ad.grad(squared_modulus).source
