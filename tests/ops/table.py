@@ -24,7 +24,14 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from tests.helpers import GENERATED, UserModules, check_against_finite_differences, random_array
+from autodiff.graph.ir import walk
+from tests.helpers import (
+    GENERATED,
+    UserModules,
+    check_against_finite_differences,
+    derivatives_of,
+    random_array,
+)
 
 
 def signatures(cases) -> tuple:
@@ -93,3 +100,19 @@ def table_test(cases, seed: int, preamble: str = "", routes: tuple = ()):
                    routes=routes)
 
     return test
+
+
+def ops_reached(cases, preamble: str = "") -> set[str]:
+    """The names of the ops the derivatives a table's checks build go through (each
+    family's test that its ops, and their rules, are reached by a case)."""
+    module = shared_module(signatures(cases), preamble)
+    seen = set()
+    for index, (_, arity) in enumerate(signatures(cases)):
+        loss = getattr(module, f"loss_{index}")
+        for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
+            for name in ("original_graph", "graph"):
+                graph = getattr(derivative, name, None)
+                if graph is not None:
+                    seen.update(node.op.name for node in walk(graph.nodes)
+                                if hasattr(node, "op"))
+    return seen

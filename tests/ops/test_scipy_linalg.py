@@ -16,10 +16,16 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.graph.ir import walk
 from autodiff.ops import OPS, Op
-from tests.helpers import derivatives_of, random_array
-from tests.ops.table import case_ids, check_routes, shared_module, signatures, table_test
+from tests.helpers import random_array
+from tests.ops.table import (
+    case_ids,
+    check_routes,
+    ops_reached,
+    shared_module,
+    signatures,
+    table_test,
+)
 
 linalg = pytest.importorskip("scipy.linalg")
 
@@ -94,15 +100,7 @@ def test_every_scipy_linalg_op_is_checked_by_the_table():
     from autodiff.ops import scipy_linalg as module
 
     ours = {op.name for op in vars(module).values() if isinstance(op, Op)}
-    seen = set()
-    for index, (_, arity) in enumerate(signatures(CASES)):
-        loss = getattr(_module(), f"loss_{index}")
-        for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
-            for name in ("original_graph", "graph"):
-                graph = getattr(derivative, name, None)
-                if graph is not None:
-                    seen.update(node.op.name for node in walk(graph.nodes)
-                                if hasattr(node, "op"))
+    seen = ops_reached(CASES, PREAMBLE)
     with_rules = {name for name in ours if OPS[name].vjp is not None}
     assert not with_rules - seen, f"ops no case goes through: {sorted(with_rules - seen)}"
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)

@@ -14,10 +14,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.graph.ir import walk
 from autodiff.ops import OPS, Op
-from tests.helpers import derivatives_of
-from tests.ops.table import shared_module, signatures, table_test
+from tests.ops.table import ops_reached, shared_module, signatures, table_test
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -110,15 +108,7 @@ def test_every_stats_op_is_checked_by_the_table():
     from autodiff.ops import stats as module
 
     ours = {op.name for op in vars(module).values() if isinstance(op, Op)}
-    seen = set()
-    for index, (_, arity) in enumerate(signatures(CASES)):
-        loss = getattr(_module(), f"loss_{index}")
-        for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
-            for name in ("original_graph", "graph"):
-                graph = getattr(derivative, name, None)
-                if graph is not None:
-                    seen.update(node.op.name for node in walk(graph.nodes)
-                                if hasattr(node, "op"))
+    seen = ops_reached(CASES, PREAMBLE)
     assert len(ours) == 28
     assert not ours - seen, f"stats ops no case goes through: {sorted(ours - seen)}"
     assert all(OPS[name].sympy is not None or OPS[name].no_sympy for name in ours)
