@@ -667,6 +667,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 return folded
         if isinstance(callee, Const) and callee.value is builtins.sum:
             return self.builtin_sum(node, args, kwargs)
+        if isinstance(callee, Const) and (callee.value is builtins.max
+                                          or callee.value is builtins.min):
+            return self.builtin_extremum(node, callee.value, args, kwargs)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
                 and registry.callable_binding(callee.value) is None):
             if getattr(callee.value, "original", None) is not None and (isinstance(
@@ -792,6 +795,48 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         if start == Const(0):
             return total
         return self.emit(node, "add", (start, total))
+
+    def builtin_extremum(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
+        """Python's ``max``/``min`` of several operands (``max(a, b, c)``) or of one list
+        or tuple known while compiling (``max([a, b, c])``, ``default=`` for an empty
+        one): ``np.maximum``/``np.minimum`` folded from the left, so a tie between two
+        operands splits the gradient evenly, as for ``max(a, b)`` (and a tie of three
+        gives the last operand half, the first two a quarter each)."""
+        name = fn.__name__
+        if "key" in kwargs:
+            raise self.error(node, f"{name}() with key= is not supported in differentiated "
+                             "code", hint=f"compute the keys and select with np.where, or "
+                             f"call {name} over the values themselves")
+        if set(kwargs) - {"default"}:
+            raise self.error(node, f"unsupported arguments in the call to {name}: "
+                             f"{', '.join(sorted(set(kwargs) - {'default'}))}")
+        if not args:
+            raise self.error(node, f"{name} expected at least 1 argument, got 0")
+        if len(args) == 1:
+            sequence = args[0]
+            if isinstance(sequence, Value):
+                self.read_as_structure(node.args[0], sequence, "a sequence")
+                which = "largest" if fn is builtins.max else "smallest"
+                raise self.error(node, f"'{ast.unparse(node)}' iterates a value known only "
+                                 "when the code runs", hint=f"np.{name}(x) for the {which} "
+                                 "element of an array, or a list written out: "
+                                 f"{name}([a, b, c])")
+            items = self.static_items(node.args[0] if node.args else node, sequence)
+            if not items:
+                if "default" in kwargs:
+                    return kwargs["default"]
+                raise self.error(node, f"{name}() of an empty sequence", hint="pass default=")
+        elif "default" in kwargs:
+            raise self.error(node, f"{name}() takes default= only with a single iterable "
+                             "argument")
+        else:
+            items = args
+        self.refuse_records(node, items)
+        result = items[0]
+        for item in items[1:]:
+            result = self.emit(node, "maximum" if fn is builtins.max else "minimum",
+                               (result, item))
+        return result
 
     def callable_binding(self, node: ast.Call, callee: Operand | None, text: str):
         if not isinstance(callee, Const):

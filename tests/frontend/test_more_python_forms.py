@@ -1,0 +1,100 @@
+"""Python forms found in the test suites of other differentiation libraries (builtin
+``max``/``min`` of several values, ``for ... else``, dict and list updates, ...),
+each checked against central differences in reverse and forward mode
+(``ad.check_grad`` checks both), with and without jit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+
+rng = np.random.default_rng(23)
+
+
+def check(fn, *args, wrt=0) -> None:
+    """``fn``'s gradient and JVP agree with central differences, with and without jit."""
+    ad.check_grad(fn, *args, wrt=wrt, rtol=1e-6, atol=1e-9)
+    for jit in (False, True):
+        got = ad.grad(fn, wrt=wrt, jit=jit)(*args)
+        expected = ad.numeric_grad(fn, *args, wrt=wrt)
+        for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+
+
+# ----- builtin max and min of several values, or of one list -----
+
+
+def extremes_of_numbers(x):
+    a, b, c = x[0], x[1] * 2.0, np.sin(x[2])
+    return (max(a, b, c) + min([a, b, c]) * 3.0 + max((a * b, c), default=0.0)
+            + min(a, 1.0 + c, b * b, x[3]) + max([x[3]]))
+
+
+def extremes_of_arrays(x, y):
+    return np.sum(max(x, y * 2.0, np.cos(x)) * min([x, y, 0.5 * x * y]))
+
+
+def extremes_of_arrays_by_numpy(x, y):
+    return np.sum(np.maximum(np.maximum(x, y * 2.0), np.cos(x))
+                  * np.minimum(np.minimum(x, y), 0.5 * x * y))
+
+
+def extreme_of_a_list_argument(xs):
+    return max(xs) * min(xs[0], xs[2])
+
+
+def test_max_and_min_of_several_numbers_or_one_list():
+    for x in (rng.normal(size=4), np.array([0.3, -0.2, 1.1, 0.4]), np.array([2.0, 0.1, -1.0, 3.0])):
+        check(extremes_of_numbers, x)
+    check(extreme_of_a_list_argument, [1.5, 3.0, 0.5])
+
+
+def test_max_and_min_of_several_arrays_are_elementwise():
+    # Python itself compares arrays of one element (as max(a, b) does here already)
+    check(extremes_of_arrays, np.array(0.3), np.array(-0.4))
+    check(extremes_of_arrays, np.array([1.2]), np.array([0.7]), wrt=1)
+    # several elements: elementwise, as np.maximum and np.minimum
+    x, y = rng.normal(size=5), rng.normal(size=5)
+    for wrt in (0, 1):
+        expected = ad.numeric_grad(extremes_of_arrays_by_numpy, x, y, wrt=wrt)
+        np.testing.assert_allclose(ad.grad(extremes_of_arrays, wrt=wrt)(x, y), expected,
+                                   rtol=1e-6, atol=1e-9)
+        v = rng.normal(size=5)
+        value, tangent = ad.jvp(extremes_of_arrays, wrt=wrt)(x, y, v)
+        np.testing.assert_allclose(value, extremes_of_arrays_by_numpy(x, y))
+        np.testing.assert_allclose(tangent, expected @ v, rtol=1e-6, atol=1e-9)
+
+
+def tied_three(x):
+    return max(x[0], x[1], x[2])
+
+
+def test_a_tie_splits_as_max_of_two_folded():
+    # max(max(a, b), c): a tie of two splits evenly, as np.maximum's rule does
+    np.testing.assert_allclose(ad.grad(tied_three)(np.array([1.0, 1.0, 0.0])), [0.5, 0.5, 0.0])
+    np.testing.assert_allclose(ad.grad(tied_three)(np.array([1.0, 1.0, 1.0])),
+                               [0.25, 0.25, 0.5])
+
+
+def max_with_key(x):
+    return max([x[0], x[1]], key=abs)
+
+
+def max_of_an_array(x):
+    return max(x)
+
+
+def min_of_nothing(x):
+    return min([]) + x[0]
+
+
+@pytest.mark.parametrize("fn, message", [
+    (max_with_key, "max() with key= is not supported"),
+    (max_of_an_array, "'max(x)' iterates a value known only when the code runs"),
+    (min_of_nothing, "min() of an empty sequence"),
+])
+def test_max_and_min_refused_forms_say_why(fn, message):
+    with pytest.raises(ad.AutodiffError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        ad.grad(fn)(np.array([1.0, -2.0]))
