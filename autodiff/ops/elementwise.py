@@ -1032,8 +1032,22 @@ def _(rewrite, x1, x2):
     above = rewrite.emit(where, rewrite.emit(OPS["greater"], x1, Const(0.0)), Const(1.0), at_zero)
     return rewrite.emit(where, rewrite.emit(OPS["less"], x1, Const(0.0)), Const(0.0), above)
 
-_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS,
-         no_sympy="NumPy rounds half to even, which no SymPy function does")
+
+
+def _round_builtin(number, ndigits=None):
+    """Python's round(x) and round(x, ndigits) (ndigits None rounds to a whole number)."""
+    none = ndigits is None or isinstance(ndigits, Const) and ndigits.value is None
+    return {"x": number, "decimals": Const(0) if none else ndigits}
+
+
+# Rounding to `decimals` places is as piecewise constant as rounding to whole numbers.
+@defop("round", "np.round(x, decimals)", aliases=(
+    np.round, np.around, (np.rint, lambda x: {"x": x}), (builtins.round, _round_builtin)),
+    methods=("round",), nondiff_output=True, no_gradient=STEPS, shape=broadcast("x"),
+    floating=None, no_sympy="NumPy rounds half to even, which no SymPy function does")
+def _round(x, decimals=0): ...
+
+
 _nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,
          sympy=elementwise(lambda x: sp.S(x).is_finite is not False))
 _nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST,

@@ -30,6 +30,8 @@ UNARY = [
     ("np.minimum(0.3, x)", "real"), ("np.where(x > 0, x * x, -x)", "real"),
     ("np.sign(x) * x", "real"), ("x % 0.7", "positive"), ("x.astype(float) * x", "real"),
     ("np.where(x > 0, 1.0 / x, x * x)", "real"),
+    ("np.round(x, 1) * x", "real"), ("np.around(x, decimals=2) * x", "real"),
+    ("x.round(2) * x + np.rint(x)", "real"),
 ]
 MATH_TWINS = [
     ("math.sin(x)", "real"), ("math.cos(x)", "real"), ("math.tan(x)", "unit"),
@@ -40,6 +42,7 @@ MATH_TWINS = [
     ("math.sqrt(x)", "positive"),
     ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
     ("math.hypot(x, 1.5)", "real"), ("max(x, 0.3) * min(x, 0.7)", "real"),
+    ("round(x, 2) * x + round(x)", "real"), ("max(x, 0.3, x * x) * min([x, 0.7, -x])", "real"),
 ]
 # (expression in x and y, domain of x, domain of y)
 BINARY = [
