@@ -1101,3 +1101,32 @@ def _(t, ans, x1, x2):
 @remainder.defjvp("x2")
 def _(t, ans, x1, x2):
     return -t * np.floor(x1 / x2)
+
+
+# np.fmod(x1, x2) = x1 - trunc(x1 / x2) * x2 has the sign of x1 (C's fmod), where x1 % x2
+# has the sign of x2: its derivatives are 1 in x1 and -trunc(x1 / x2) in x2, the
+# remainder's with the quotient rounded toward zero instead of down (trunc(q) written
+# sign(q) * floor(|q|), both piecewise constant). At a jump (x1 a multiple of x2) the
+# one-sided derivative is taken, as for np.remainder.
+@defop("fmod", "np.fmod(x1, x2)", aliases=(np.fmod, math.fmod), diff=("x1", "x2"), shape=BINARY,
+       recompute="scalar", sympy=elementwise(
+           lambda x1, x2: sp.Piecewise((x1 - x2 * sp.ceiling(x1 / x2), x1 / x2 < 0),
+                                       (x1 - x2 * sp.floor(x1 / x2), True)), 2))
+def fmod(x1, x2): ...
+
+
+@fmod.defvjp
+def _(g, ans, x1, x2):
+    q = x1 / x2
+    return unbroadcast(g, x1), unbroadcast(-g * (np.sign(q) * np.floor(np.abs(q))), x2)
+
+
+@fmod.defjvp("x1")
+def _(t, ans, x1, x2):
+    return broadcast_like(t, ans)
+
+
+@fmod.defjvp("x2")
+def _(t, ans, x1, x2):
+    q = x1 / x2
+    return -t * (np.sign(q) * np.floor(np.abs(q)))

@@ -74,7 +74,7 @@ MATH_TWINS_ROUTED = [
     ("math.asinh(x)", "real"), ("math.acosh(x + 1.5)", "positive"), ("math.atanh(x)", "unit"),
     ("math.fabs(x)", "real"), ("math.fabs(x) * x", "real"), ("math.radians(x) * x", "real"),
     ("math.degrees(x) * x", "real"), ("math.copysign(x, x - 0.05)", "real"),
-    ("math.erf(x)", "real"), ("math.erfc(x) * x", "real"),
+    ("math.erf(x)", "real"), ("math.erfc(x) * x", "real"), ("math.fmod(x * 5.0, -0.7)", "real"),
     # Python 3.11's, where it has them
     *[(f"math.{name}(x)", "real") for name in ("cbrt", "exp2") if hasattr(math, name)],
 ]
@@ -82,6 +82,7 @@ BINARY_ROUTED = [
     ("np.logaddexp2(x, y)", "real", "real"), ("np.fmax(x, y)", "real", "real"),
     ("np.fmin(x, y)", "real", "real"), ("np.copysign(x, y) * y", "real", "real"),
     ("np.copysign(x * y, y)", "real", "real"), ("np.heaviside(x, y) * x * y", "real", "real"),
+    ("np.fmod(x, y)", "real", "positive"), ("np.fmod(x * 3.0, -y) * y", "real", "positive"),
 ]
 ROUTES = ("jit", "sympy", "numba")
 # jit="numba" refuses (with the user's line) a derivative taking a Python float or a 0-d
