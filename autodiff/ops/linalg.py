@@ -13,7 +13,7 @@ from autodiff.graph.patterns import produced_by
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, NamedResults, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
-from autodiff.ops.shape_rules import einsum_result, list_result, reduced, shape_like
+from autodiff.ops.shape_rules import einsum_result, list_result, reduced, scalar_result, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
 
 
@@ -1341,3 +1341,21 @@ def _(g, ans, a, computed):
 def _(t, ans, a, computed):
     moved = ans @ (_gaps(eig_values(a, computed)) * (np.linalg.inv(ans) @ t @ ans))
     return moved - ans * np.sum(ans * moved, axis=-2, keepdims=True)
+
+
+# np.vdot flattens both operands: the sum of their elementwise product. Its rules are for
+# real operands (NumPy conjugates the first, which they do not), as np.correlate's.
+@defop("vdot", "np.vdot(a, b)", aliases=(np.vdot,), diff=("a", "b"), shape=scalar_result,
+       sympy=lambda a, b: np.dot(np.ravel(objects(a)), np.ravel(objects(b))), jvp="linear")
+def vdot(a, b): ...
+
+
+@vdot.defvjp
+def _(g, ans, a, b):
+    return np.reshape(g * np.ravel(b), np.shape(a)), np.reshape(g * np.ravel(a), np.shape(b))
+
+
+# numba's np.vdot takes contiguous vectors: the dot of the two flattened.
+@vdot.defnumba
+def _(rewrite, a, b):
+    return rewrite.emit(dot, rewrite.emit(OPS["ravel"], a), rewrite.emit(OPS["ravel"], b))
