@@ -116,6 +116,8 @@ CASES = [
     ("scipy.special.log1p(x) * scipy.special.expm1(x)", [(2, 3)], "positive"),
     ("scipy.special.jv(1, x) * scipy.special.k0(y) + scipy.special.gammainc(2.0, x)",
      [None, None], "positive"),
+    ("scipy.special.erfcx(x)", [(2, 3)]), ("scipy.special.erfcx(3.0 * x)", [()]),
+    ("scipy.special.erfcx(x)", [None], "positive"),
 ]
 
 
