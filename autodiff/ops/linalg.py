@@ -250,9 +250,11 @@ def _(t, ans, x, ord, axis, keepdims):
 
 def _einsum_call(*args, **kwargs):
     """``np.einsum(x, [0, 1], y, [1, 2], [0, 2])``, the sublist form, as the subscripts
-    string ``"ab,bc->ac"``, written at compile time; the string form as it is."""
+    string ``"ab,bc->ac"``, written at compile time; the string form as it is.
+    ``optimize=`` only chooses the order of the products (the result is the same): ignored."""
+    kwargs.pop("optimize", None)
     if kwargs:
-        raise TypeError("np.einsum takes no keyword arguments here")
+        raise TypeError("np.einsum takes no keyword arguments here but optimize=")
     first = args[0] if args else None
     if isinstance(first, Const) and isinstance(first.value, str):
         return list(args)

@@ -134,6 +134,11 @@ CASES = [
     (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 3.0, 5.0])"), [(3, 3)], "unit"),
     (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 4.0])"), [(2, 2, 2)], "unit"),
     ("np.vdot(x, y * y)", [(), ()]),  # (jit="numba" refuses 0-d arguments, for every op)
+    # optimize= only orders the products: the same result, and derivatives
+    ("np.einsum('ij,jk->ik', x, y, optimize=True)", [(2, 3), (3, 4)]),
+    ("np.einsum(x, [0, 1], y, [1, 2], optimize='greedy')", [(2, 3), (3, 4)]),
+    ("np.einsum('ij,jk,k->i', x, y, y[0], optimize='optimal')", [(2, 3), (3, 3)]),
+    ("np.einsum('ii', x, optimize=False)", [(3, 3)]),
 ]
 
 
