@@ -681,7 +681,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         binding = self.callable_binding(node, callee, text)
         if binding is None:
             return self.call_as_it_is(node, callee, args, kwargs)
-        return self.call_op(node, binding, args, kwargs, text)
+        try:
+            return self.call_op(node, binding, args, kwargs, text)
+        except registry.RunAsItIs:  # a form of the call that is no op (np.where(condition))
+            return self.call_as_it_is(node, callee, args, kwargs)
 
     def method_call(self, node: ast.Call, receiver: Value, name: str, args: tuple,
                     kwargs: dict) -> Operand:

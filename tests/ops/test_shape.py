@@ -55,6 +55,9 @@ SHAPE_CASES = [
     # a repeated index writes an element several times: the last write is kept
     ("overwritten(x, y) * y", [(3,), (4,)]),
     ("x[slice(1, None)] * x[slice(2)][0]", [(3,)]),
+    # np.where(condition) alone: np.nonzero's indices, which carry no gradient
+    ("x[np.where(x > 0.0)] ** 2", [(6,)]), ("x[np.where(x > -0.3)] * x.sum()", [(2, 3)]),
+    ("x[np.where(x > -0.3)[1], np.where(x > -0.3)[0]] * y", [(3, 3), ()]),
 ]
 
 # Functions the cases call: element updates need statements.
