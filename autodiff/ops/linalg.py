@@ -1360,4 +1360,5 @@ def _(g, ans, a, b):
 # numba's np.vdot takes contiguous vectors: the dot of the two flattened.
 @vdot.defnumba
 def _(rewrite, a, b):
-    return rewrite.emit(dot, rewrite.emit(OPS["ravel"], a), rewrite.emit(OPS["ravel"], b))
+    return rewrite.emit(dot, rewrite.emit(OPS["ravel"], a, Const("C")),
+                        rewrite.emit(OPS["ravel"], b, Const("C")))
