@@ -1041,7 +1041,7 @@ def _round_builtin(number, ndigits=None):
 
 
 # Rounding to `decimals` places is as piecewise constant as rounding to whole numbers.
-@defop("round", "np.round(x, decimals)", aliases=(
+@defop("round", "np.round(x, decimals=decimals)", aliases=(
     np.round, np.around, (np.rint, lambda x: {"x": x}), (builtins.round, _round_builtin)),
     methods=("round",), nondiff_output=True, no_gradient=STEPS, shape=broadcast("x"),
     floating=None, no_sympy="NumPy rounds half to even, which no SymPy function does")
