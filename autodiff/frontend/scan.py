@@ -46,7 +46,8 @@ def loop_exits(body: list[ast.stmt]) -> set[str]:
 
 def _walk_local(body: list[ast.stmt], loops: bool = True):
     """AST nodes of a body, not entering nested functions, lambdas, comprehensions or
-    (with ``loops=False``) nested loops, whose break belongs to them."""
+    (with ``loops=False``) nested loops, whose break belongs to them (a ``break`` in a
+    nested loop's ``else`` leaves the loop around it: that ``else`` is walked)."""
     todo = list(body)
     while todo:
         node = todo.pop()
@@ -55,7 +56,9 @@ def _walk_local(body: list[ast.stmt], loops: bool = True):
                              ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             continue
         if not loops and isinstance(node, (ast.For, ast.While)):
-            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
+            todo.extend(n for stmt in node.body for n in ast.walk(stmt)
+                        if isinstance(n, ast.Return))
+            todo.extend(node.orelse)
             continue
         todo.extend(ast.iter_child_nodes(node))
 

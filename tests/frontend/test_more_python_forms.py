@@ -98,3 +98,76 @@ def min_of_nothing(x):
 def test_max_and_min_refused_forms_say_why(fn, message):
     with pytest.raises(ad.AutodiffError, match=message.replace("(", r"\(").replace(")", r"\)")):
         ad.grad(fn)(np.array([1.0, -2.0]))
+
+
+# ----- for ... else and while ... else: the else runs when no break left the loop -----
+
+
+def search_with_else(x):
+    s = x[0]
+    for _ in range(4):
+        s = s * x[1]
+        if s > x[2]:
+            break
+    else:
+        s = s + np.sin(x[0]) * 10.0
+    return s
+
+
+def while_with_else(x):
+    s = x[0]
+    while s < x[2]:
+        s = s * 1.5 + x[1]
+        if s > 3.0:
+            break
+    else:
+        s = s * x[1]
+    return s
+
+
+def unrolled_with_else(x):
+    s = x[0]
+    for w in (x[1], x[2], 0.5):
+        s = s * w
+    else:  # noqa: PLW0120 - the form under test
+        s = s + x[0] ** 2
+    return s
+
+
+def return_with_else(x):
+    for i in range(3):
+        if x[i] > 0.55:
+            return x[i] ** 2
+    else:  # noqa: PLW0120 - the form under test
+        y = x[0] * 3.0
+    return y + x[1]
+
+
+def break_in_an_inner_else(x):
+    s = x[0]
+    for _ in range(3):
+        for _ in range(2):
+            s = s * x[1]
+            if s > x[2]:
+                break
+        else:
+            s = s + 0.1  # the inner loop ran out: this break leaves the outer loop
+            break
+        s = s - 0.05 * x[0]
+    else:
+        s = s * 3.0
+    return s
+
+
+LOOP_POINTS = [np.array([0.5, 1.2, 0.9]), np.array([0.5, 1.1, 5.0]), np.array([0.9, 2.0, 0.1]),
+               np.array([0.2, 0.3, 0.4])]
+
+
+@pytest.mark.parametrize("fn", [search_with_else, while_with_else, unrolled_with_else,
+                                return_with_else, break_in_an_inner_else],
+                         ids=lambda fn: fn.__name__)
+def test_loop_else_runs_when_no_break_left_the_loop(fn):
+    for x in LOOP_POINTS:
+        value, _ = ad.value_and_grad(fn)(x)
+        assert value == fn(x)
+        check(fn, x)
