@@ -143,6 +143,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         self.return_location: Location | None = None
         self.function_name = ""  # set for inlined callees, shown in comments
         self.enclosing: Converter | None = None  # for functions defined inside another
+        self.calling: Converter | None = None  # the caller, while this function is inlined
+        self.built_lists: dict[int, Operand] = {}  # lists written out ([a, b]), by identity
         self.calls_in_progress: tuple = ()  # the user's functions being inlined, outermost first
         self.recursive_calls = [0]  # recursive calls unrolled so far, shared with callees
         self.arguments: set[Value] = set()  # values the caller owns: never updated in place
@@ -279,6 +281,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                                         self.expr(stmt.value))
                     self.set_item(stmt.target, value)
                     return
+                if self.is_built_list(stmt.target):  # parts[0] += v on a list written out
+                    self.set_list_item(stmt.target, self.expr(stmt.value), stmt.op)
+                    return
                 self.update_element(stmt)
                 return
             if isinstance(stmt.target, ast.Attribute):
@@ -298,6 +303,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 self.expr(call)  # reports the construct
             if is_list_append(stmt) and call.func.value.id in self.env:
                 self.append_to_list(call, call.func.value.id)
+                return
+            if self.dict_update(call):
                 return
             self.effect_statement(stmt)
         elif isinstance(stmt, ast.Assert):
@@ -351,7 +358,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             for sub, part in zip(target.elts, parts):
                 self.assign(sub, part)
         elif isinstance(target, ast.Subscript):
-            if not self.set_item(target, value):
+            if not (self.set_item(target, value) or self.set_list_item(target, value)):
                 self.assign_element(target, value)
         else:
             if isinstance(target, ast.Attribute):
@@ -420,7 +427,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             return Const(tuple(i.value for i in items))
         return items
 
-    expr_List = expr_Tuple
+    def expr_List(self, node: ast.List) -> Operand:
+        """``[a, b]``: its items known while compiling, and settable (``parts[0] = v``)."""
+        return self.built_list(self.expr_Tuple(node))
 
     def expr_BinOp(self, node: ast.BinOp) -> Operand:
         left = self.expr(node.left)

@@ -83,7 +83,17 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
                 names[base.id] = None
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             names[node.target.id] = None
+        elif is_dict_update(node):
+            names[node.value.func.value.id] = None
     return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+def is_dict_update(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` is the statement ``name.update(...)`` (a dict the code built
+    rebinds its name to the updated dict)."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "update" and isinstance(call.func.value, ast.Name))
 
 
 def is_list_append(stmt: ast.AST) -> bool:

@@ -171,3 +171,114 @@ def test_loop_else_runs_when_no_break_left_the_loop(fn):
         value, _ = ad.value_and_grad(fn)(x)
         assert value == fn(x)
         check(fn, x)
+
+
+# ----- d.update(...) on a dict the function built; items of a list written out -----
+
+
+def updated_dict(x):
+    d = {"a": x[0]}
+    other = {"b": x[1] * 2.0}
+    d.update(c=np.sin(x[2]), **other)
+    d.update({"a": d["a"] * x[1]})
+    d.update([("e", x[0] ** 2)])
+    return d["a"] + d["b"] * d["c"] + d["e"]
+
+
+def set_list_items(x):
+    parts = [x[0], x[1] * 2.0]
+    parts[0] += 1.0
+    parts[1] = parts[1] * x[2]
+    parts[-1] *= x[0]
+    zeros = [0.0, 0.0]
+    zeros[1] = x[2] ** 2
+    return parts[0] * parts[1] + zeros[0] + zeros[1] + sum(parts)
+
+
+def updated_in_a_branch(x):
+    d = {"a": x[0]}
+    parts = [x[0], x[1]]
+    if x[2] > 0:
+        d.update(a=x[1] * 3.0)
+        parts[0] = x[2] * 5.0
+    return d["a"] + parts[0] * parts[1]
+
+
+def made_by(x):
+    return [x[0], x[1]]
+
+
+def set_in_a_returned_list(x):
+    parts = made_by(x)
+    parts[0] = parts[0] * 3.0
+    return parts[0] + parts[1]
+
+
+@pytest.mark.parametrize("fn", [updated_dict, set_list_items, updated_in_a_branch,
+                                set_in_a_returned_list], ids=lambda fn: fn.__name__)
+def test_dict_updates_and_list_items_set_in_the_code(fn):
+    for x in (np.array([0.3, 1.2, 0.7]), np.array([-0.3, -1.2, -0.7])):
+        value, _ = ad.value_and_grad(fn)(x)
+        np.testing.assert_allclose(value, fn(x))
+        check(fn, x)
+
+
+def list_also_named(x):
+    parts = [x[0], x[1]]
+    q = parts
+    parts[0] = x[2]
+    return q[0]
+
+
+def list_inside_a_dict(x):
+    parts = [x[0], x[1]]
+    d = {"p": parts}
+    parts[0] = x[2]
+    return d["p"][0]
+
+
+def doubles_first(p):
+    p[0] = p[0] * 2.0
+
+
+def list_changed_by_a_callee(x):
+    parts = [x[0], x[1]]
+    doubles_first(parts)
+    return parts[0]
+
+
+def doubles_entry(d):
+    d["a"] = d["a"] * 2.0
+
+
+def dict_changed_by_a_callee(x):
+    d = {"a": x[0]}
+    doubles_entry(d)
+    return d["a"]
+
+
+def dict_updated_through_another_name(x):
+    d = {"a": x[0]}
+    d2 = d
+    d2.update(a=x[1])
+    return d["a"]
+
+
+def list_item_by_a_runtime_index(x):
+    parts = [x[0], x[1]]
+    parts[int(x[2])] = x[2]
+    return parts[0]
+
+
+@pytest.mark.parametrize("fn, message", [
+    (list_also_named, "changes a list also held by 'q'"),
+    (list_inside_a_dict, "changes a list also held by 'd'"),
+    (list_changed_by_a_callee, "also held by 'parts' where this function is called"),
+    # Python changes the caller's dict: the graph, holding values, would not follow
+    (dict_changed_by_a_callee, "also held by 'd' where this function is called"),
+    (dict_updated_through_another_name, "changes a dict also held by 'd'"),
+    (list_item_by_a_runtime_index, "by an index other than an integer known while compiling"),
+])
+def test_a_change_another_name_would_see_is_refused(fn, message):
+    with pytest.raises(ad.AutodiffError, match=message):
+        ad.grad(fn)(np.array([0.3, 1.2, 0.7]))
