@@ -255,7 +255,8 @@ def _reverse_over_forward(f, args, wrt, v=None):
 def _forward_over_reverse(f, args, wrt, v=None):
     positions = _positions(f, wrt)
     v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
-    return ad.hvp(f, wrt=wrt)(*args, tuple(v) if isinstance(wrt, tuple) else v[0])
+    product = ad.hvp(f, wrt=wrt)  # (its direction is keyword-only when f has defaults)
+    return product(*args, **{product.tangent_name: tuple(v) if isinstance(wrt, tuple) else v[0]})
 
 
 def _forward_over_forward(f, args, wrt, v=None, u=None, s=None):
@@ -281,8 +282,8 @@ def _derivatives(f, arity: int, wrt, generation: int) -> list:
     positions = _positions(f, wrt)
     several = isinstance(wrt, tuple)
     outer = tuple(positions) if several else positions[0]
-    module = _along_module(arity, len(positions), several)
     gradient, push = ad.grad(f, wrt=wrt), ad.jvp(f, wrt=wrt)
+    module = _along_module(arity, len(positions), several, push.tangent_name)
     return [gradient, push, ad.hvp(f, wrt=wrt), ad.grad(module.along(gradient), wrt=outer),
             ad.grad(module.forward_along(push), wrt=outer),
             ad.jvp(push, wrt=(*positions, push.tangent_name))]
@@ -300,7 +301,7 @@ atexit.register(shutil.rmtree, GENERATED, True)
 
 
 @functools.cache
-def _along_module(arity: int, differentiated: int, several: bool):
+def _along_module(arity: int, differentiated: int, several: bool, tangent_name: str):
     """A module whose ``along(gradient)`` is the scalar ``sum_p <v_p, gradient(...)_p>``
     of the arguments and one direction per gradient, and ``forward_along(push)`` the
     derivative ``push`` (an ``ad.jvp``) gives along those directions, as source
@@ -324,8 +325,10 @@ def _along_module(arity: int, differentiated: int, several: bool):
 
         def forward_along(push):
             def derivative_along({args}, {v}):
-                value, derivative = push({args}, {tangent})
+                # (by name: the tangent is keyword-only when the function has defaults)
+                value, derivative = push({args}, {tangent_name}={tangent})
                 return derivative
             return derivative_along
     """
-    return UserModules(GENERATED)(source, f"second_order_{arity}_{differentiated}_{int(several)}")
+    return UserModules(GENERATED)(
+        source, f"second_order_{arity}_{differentiated}_{int(several)}_{tangent_name}")

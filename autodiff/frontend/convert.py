@@ -171,6 +171,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         self.return_location: Location | None = None
         self.function_name = ""  # set for inlined callees, shown in comments
         self.enclosing: Converter | None = None  # for functions defined inside another
+        self.calling: Converter | None = None  # the caller, while this function is inlined
+        self.built_lists: dict[int, Operand] = {}  # lists written out ([a, b]), by identity
         self.calls_in_progress: tuple = ()  # the user's functions being inlined, outermost first
         self.recursive_calls = [0]  # recursive calls unrolled so far, shared with callees
         self.arguments: set[Value] = set()  # values the caller owns: never updated in place
@@ -312,6 +314,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                                         self.expr(stmt.value))
                     self.set_item(stmt.target, value)
                     return
+                if self.is_built_list(stmt.target):  # parts[0] += v on a list written out
+                    self.set_list_item(stmt.target, self.expr(stmt.value), stmt.op)
+                    return
                 self.update_element(stmt)
                 return
             if isinstance(stmt.target, ast.Attribute):
@@ -331,6 +336,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 self.expr(call)  # reports the construct
             if is_list_append(stmt) and call.func.value.id in self.env:
                 self.append_to_list(call, call.func.value.id)
+                return
+            if self.dict_update(call):
                 return
             self.effect_statement(stmt)
         elif isinstance(stmt, ast.Assert):
@@ -384,7 +391,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             for sub, part in zip(target.elts, parts):
                 self.assign(sub, part)
         elif isinstance(target, ast.Subscript):
-            if not self.set_item(target, value):
+            if not (self.set_item(target, value) or self.set_list_item(target, value)):
                 self.assign_element(target, value)
         else:
             if isinstance(target, ast.Attribute):
@@ -453,7 +460,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             return Const(tuple(i.value for i in items))
         return items
 
-    expr_List = expr_Tuple
+    def expr_List(self, node: ast.List) -> Operand:
+        """``[a, b]``: its items known while compiling, and settable (``parts[0] = v``)."""
+        return self.built_list(self.expr_Tuple(node))
 
     def expr_BinOp(self, node: ast.BinOp) -> Operand:
         left = self.expr(node.left)
@@ -702,6 +711,9 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 return folded
         if isinstance(callee, Const) and callee.value is builtins.sum:
             return self.builtin_sum(node, args, kwargs)
+        if isinstance(callee, Const) and (callee.value is builtins.max
+                                          or callee.value is builtins.min):
+            return self.builtin_extremum(node, callee.value, args, kwargs)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
                 and registry.callable_binding(callee.value) is None):
             if getattr(callee.value, "original", None) is not None and (isinstance(
@@ -716,7 +728,10 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             if frozen is not None:
                 return frozen
             return self.call_as_it_is(node, callee, args, kwargs)
-        return self.call_op(node, binding, args, kwargs, text)
+        try:
+            return self.call_op(node, binding, args, kwargs, text)
+        except registry.RunAsItIs:  # a form of the call that is no op (np.where(condition))
+            return self.call_as_it_is(node, callee, args, kwargs)
 
     def method_call(self, node: ast.Call, receiver: Value, name: str, args: tuple,
                     kwargs: dict) -> Operand:
@@ -830,6 +845,48 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         if start == Const(0):
             return total
         return self.emit(node, "add", (start, total))
+
+    def builtin_extremum(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
+        """Python's ``max``/``min`` of several operands (``max(a, b, c)``) or of one list
+        or tuple known while compiling (``max([a, b, c])``, ``default=`` for an empty
+        one): ``np.maximum``/``np.minimum`` folded from the left, so a tie between two
+        operands splits the gradient evenly, as for ``max(a, b)`` (and a tie of three
+        gives the last operand half, the first two a quarter each)."""
+        name = fn.__name__
+        if "key" in kwargs:
+            raise self.error(node, f"{name}() with key= is not supported in differentiated "
+                             "code", hint=f"compute the keys and select with np.where, or "
+                             f"call {name} over the values themselves")
+        if set(kwargs) - {"default"}:
+            raise self.error(node, f"unsupported arguments in the call to {name}: "
+                             f"{', '.join(sorted(set(kwargs) - {'default'}))}")
+        if not args:
+            raise self.error(node, f"{name} expected at least 1 argument, got 0")
+        if len(args) == 1:
+            sequence = args[0]
+            if isinstance(sequence, Value):
+                self.read_as_structure(node.args[0], sequence, "a sequence")
+                which = "largest" if fn is builtins.max else "smallest"
+                raise self.error(node, f"'{ast.unparse(node)}' iterates a value known only "
+                                 "when the code runs", hint=f"np.{name}(x) for the {which} "
+                                 "element of an array, or a list written out: "
+                                 f"{name}([a, b, c])")
+            items = self.static_items(node.args[0] if node.args else node, sequence)
+            if not items:
+                if "default" in kwargs:
+                    return kwargs["default"]
+                raise self.error(node, f"{name}() of an empty sequence", hint="pass default=")
+        elif "default" in kwargs:
+            raise self.error(node, f"{name}() takes default= only with a single iterable "
+                             "argument")
+        else:
+            items = args
+        self.refuse_records(node, items)
+        result = items[0]
+        for item in items[1:]:
+            result = self.emit(node, "maximum" if fn is builtins.max else "minimum",
+                               (result, item))
+        return result
 
     def callable_binding(self, node: ast.Call, callee: Operand | None, text: str):
         if not isinstance(callee, Const):

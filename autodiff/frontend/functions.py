@@ -85,6 +85,8 @@ class CallsMixin:
         else:
             callee, params, body = self.module_function(node, fn, args, kwargs)
         callee.function_name = name
+        callee.calling = self
+        callee.built_lists = self.built_lists
         callee.calls_in_progress = (*self.calls_in_progress, key)
         callee.recursive_calls = self.recursive_calls
         callee.env.update(params)

@@ -235,13 +235,104 @@ class StructuresMixin:
             raise self.error(target, f"the key of '{ast.unparse(target)}' is known only when "
                              "the code runs, but a dict's keys are fixed while compiling",
                              hint="use a constant key")
-        others = [n for n, v in self.env.items() if v is current and n != name]
-        if others:
-            raise self.error(target, f"'{ast.unparse(target)} = ...' changes a dict also named "
-                             f"'{others[0]}', which differentiated code does not follow",
-                             hint=f"copy it first: {name} = dict({name})")
+        self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                           f"{name} = dict({name})")
         self.env[name] = Record("dict", current.type, {**current.items, key.value: value})
         return True
+
+    def refuse_shared(self, node: ast.AST, what: str, name: str, container,
+                      copy: str) -> None:
+        """A change through ``name`` to a dict or list the code built, which another name
+        also holds (itself, or inside a structure), here or in a function whose call is
+        being inlined (the caller of a function changing a dict it was passed): Python
+        would show the change there too, which the graph, holding values, does not."""
+        for converter, own in _visible_converters(self):
+            for other, value in converter.env.items():
+                if own and other == name or other.startswith("<"):
+                    continue
+                if _holds(value, container):
+                    where = "" if own else " where this function is called"
+                    raise self.error(node, f"{what} changes a {_kind(container)} also held "
+                                     f"by '{other}'{where}, which differentiated code does "
+                                     "not follow", hint=f"copy it first: {copy}; or return "
+                                     "the new one from the function that builds it")
+
+    def dict_update(self, call: ast.expr) -> bool:
+        """``d.update(other)``, ``d.update(k=v, **more)`` as a statement, on a dict the
+        function built: the name now holds a new dict, as ``d["k"] = v`` makes one. Returns
+        False when the call is no such update."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "update" and isinstance(call.func.value, ast.Name)):
+            return False
+        name = call.func.value.id
+        current = self.env.get(name)
+        if not isinstance(current, Record) or current.kind != "dict":
+            return False
+        text = f"'{ast.unparse(call)}'"
+        if current.caller:
+            raise self.error(call, f"{text} would change the dict '{name}' the caller passed",
+                             hint=f"build a new one: {name} = {{**{name}, 'key': value}} or "
+                             f"{name} = dict({name}); then update that")
+        args, kwargs = self.call_arguments(call)
+        if len(args) > 1:
+            raise self.error(call, f"update expected at most 1 argument, got {len(args)}")
+        items = dict(current.items)
+        for source in args:
+            if isinstance(source, Record) and source.kind == "dict":
+                items.update(source.items)
+                continue
+            for pair in self.static_items(call.args[0], source):
+                pair = self.static_items(call.args[0], pair)
+                if len(pair) != 2 or not isinstance(pair[0], Const) or pair[0].path is not None:
+                    raise self.error(call, f"{text} needs a dict, or (key, value) pairs with "
+                                     "keys known while compiling")
+                items[pair[0].value] = pair[1]
+        items.update(kwargs)
+        self.refuse_shared(call, text, name, current, f"{name} = dict({name})")
+        self.env[name] = Record("dict", current.type, items)
+        return True
+
+    def set_list_item(self, target: ast.Subscript, value: Operand | None, op=None) -> bool:
+        """``parts[0] = v`` (or ``parts[0] += v``, given the operator) on a list written out
+        in the code (``parts = [a, b]``), whose items are known while compiling: the name
+        now holds a new list. Returns False when the target is no such list."""
+        if not self.is_built_list(target):
+            return False
+        name = target.value.id
+        current = self.env[name]
+        items = list(self.static_items(target, current))
+        index = self.index(target.slice)
+        if not (isinstance(index, Const) and index.path is None and type(index.value) is int):
+            raise self.error(target, f"'{ast.unparse(target)} = ...' sets an item of the list "
+                             f"'{name}' by an index other than an integer known while "
+                             "compiling", hint=f"use a constant index, or make '{name}' an "
+                             f"array (np.array({name})) and update its elements")
+        if not -len(items) <= index.value < len(items):
+            raise self.error(target, f"list assignment index {index.value} out of range for "
+                             f"the list '{name}' of {len(items)} items")
+        self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                           f"{name} = list({name})")
+        if op is not None:
+            value = self.binary(target, op, items[index.value], value)
+        items[index.value] = value
+        self.env[name] = self.built_list(tuple(items))
+        return True
+
+    def is_built_list(self, target: ast.Subscript) -> bool:
+        """Whether ``target`` is an item of a list written out in the code."""
+        if not isinstance(target.value, ast.Name):
+            return False
+        current = self.env.get(target.value.id)
+        return isinstance(current, (tuple, Const)) and self.built_lists.get(id(current)) is current
+
+    def built_list(self, items: tuple | Const) -> Operand:
+        """A list the code builds with items known while compiling (``[a, b]``): its
+        items may be set later (``parts[0] = v``)."""
+        if isinstance(items, tuple) and all(isinstance(i, Const) and i.path is None
+                                            for i in items):
+            items = Const(tuple(i.value for i in items))
+        self.built_lists[id(items)] = items
+        return items
 
     def refuse_setting_a_field(self, target: ast.Attribute) -> None:
         """``self.W = ...`` or ``self.W += ...`` on an object or a dataclass the caller
@@ -296,3 +387,31 @@ def _writable(value) -> bool:
 
 
 __all__ = ["StructuresMixin"]
+
+
+def _visible_converters(converter):
+    """``(converter, True)``, then the converters of the functions whose calls are being
+    inlined around it and of the functions it is defined in, each ``(c, False)``."""
+    yield converter, True
+    seen, todo = {id(converter)}, [converter.calling, converter.enclosing]
+    while todo:
+        other = todo.pop()
+        if other is None or id(other) in seen:
+            continue
+        seen.add(id(other))
+        yield other, False
+        todo.extend((other.calling, other.enclosing))
+
+
+def _holds(value, container) -> bool:
+    if value is container:
+        return True
+    if isinstance(value, tuple):
+        return any(_holds(item, container) for item in value)
+    if isinstance(value, Record):
+        return any(_holds(item, container) for item in value.items.values())
+    return False
+
+
+def _kind(container) -> str:
+    return container.describe() if isinstance(container, Record) else "list"

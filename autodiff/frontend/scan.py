@@ -46,7 +46,8 @@ def loop_exits(body: list[ast.stmt]) -> set[str]:
 
 def _walk_local(body: list[ast.stmt], loops: bool = True):
     """AST nodes of a body, not entering nested functions, lambdas, comprehensions or
-    (with ``loops=False``) nested loops, whose break belongs to them."""
+    (with ``loops=False``) nested loops, whose break belongs to them (a ``break`` in a
+    nested loop's ``else`` leaves the loop around it: that ``else`` is walked)."""
     todo = list(body)
     while todo:
         node = todo.pop()
@@ -55,7 +56,9 @@ def _walk_local(body: list[ast.stmt], loops: bool = True):
                              ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             continue
         if not loops and isinstance(node, (ast.For, ast.While)):
-            todo.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
+            todo.extend(n for stmt in node.body for n in ast.walk(stmt)
+                        if isinstance(n, ast.Return))
+            todo.extend(node.orelse)
             continue
         todo.extend(ast.iter_child_nodes(node))
 
@@ -80,7 +83,17 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
                 names[base.id] = None
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             names[node.target.id] = None
+        elif is_dict_update(node):
+            names[node.value.func.value.id] = None
     return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+def is_dict_update(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` is the statement ``name.update(...)`` (a dict the code built
+    rebinds its name to the updated dict)."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "update" and isinstance(call.func.value, ast.Name))
 
 
 def is_list_append(stmt: ast.AST) -> bool:

@@ -265,17 +265,23 @@ class StatementsMixin:
     # ----- loops -----
 
     def stmt_For(self, stmt: ast.For) -> None:
-        if stmt.orelse:
-            raise self.error(stmt, "'for ... else' is not supported in differentiated code")
         saved = self.iterated
         self.iterated = saved | {name for name in _iterated_names(stmt.iter)
                                  if isinstance(self.env.get(name), Value)}
         try:
-            self.for_loop(stmt)
+            exited = self.for_loop(stmt)
         finally:
             self.iterated = saved
+        self.loop_else(stmt, exited)
 
-    def for_loop(self, stmt: ast.For) -> None:
+    def loop_else(self, stmt: ast.For | ast.While, exited: Operand) -> None:
+        """The ``else`` of a loop: it runs when the loop ended without ``break`` (or
+        ``return``), that is when ``exited``, the last step's exit flag, is false."""
+        if stmt.orelse:
+            self.branch(stmt, exited, lambda: None, lambda: self.body(stmt.orelse))
+
+    def for_loop(self, stmt: ast.For) -> Operand:
+        """The loop; returns whether it was left by ``break`` or ``return``."""
         iteration = self.iteration(stmt.iter)
         if iteration[0] == "unroll":
             for item in iteration[1]:
@@ -283,19 +289,21 @@ class StatementsMixin:
                 self.assign(stmt.target, item)
                 self.body(stmt.body)
                 self.env.pop(CONTINUED, None)  # 'continue' ends its step only
+            exited = self.exit_flags()
             self.env.pop(BROKE, None)  # 'break' ends the loop, not the code after it
-            return
+            return exited
         if iteration[0] == "guarded":
             self.guarded_steps(stmt, *iteration[1:])
+            exited = self.exit_flags()
             self.env.pop(BROKE, None)
-            return
+            return exited
         _, start, stop, step, reverse, element = iteration
 
         def bind(index: Value) -> None:
             self.assign(stmt.target, element(index))
 
-        self.loop(stmt, "for", stmt.body, (start, stop, step, Const(None)), bind=bind,
-                  target=stmt.target, reverse=reverse)
+        return self.loop(stmt, "for", stmt.body, (start, stop, step, Const(None)), bind=bind,
+                         target=stmt.target, reverse=reverse)
 
     def refuse_exit_before_step(self, stmt: ast.For) -> None:
         """A step of an unrolled loop after one that may have left it: refused."""
@@ -322,12 +330,12 @@ class StatementsMixin:
             self.branch(stmt, runs, step, lambda: None)
 
     def stmt_While(self, stmt: ast.While) -> None:
-        if stmt.orelse:
-            raise self.error(stmt, "'while ... else' is not supported in differentiated code")
-        self.loop(stmt, "while", stmt.body, (), test=stmt.test)
+        self.loop_else(stmt, self.loop(stmt, "while", stmt.body, (), test=stmt.test))
 
     def loop(self, stmt, kind: str, body: list[ast.stmt], header: tuple, *, bind=None,
-             target=None, reverse=False, test=None) -> None:
+             target=None, reverse=False, test=None) -> Operand:
+        """The loop as a region; returns whether it was left by ``break`` or ``return``
+        (the last step's exit flag, false when no step ran)."""
         loc = self.builder.loc
         names = assigned_names(body, target)
         exits = loop_exits(body)
@@ -381,6 +389,7 @@ class StatementsMixin:
                 self.env[name] = out
         for flag in (BROKE, CONTINUED):
             self.env.pop(flag, None)
+        return outs[names.index(EXIT)] if EXIT in names else FALSE
 
     def loop_blocks(self, kind, names, init, tokens, floating, body, bind, test):
         """One conversion of a loop's blocks under assumed shape tokens of the carried values."""

@@ -36,7 +36,7 @@ def call_op(positional: int, keywords: tuple[str, ...]) -> Op:
         inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
     words = [*args, *(f"{name}={kw}" for name, kw in zip(keywords, kwargs))]
     op = Op("call", stub, f"function({', '.join(words)})", diff=tuple(args + kwargs),
-            fresh=False)
+            fresh=False, no_sympy="a function run as it is: SymPy cannot see what it computes")
     op.opaque = op.effect = True
     op.missing_rule = _missing_rule
     return op

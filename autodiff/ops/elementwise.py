@@ -15,7 +15,7 @@ import numpy as np
 from autodiff.graph.ir import Const, Value
 from autodiff.graph.patterns import is_number, keeps_dtype, produced_by
 from autodiff.ops import control  # noqa: F401 - defines the zero-keeping forms used below
-from autodiff.ops.registry import OPS, defop, helper_op
+from autodiff.ops.registry import OPS, RunAsItIs, alias, defop, helper_op
 from autodiff.ops.runtime import (
     broadcast_like,
     clipped_high,
@@ -1032,8 +1032,22 @@ def _(rewrite, x1, x2):
     above = rewrite.emit(where, rewrite.emit(OPS["greater"], x1, Const(0.0)), Const(1.0), at_zero)
     return rewrite.emit(where, rewrite.emit(OPS["less"], x1, Const(0.0)), Const(0.0), above)
 
-_nondiff("round", "np.round(x)", np.round, np.rint, builtins.round, reason=STEPS,
-         no_sympy="NumPy rounds half to even, which no SymPy function does")
+
+
+def _round_builtin(number, ndigits=None):
+    """Python's round(x) and round(x, ndigits) (ndigits None rounds to a whole number)."""
+    none = ndigits is None or isinstance(ndigits, Const) and ndigits.value is None
+    return {"x": number, "decimals": Const(0) if none else ndigits}
+
+
+# Rounding to `decimals` places is as piecewise constant as rounding to whole numbers.
+@defop("round", "np.round(x, decimals=decimals)", aliases=(
+    np.round, np.around, (np.rint, lambda x: {"x": x}), (builtins.round, _round_builtin)),
+    methods=("round",), nondiff_output=True, no_gradient=STEPS, shape=broadcast("x"),
+    floating=None, no_sympy="NumPy rounds half to even, which no SymPy function does")
+def _round(x, decimals=0): ...
+
+
 _nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,
          sympy=elementwise(lambda x: sp.S(x).is_finite is not False))
 _nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST,
@@ -1087,6 +1101,46 @@ def _(t, ans, x1, x2):
 @remainder.defjvp("x2")
 def _(t, ans, x1, x2):
     return -t * np.floor(x1 / x2)
+
+
+# np.fmod(x1, x2) = x1 - trunc(x1 / x2) * x2 has the sign of x1 (C's fmod), where x1 % x2
+# has the sign of x2: its derivatives are 1 in x1 and -trunc(x1 / x2) in x2, the
+# remainder's with the quotient rounded toward zero instead of down (trunc(q) written
+# sign(q) * floor(|q|), both piecewise constant). At a jump (x1 a multiple of x2) the
+# one-sided derivative is taken, as for np.remainder.
+@defop("fmod", "np.fmod(x1, x2)", aliases=(np.fmod, math.fmod), diff=("x1", "x2"), shape=BINARY,
+       recompute="scalar", sympy=elementwise(
+           lambda x1, x2: sp.Piecewise((x1 - x2 * sp.ceiling(x1 / x2), x1 / x2 < 0),
+                                       (x1 - x2 * sp.floor(x1 / x2), True)), 2))
+def fmod(x1, x2): ...
+
+
+@fmod.defvjp
+def _(g, ans, x1, x2):
+    q = x1 / x2
+    return unbroadcast(g, x1), unbroadcast(-g * (np.sign(q) * np.floor(np.abs(q))), x2)
+
+
+@fmod.defjvp("x1")
+def _(t, ans, x1, x2):
+    return broadcast_like(t, ans)
+
+
+@fmod.defjvp("x2")
+def _(t, ans, x1, x2):
+    q = x1 / x2
+    return -t * (np.sign(q) * np.floor(np.abs(q)))
+
+
+def _where_call(condition, *xy):
+    """np.where(condition, x, y); np.where(condition) alone is np.nonzero(condition), the
+    indices where it holds, which carry no gradient: that call runs as it is."""
+    if not xy:
+        raise RunAsItIs
+    return [condition, *xy]
+
+
+alias(np.where, where, _where_call)
 
 
 # Rules that hold for real operands only: a complex value reaching them is refused.

@@ -13,7 +13,7 @@ from autodiff.graph.patterns import produced_by
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, NamedResults, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
-from autodiff.ops.shape_rules import einsum_result, list_result, reduced, shape_like
+from autodiff.ops.shape_rules import einsum_result, list_result, reduced, scalar_result, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
 
 
@@ -250,9 +250,11 @@ def _(t, ans, x, ord, axis, keepdims):
 
 def _einsum_call(*args, **kwargs):
     """``np.einsum(x, [0, 1], y, [1, 2], [0, 2])``, the sublist form, as the subscripts
-    string ``"ab,bc->ac"``, written at compile time; the string form as it is."""
+    string ``"ab,bc->ac"``, written at compile time; the string form as it is.
+    ``optimize=`` only chooses the order of the products (the result is the same): ignored."""
+    kwargs.pop("optimize", None)
     if kwargs:
-        raise TypeError("np.einsum takes no keyword arguments here")
+        raise TypeError("np.einsum takes no keyword arguments here but optimize=")
     first = args[0] if args else None
     if isinstance(first, Const) and isinstance(first.value, str):
         return list(args)
@@ -1343,6 +1345,25 @@ def _(t, ans, a, computed):
     return moved - ans * np.sum(ans * moved, axis=-2, keepdims=True)
 
 
+# np.vdot flattens both operands: the sum of their elementwise product. Its rules are for
+# real operands (NumPy conjugates the first, which they do not), as np.correlate's.
+@defop("vdot", "np.vdot(a, b)", aliases=(np.vdot,), diff=("a", "b"), shape=scalar_result,
+       sympy=lambda a, b: np.dot(np.ravel(objects(a)), np.ravel(objects(b))), jvp="linear")
+def vdot(a, b): ...
+
+
+@vdot.defvjp
+def _(g, ans, a, b):
+    return np.reshape(g * np.ravel(b), np.shape(a)), np.reshape(g * np.ravel(a), np.shape(b))
+
+
+# numba's np.vdot takes contiguous vectors: the dot of the two flattened.
+@vdot.defnumba
+def _(rewrite, a, b):
+    return rewrite.emit(dot, rewrite.emit(OPS["ravel"], a, Const("C")),
+                        rewrite.emit(OPS["ravel"], b, Const("C")))
+
+
 # Rules that hold for real operands only: a complex value reaching them is refused.
-for _name in ("norm", "cholesky", "slogdet", "slogdet_sign", "slogdet_logabsdet", "eigh", "eigh_values", "eigh_vectors", "eigvalsh", "svd", "svd_values", "svd_u", "svd_s", "svd_vh", "qr", "qr_q", "qr_r", "pinv", "lstsq", "lstsq_solution", "eig", "eig_values", "eig_vectors", "eigvals",):
+for _name in ("norm", "cholesky", "slogdet", "slogdet_sign", "slogdet_logabsdet", "eigh", "eigh_values", "eigh_vectors", "eigvalsh", "svd", "svd_values", "svd_u", "svd_s", "svd_vh", "qr", "qr_q", "qr_r", "pinv", "lstsq", "lstsq_solution", "eig", "eig_values", "eig_vectors", "eigvals", "vdot",):
     OPS[_name].real_rules = True

@@ -541,3 +541,8 @@ def _(t, ans, x, xp, fp, left, right, period):
     if right is not None:
         moved = np.where(above, 0.0, moved)
     return moved
+
+
+# NumPy conjugates the second operand of a complex correlation, which the rules do not:
+# they hold for real operands only (a complex value reaching them is refused).
+OPS["correlate"].real_rules = True

@@ -481,11 +481,18 @@ def attribute_op(name: str) -> Op | None:
     return _ATTRIBUTES.get(name)
 
 
+class RunAsItIs(Exception):
+    """Raised by an alias's adapter for a form of the call that is no op: the call then
+    runs as it is, as a function with no rule (``np.where(condition)``, the indices
+    ``np.nonzero`` gives, which carry no gradient)."""
+
+
 def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tuple[Op, tuple]:
     """``(op, canonical arguments)`` of a call through an alias; TypeError if invalid.
 
     An adapter may redirect the call to another op (``np.array([a, b])`` is a stack),
-    and gives the arguments by name (a dict) or in order (a list).
+    and gives the arguments by name (a dict) or in order (a list); it raises
+    :class:`RunAsItIs` for a form of the call that is no op.
     """
     if adapter is not None:
         canonical = adapter(*args, **kwargs)

@@ -32,24 +32,27 @@ def _reshape_method(a, *shape, order="C"):
     return {"a": a, "shape": shape[0] if len(shape) == 1 else shape, "order": order}
 
 
-@defop("reshape", "np.reshape(a, shape)", aliases=(np.reshape,),
+@defop("reshape", "np.reshape(a, shape, order=order)", aliases=(np.reshape,),
        methods=(("reshape", _reshape_method),), diff=("a",), fresh=False, zeros="first", recompute="always", sympy=lambda a, shape, order: np.reshape(objects(a), shape, order=order), jvp="linear")
 def reshape(a, shape, order="C"): ...
 
 
-def _reshape_check(named) -> str | None:
+def _order_check(named) -> str | None:
+    """Order 'C' or 'F' reads the elements in an order the gradient reads back the same
+    way; 'A' and 'K' follow the array's memory layout, which the adjoint's is not."""
     order = named["order"]
-    if not (isinstance(order, Const) and order.value == "C"):
-        return "reshape with order other than 'C' has no gradient rule yet"
+    if not (isinstance(order, Const) and order.value in ("C", "F")):
+        return "a reshape or ravel in order 'A' or 'K' (the memory layout's) has no gradient rule"
     return None
 
 
-reshape.vjp_check = _reshape_check
+reshape.vjp_check = _order_check
 
 
+# The adjoint read back into a's shape in the same order (C or F): the same call's inverse.
 @reshape.defvjp
 def _(g, ans, a, shape, order):
-    return np.reshape(g, np.shape(a))
+    return np.reshape(g, np.shape(a), order=order)
 
 
 @reshape.defspecialize
@@ -61,14 +64,39 @@ def _(rewrite, a, shape, order):
     return None
 
 
-@defop("ravel", "np.ravel(a)", aliases=(np.ravel,), methods=("ravel", "flatten"), diff=("a",),
-       fresh=False, sympy=lambda a: np.ravel(objects(a)), jvp="linear")
-def ravel(a): ...
+# numba reshapes in C order only: order F is C order over the reversed axes (a.T), the
+# result's axes reversed back.
+@reshape.defnumba
+def _(rewrite, a, shape, order):
+    sizes = (shape.value,) if isinstance(shape, Const) and type(shape.value) is int else (
+        constant_tuple(shape))
+    if not (isinstance(order, Const) and order.value == "F") or sizes is None:
+        return None
+    reversed_axes = rewrite.emit("contiguous", rewrite.emit(transpose, a, Const(None)))
+    read = rewrite.emit(reshape, reversed_axes, Const(sizes[::-1]), Const("C"))
+    return rewrite.emit(transpose, read, Const(None))
+
+
+@defop("ravel", "np.ravel(a, order=order)", aliases=(np.ravel,), methods=("ravel", "flatten"),
+       diff=("a",), fresh=False, sympy=lambda a, order: np.ravel(objects(a), order=order),
+       jvp="linear")
+def ravel(a, order="C"): ...
+
+
+ravel.vjp_check = _order_check
 
 
 @ravel.defvjp
-def _(g, ans, a):
-    return np.reshape(g, np.shape(a))
+def _(g, ans, a, order):
+    return np.reshape(g, np.shape(a), order=order)
+
+
+# numba ravels in C order only: order F is C order over the reversed axes.
+@ravel.defnumba
+def _(rewrite, a, order):
+    if not (isinstance(order, Const) and order.value == "F"):
+        return None
+    return rewrite.emit(ravel, rewrite.emit(transpose, a, Const(None)), Const("C"))
 
 
 @defop("squeeze", "np.squeeze(a, axis=axis)", aliases=(np.squeeze,), methods=("squeeze",),

@@ -1039,3 +1039,19 @@ def _(g, ans, x):
 # SciPy's own log1p and expm1 are NumPy's functions on real numbers: names for those ops.
 alias(scipy.special.log1p, OPS["log1p"])
 alias(scipy.special.expm1, OPS["expm1"])
+
+
+# The scaled complementary error function exp(x^2) erfc(x), finite where erfc underflows:
+# its derivative 2 x erfcx(x) - 2 / sqrt(pi) is written with erfcx itself.
+@defop("erfcx", "scipy.special.erfcx(x)", aliases=(scipy.special.erfcx,), diff=("x",),
+       shape=UNARY, floating="always",
+       sympy=elementwise(lambda x: sp.exp(x * x) * sp.erfc(x)), jvp="same")
+def erfcx(x): ...
+
+
+erfcx.runtime = SCIPY
+
+
+@erfcx.defvjp
+def _(g, ans, x):
+    return g * (2.0 * x * ans - 2.0 / SQRT_PI)

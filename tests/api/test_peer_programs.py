@@ -1807,7 +1807,7 @@ CASES.update({
     "scalar_abs_by_branch": (scalar_abs_by_branch, (-0.6,), 0, True),
     "logical_masks": (logical_masks, (np.array([-1.5, -0.5, 0.3, 1.1, 1.4]),), 0, True),
     "zero_d_array_argument": (zero_d_array_argument, (np.array(0.7),), 0, True),
-    "keyword_argument_wrt": (keyword_argument_wrt, (rand(3), 0.5), "b", False),
+    "keyword_argument_wrt": (keyword_argument_wrt, (rand(3), 0.5), "b", True),
     "broadcast_and_expand": (broadcast_and_expand, (rand(4),), 0, True),
     "outer_by_broadcasting": (outer_by_broadcasting, (rand(3),), 0, True),
     "column_major_by_transposes": (column_major_by_transposes, (rand(6),), 0, True),

@@ -69,10 +69,6 @@ UNSUPPORTED = [
      "element of the list 'acc'"),
     ("append to an argument", "y.append(x)\nreturn np.sum(x)\n", 5, "in-place update of 'y'"),
     ("yield", "yield x\nreturn np.sum(x)\n", 5, "'yield'"),
-    ("for else", "for i in range(3):\n    x = x * 2\nelse:\n    x = x + 1\nreturn np.sum(x)\n",
-     5, "'for ... else'"),
-    ("while else", ("while np.sum(x) < 9:\n    x = x * 2\nelse:\n    x = x + 1\n"
-     "return np.sum(x)\n"), 5, "'while ... else'"),
     ("used before assignment", "s = s + x\nreturn np.sum(s)\n", 5, "'s' is used before"),
     ("loop over a number", "for v in 3.0:\n    x = x * v\nreturn np.sum(x)\n", 5,
      "cannot loop over '3.0'"),

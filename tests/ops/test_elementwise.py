@@ -30,6 +30,8 @@ UNARY = [
     ("np.minimum(0.3, x)", "real"), ("np.where(x > 0, x * x, -x)", "real"),
     ("np.sign(x) * x", "real"), ("x % 0.7", "positive"), ("x.astype(float) * x", "real"),
     ("np.where(x > 0, 1.0 / x, x * x)", "real"),
+    ("np.round(x, 1) * x", "real"), ("np.around(x, decimals=2) * x", "real"),
+    ("x.round(2) * x + np.rint(x)", "real"),
 ]
 MATH_TWINS = [
     ("math.sin(x)", "real"), ("math.cos(x)", "real"), ("math.tan(x)", "unit"),
@@ -40,6 +42,7 @@ MATH_TWINS = [
     ("math.sqrt(x)", "positive"),
     ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
     ("math.hypot(x, 1.5)", "real"), ("max(x, 0.3) * min(x, 0.7)", "real"),
+    ("round(x, 2) * x + round(x)", "real"), ("max(x, 0.3, x * x) * min([x, 0.7, -x])", "real"),
 ]
 # (expression in x and y, domain of x, domain of y)
 BINARY = [
@@ -71,7 +74,7 @@ MATH_TWINS_ROUTED = [
     ("math.asinh(x)", "real"), ("math.acosh(x + 1.5)", "positive"), ("math.atanh(x)", "unit"),
     ("math.fabs(x)", "real"), ("math.fabs(x) * x", "real"), ("math.radians(x) * x", "real"),
     ("math.degrees(x) * x", "real"), ("math.copysign(x, x - 0.05)", "real"),
-    ("math.erf(x)", "real"), ("math.erfc(x) * x", "real"),
+    ("math.erf(x)", "real"), ("math.erfc(x) * x", "real"), ("math.fmod(x * 5.0, -0.7)", "real"),
     # Python 3.11's, where it has them
     *[(f"math.{name}(x)", "real") for name in ("cbrt", "exp2") if hasattr(math, name)],
 ]
@@ -79,6 +82,7 @@ BINARY_ROUTED = [
     ("np.logaddexp2(x, y)", "real", "real"), ("np.fmax(x, y)", "real", "real"),
     ("np.fmin(x, y)", "real", "real"), ("np.copysign(x, y) * y", "real", "real"),
     ("np.copysign(x * y, y)", "real", "real"), ("np.heaviside(x, y) * x * y", "real", "real"),
+    ("np.fmod(x, y)", "real", "positive"), ("np.fmod(x * 3.0, -y) * y", "real", "positive"),
 ]
 ROUTES = ("jit", "sympy", "numba")
 # jit="numba" refuses (with the user's line) a derivative taking a Python float or a 0-d

@@ -133,7 +133,23 @@ CASES = [
     ("np.linalg.eig(0.5 * x + np.diag([1.0, 3.0, 5.0]))[1] ** 2", [(3, 3)], "unit"),
     (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 3.0, 5.0])"), [(3, 3)], "unit"),
     (_EIG_REBUILT.format("0.5 * x + np.diag([1.0, 4.0])"), [(2, 2, 2)], "unit"),
+    ("np.vdot(x, y * y)", [(), ()]),  # (jit="numba" refuses 0-d arguments, for every op)
+    # optimize= only orders the products: the same result, and derivatives
+    ("np.einsum('ij,jk->ik', x, y, optimize=True)", [(2, 3), (3, 4)]),
+    ("np.einsum(x, [0, 1], y, [1, 2], optimize='greedy')", [(2, 3), (3, 4)]),
+    ("np.einsum('ij,jk,k->i', x, y, y[0], optimize='optimal')", [(2, 3), (3, 3)]),
+    ("np.einsum('ii', x, optimize=False)", [(3, 3)]),
 ]
 
 
 test_linalg = table_test(CASES, seed=400)
+
+# np.vdot on every route (numba's takes the dot of the two flattened, views included).
+VDOT_CASES = [
+    ("np.vdot(x, y)", [(3,), (3,)]), ("np.vdot(x, y)", [(2, 3), (3, 2)]),
+    ("np.vdot(x.T, y) * np.vdot(x[0], y[:, 0])", [(2, 3), (3, 2)]),
+    ("np.vdot(x, x)", [(2, 2, 2)]),
+]
+
+
+test_vdot = table_test(VDOT_CASES, seed=450, routes=("sympy", "numba"))

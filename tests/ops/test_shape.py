@@ -57,6 +57,14 @@ SHAPE_CASES = [
     # a repeated index writes an element several times: the last write is kept
     ("overwritten(x, y) * y", [(3,), (4,)]),
     ("x[slice(1, None)] * x[slice(2)][0]", [(3,)]),
+    # np.where(condition) alone: np.nonzero's indices, which carry no gradient
+    ("x[np.where(x > 0.0)] ** 2", [(6,)]), ("x[np.where(x > -0.3)] * x.sum()", [(2, 3)]),
+    ("x[np.where(x > -0.3)[1], np.where(x > -0.3)[0]] * y", [(3, 3), ()]),
+    # order F: the adjoint read back in the same order
+    ("np.ravel(x, order='F') * y", [(2, 3), (6,)]), ("x.ravel('F')", [(2, 3, 2)]),
+    ("x.flatten('F') * x.flatten()", [(3, 2)]), ("x.reshape(2, 3, order='F')", [(3, 2)]),
+    ("np.reshape(x, (3, -1), order='F') * y", [(2, 3, 1), (2,)]),
+    ("np.reshape(x.T, 6, order='F') * x.ravel(order='C')", [(2, 3)]),
 ]
 
 # Functions the cases call: element updates need statements.
@@ -77,6 +85,14 @@ def overwritten(x, y):
 
 
 test_shape_op = table_test(SHAPE_CASES, seed=500, preamble=SHAPE_PREAMBLE)
+
+# Order F on every route (numba's is C order over the reversed axes).
+ORDER_CASES = [
+    ("np.ravel(x, order='F') * y", [(2, 3), (6,)]), ("x.flatten('F')", [(2, 3, 2)]),
+    ("x.T.reshape(2, 3, order='F') * y", [(2, 3), (3,)]),
+    ("np.reshape(x[:, ::2], (3, 2), order='F')", [(2, 6)]),
+]
+test_order_f = table_test(ORDER_CASES, seed=550, routes=("sympy", "numba"))
 
 # Every case of the family, the assembly ops' (checked with SymPy too, in
 # test_assembly.py) included: the cases tests/ops/test_registry.py walks.
@@ -127,3 +143,16 @@ def test_full_like_refuses_a_gradient_without_a_floating_dtype(user_module):
     """)
     with pytest.raises(NonDifferentiableError, match="give dtype=float"):
         ad.grad(mod.f, wrt=1)(np.ones(3), 1.5)
+
+
+def test_order_a_or_k_follows_the_memory_layout_and_is_refused(user_module):
+    mod = user_module("""
+        import numpy as np
+        def f(x):
+            return np.sum(x.ravel('A') * np.arange(6.0))
+        def g(x):
+            return np.sum(np.reshape(x, (3, 2), order='A') ** 2)
+    """)
+    for fn in (mod.f, mod.g):
+        with pytest.raises(ad.AutodiffError, match="order 'A' or 'K'"):
+            ad.grad(fn)(np.ones((2, 3)))
