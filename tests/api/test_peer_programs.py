@@ -1933,7 +1933,7 @@ def test_pieces_of_a_list_have_shapes_of_their_own():
     """np.array_split's pieces are items of one list, of different shapes: the compiler
     must not take them (nor the items of any other list read by position) to share one."""
     graph = ad.jvp(ragged_halves).original_graph
-    pieces = [node.out for node in graph.nodes if node.op.name == "getitem"]
+    pieces = [node.out for node in graph.nodes if node.op.name == "list_getitem"]
     assert len(pieces) == 2
     assert pieces[0].shape is not pieces[1].shape
     value, derivative = ad.jvp(ragged_halves)(np.arange(5.0), np.ones(5))
