@@ -71,11 +71,14 @@ def test_a_case_autodiff_rejects_is_unsupported_not_a_crash(harness):
     from cases import Case
     from implementations import OURS, OURS_JIT, UNSUPPORTED, build_all, first_calls
 
-    def updates_its_argument(x):
-        x[0] = 0.0
-        return np.sum(x)
+    def tries(x):
+        try:
+            y = np.sum(x)
+        except ValueError:
+            y = 0.0
+        return y
 
-    case = Case("rejected", updates_its_argument, lambda x: np.ones_like(x), 0,
+    case = Case("rejected", tries, lambda x: np.ones_like(x), 0,
                 lambda: (np.arange(3.0),))
     found = build_all(case, [OURS, OURS_JIT], peers=[])
     first_calls(case, found)
