@@ -127,6 +127,15 @@ _COMPLEX_DTYPE_NAMES = frozenset({"complex", "complex64", "complex128", "complex
                                   "c16", "c32", "cfloat", "cdouble", "clongdouble"})
 
 
+def _flat(operands):
+    """The operands inside nested tuples, one by one."""
+    for operand in operands:
+        if isinstance(operand, tuple):
+            yield from _flat(operand)
+        else:
+            yield operand
+
+
 def _complex_constant(operand) -> bool:
     """Whether ``operand`` is a complex constant or names a complex type (``1j``,
     ``complex``, ``np.complex128``, ``dtype="complex128"``)."""
@@ -210,6 +219,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         op_name = op.name
         self.refuse_records(node, args)
         self.refuse_frozen(node, args)
+        if any(isinstance(item, LocalFunction) or isinstance(item, Const) and isinstance(
+                item.value, LocalFunction) for item in _flat(args)):
+            raise self.error(node, f"'{ast.unparse(node)}' uses a function defined in the "
+                             "code as a value; differentiated code calls such functions, or "
+                             "passes them to map, filter, functools.reduce and your own "
+                             "functions", kind=UnsupportedSyntaxError,
+                             hint="call the function here, or pass what it returns")
         if any(_complex_constant(arg) for arg in args):
             raise self.error(node, f"'{ast.unparse(node)}' makes a complex number, and "
                              "autodiff differentiates real values", kind=NonDifferentiableError,
