@@ -47,7 +47,8 @@ RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
     name: getattr(runtime, name) for name in dir(runtime)
     if callable(getattr(runtime, name)) and not name.startswith("_")
     and getattr(getattr(runtime, name), "__module__", "") == runtime.__name__
-} | {"at_user_line": origins.at_user_line, "check_finite": origins.check_finite}
+} | {"at_user_line": origins.at_user_line, "check_finite": origins.check_finite,
+     "warn_at_user_line": origins.warn_at_user_line}
 _BUILTINS_USED = frozenset({"float", "len", "slice"})
 _SINGLE_PRECISION = (np.dtype(np.float32), np.dtype(np.complex64))
 

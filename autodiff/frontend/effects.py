@@ -25,7 +25,7 @@ from autodiff.frontend.functions import LocalFunction
 from autodiff.frontend.structures import Record, contains_record
 from autodiff.graph.ir import Const, Node, Operand, Value
 from autodiff.ops import registry
-from autodiff.ops.calls import assertion_op, effect_call_op, formatted_op
+from autodiff.ops.calls import WARNING, assertion_op, effect_call_op, formatted_op
 from autodiff.user_code import is_library_code
 
 # Builtins giving a string to print: str(loss), repr(x), format(loss, ".3f").
@@ -119,6 +119,15 @@ class EffectsMixin:
                                  hint="call it through a global name")
         else:
             callee = self.users_call(stmt, call, callee)
+        if isinstance(callee, Const) and callee.value is warnings.warn:
+            args, kwargs = self.passed_whole(call, *self.call_arguments(call))
+            try:  # warned where the user's code warns (not the generated code's line)
+                _, canonical = registry.bind_call(WARNING, None, args, kwargs)
+            except TypeError as error:
+                raise self.error(call, f"unsupported arguments in the call to "
+                                 f"{ast.unparse(call.func)}: {error}") from None
+            self.emit(call, WARNING, canonical)
+            return
         if callee is not None:
             args, kwargs = self.passed_whole(call, *self.call_arguments(call))
             op = effect_call_op(len(args), tuple(kwargs), method)

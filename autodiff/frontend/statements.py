@@ -198,7 +198,8 @@ class StatementsMixin:
             a, b = envs[0].get(name, UNDEFINED), envs[1].get(name, UNDEFINED)
             self.env[name] = self.merge(name, a, b, blocks, outs)
         self.builder.loc = loc
-        if outs:
+        if outs or any(isinstance(node, Region) or node.op.effect  # (a print in a branch)
+                       for block in blocks for node in block.nodes):
             self.builder.nodes.append(Region("if", (cond,), outs, blocks, loc, self.builder.phase))
 
     def merge(self, name: str, a, b, blocks: list[Block], outs: list[Value]):

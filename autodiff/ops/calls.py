@@ -62,6 +62,20 @@ def effect_call_op(positional: int, keywords: tuple[str, ...], method: str | Non
     return op
 
 
+def _warning_stub(message, category=None, stacklevel=1, source=None): ...
+
+
+# warnings.warn(...) as a statement: warned where the user's code warns. Generated code
+# calls codegen's warn_at_user_line, which names the user's line (stacklevel 1) or the
+# code that called the derivative (2 and more), never the generated code.
+WARNING = Op("warning", _warning_stub,
+             "warn_at_user_line(message, category=category, stacklevel=stacklevel, "
+             "source=source)", nondiff_output=True, no_gradient=_FOR_ITS_EFFECT, fresh=False,
+             floating=None)
+WARNING.opaque = WARNING.effect = WARNING.statement = True
+WARNING.outside_tables = "written by the frontend for warnings.warn (tests/frontend/test_effects.py)"
+
+
 @functools.cache
 def assertion_op(with_message: bool) -> Op:
     """``assert condition, message``: checked in the forward sweep, where it was written."""

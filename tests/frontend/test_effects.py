@@ -88,6 +88,27 @@ def test_logging_and_warnings_run_as_written(caplog):
     np.testing.assert_allclose(got["W"], expected, rtol=1e-6, atol=1e-9)
 
 
+def warned(x):
+    if np.sum(x) > 0:
+        warnings.warn("positive sum", RuntimeWarning)
+    warnings.warn("the caller's line", stacklevel=2)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_warning_names_the_users_line_or_the_callers(jit):
+    gradient = ad.grad(warned, jit=jit)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gradient(np.ones(2))  # the line stacklevel=2 names
+    places = {str(w.message): (w.filename, w.lineno, w.category) for w in caught}
+    first = warned.__code__.co_firstlineno
+    assert places["positive sum"] == (__file__, first + 2, RuntimeWarning)
+    assert places["the caller's line"] == (
+        __file__, test_a_warning_names_the_users_line_or_the_callers.__code__.co_firstlineno + 5,
+        UserWarning)
+
+
 def test_assert_is_checked_where_it_was_written(capsys):
     W, x = _inputs()
     np.testing.assert_allclose(ad.grad(checked_loss)(W, x),
@@ -117,3 +138,22 @@ def test_a_call_for_another_effect_is_refused():
     assert info.value.lineno is not None and "print, logging" in info.value.hint
     with pytest.raises(ad.UnsupportedSyntaxError, match=r"'h\.sort\(\)' is called for its effect"):
         ad.grad(sorted_in_place)(W, x)
+
+
+def branches_that_only_print(x):
+    if np.sum(x) > 0:
+        print("positive")
+    else:
+        print("not positive")
+    for i in range(2):
+        print("step", i)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_branch_or_a_loop_that_only_prints_runs_as_written(capsys, jit):
+    np.testing.assert_allclose(ad.grad(branches_that_only_print, jit=jit)(np.ones(2)), [2.0, 2.0])
+    assert capsys.readouterr().out.split("\n") == ["positive", "step 0", "step 1", ""]
+    value, tangent = ad.jvp(branches_that_only_print)(-np.ones(2), np.ones(2))
+    assert (value, tangent) == (2.0, -4.0)
+    assert capsys.readouterr().out.split("\n") == ["not positive", "step 0", "step 1", ""]
