@@ -202,6 +202,7 @@ class StructuresMixin:
             return operand
         if isinstance(operand, Record):
             return self.record_items(operand)
+        self.read_as_structure(node, operand, "a list")  # an argument: compiled per structure
         raise self.error(node, f"'{ast.unparse(node)}' needs a list, tuple or dict known "
                          "while compiling")
 

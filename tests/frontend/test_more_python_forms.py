@@ -5,6 +5,8 @@ each checked against central differences in reverse and forward mode
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -282,3 +284,16 @@ def list_item_by_a_runtime_index(x):
 def test_a_change_another_name_would_see_is_refused(fn, message):
     with pytest.raises(ad.AutodiffError, match=message):
         ad.grad(fn)(np.array([0.3, 1.2, 0.7]))
+
+
+def reduced_list_argument(xs, w):
+    return np.sum(functools.reduce(lambda a, b: a * b, xs) * w) + sum(map(np.sum, xs))
+
+
+def test_reduce_and_map_over_a_list_argument_compile_for_the_list_passed():
+    xs, w = [1.5, -2.0, np.array([0.5, 1.5])], np.array([0.3, 0.7])
+    ad.check_grad(reduced_list_argument, xs, w, wrt=(0, 1))
+    got, expected = ad.grad(reduced_list_argument, jit=True)(xs, w), ad.grad(
+        reduced_list_argument)(xs, w)
+    for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+        np.testing.assert_allclose(ours, theirs)
