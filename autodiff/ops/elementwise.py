@@ -448,7 +448,8 @@ def _(g, ans, x):
 
 
 @defop("abs", "np.abs(x)", aliases=(np.abs, np.absolute, builtins.abs), diff=("x",),
-       shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same")
+       shape=UNARY, impl=builtins.abs, sympy=elementwise("Abs"), math_form="fabs", ufunc_out=True, jvp="same",
+       real_rules=True)
 def abs_(x): ...
 
 
@@ -812,7 +813,7 @@ def _(rewrite, x, k):
 # The normalised sinc, 1 at 0; its derivatives of every order are exact there too (as
 # JAX's), through sinc_derivative.
 @defop("sinc", "np.sinc(x)", aliases=(np.sinc,), diff=("x",), shape=UNARY, floating="always",
-       sympy=elementwise(lambda x: sp.sinc(sp.pi * x)), jvp="same")
+       sympy=elementwise(lambda x: sp.sinc(sp.pi * x)), jvp="same", real_rules=True)
 def sinc(x): ...
 
 
@@ -1016,7 +1017,8 @@ def _nondiff(name: str, kernel: str, *aliases, params: str = "x", reason: str,
 
 BITWISE = "bitwise: integers and booleans"
 NO_SYMPY_BITS = "SymPy computes with real numbers, not bits"
-_nondiff("sign", "np.sign(x)", np.sign, reason=STEPS, sympy=elementwise("sign"), ufunc_out=True)
+_nondiff("sign", "np.sign(x)", np.sign, reason=STEPS, sympy=elementwise("sign"), ufunc_out=True,
+         real_rules=True)  # z / |z| of a complex z is no step
 _nondiff("floor", "np.floor(x)", np.floor, math.floor, reason=STEPS, sympy=elementwise("floor"))
 _nondiff("ceil", "np.ceil(x)", np.ceil, math.ceil, reason=STEPS, sympy=elementwise("ceiling"))
 # SymPy leaves Heaviside's derivative in its second argument (the value at 0) unevaluated:
@@ -1141,8 +1143,3 @@ def _where_call(condition, *xy):
 
 
 alias(np.where, where, _where_call)
-
-
-# Rules that hold for real operands only: a complex value reaching them is refused.
-for _name in ("abs", "sinc", "sign",):
-    OPS[_name].real_rules = True

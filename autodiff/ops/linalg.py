@@ -229,7 +229,7 @@ def _sympy_norm(x, ord, axis, keepdims):
 
 @defop("norm", "np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)",
        aliases=(np.linalg.norm,), diff=("x",), shape=reduced, floating="always", sympy=_sympy_norm,
-       simplify=_norm_forms)
+       simplify=_norm_forms, real_rules=True)
 def norm(x, ord=None, axis=None, keepdims=False): ...
 
 
@@ -522,7 +522,7 @@ def _sympy_cholesky(a):
 
 
 @defop("cholesky", "np.linalg.cholesky(a)", aliases=(np.linalg.cholesky,), diff=("a",),
-       shape=shape_like("a"), floating="always", sympy=_sympy_cholesky)
+       shape=shape_like("a"), floating="always", sympy=_sympy_cholesky, real_rules=True)
 def cholesky(a): ...
 
 
@@ -578,7 +578,7 @@ _ROUTINE = "runs {} for the ops reading its results, which carry the gradient by
        diff=("a",), simplify=_results("slogdet_routine", ("slogdet_sign", "slogdet_logabsdet"),
                          type(np.linalg.slogdet(np.eye(1)))),
        no_gradient=_TUPLE.format("np.linalg.slogdet"),
-       no_sympy=_TUPLE.format("np.linalg.slogdet"))
+       no_sympy=_TUPLE.format("np.linalg.slogdet"), real_rules=True)
 def slogdet(a): ...
 
 
@@ -589,12 +589,14 @@ def slogdet_routine(a): ...
 
 @defop("slogdet_sign", "computed[0]", nondiff_output=True, floating="always",
        no_gradient="the sign of the determinant is piecewise constant: its derivative is zero "
-       "where it is defined", sympy=lambda a, computed: elementwise("sign")(matrix(a).det()))
+       "where it is defined", sympy=lambda a, computed: elementwise("sign")(matrix(a).det()),
+       real_rules=True)
 def slogdet_sign(a, computed): ...
 
 
 @defop("slogdet_logabsdet", "computed[1]", diff=("a",), floating="always",
-       sympy=lambda a, computed: elementwise("log")(elementwise("Abs")(matrix(a).det())))
+       sympy=lambda a, computed: elementwise("log")(elementwise("Abs")(matrix(a).det())),
+       real_rules=True)
 def slogdet_logabsdet(a, computed): ...
 
 
@@ -645,7 +647,7 @@ _NO_SYMBOLIC_EIGH = ("the eigenvalues of a symbolic matrix have no closed form b
 @defop("eigh", "np.linalg.eigh(a, UPLO=UPLO)", aliases=(np.linalg.eigh,),
        diff=("a",), simplify=_results("eigh_routine", ("eigh_values", "eigh_vectors"),
                          type(np.linalg.eigh(np.eye(1)))),
-       no_gradient=_TUPLE.format("np.linalg.eigh"), no_sympy=_NO_SYMBOLIC_EIGH)
+       no_gradient=_TUPLE.format("np.linalg.eigh"), no_sympy=_NO_SYMBOLIC_EIGH, real_rules=True)
 def eigh(a, UPLO="L"): ...
 
 
@@ -655,12 +657,12 @@ def eigh_routine(a, UPLO="L"): ...
 
 
 @defop("eigh_values", "computed[0]", aliases=(eigh_values,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_EIGH)
+       no_sympy=_NO_SYMBOLIC_EIGH, real_rules=True)
 def _eigh_values(a, UPLO, computed): ...
 
 
 @defop("eigh_vectors", "computed[1]", aliases=(eigh_vectors,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_EIGH)
+       no_sympy=_NO_SYMBOLIC_EIGH, real_rules=True)
 def _eigh_vectors(a, UPLO, computed): ...
 
 
@@ -758,7 +760,7 @@ _NO_SYMBOLIC_SVD = ("singular values of a symbolic matrix are square roots of th
 @defop("svd", "np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, "
        "hermitian=hermitian)", aliases=(np.linalg.svd,), diff=("a",), simplify=_svd_parts,
        no_gradient="np.linalg.svd is differentiated with a constant compute_uv alone (a tuple "
-       "or an array, decided while compiling)", no_sympy=_NO_SYMBOLIC_SVD)
+       "or an array, decided while compiling)", no_sympy=_NO_SYMBOLIC_SVD, real_rules=True)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False): ...
 
 
@@ -769,22 +771,22 @@ def svd_routine(a, full_matrices=True, compute_uv=True, hermitian=False): ...
 
 
 @defop("svd_values", "np.linalg.svd(a, compute_uv=False, hermitian=hermitian)", diff=("a",),
-       floating="always", no_sympy=_NO_SYMBOLIC_SVD)
+       floating="always", no_sympy=_NO_SYMBOLIC_SVD, real_rules=True)
 def svd_values(a, full_matrices=True, compute_uv=False, hermitian=False): ...
 
 
 @defop("svd_u", "computed[0]", aliases=(svd_u,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_SVD)
+       no_sympy=_NO_SYMBOLIC_SVD, real_rules=True)
 def _svd_u(a, full_matrices, compute_uv, hermitian, computed): ...
 
 
 @defop("svd_s", "computed[1]", aliases=(svd_s,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_SVD)
+       no_sympy=_NO_SYMBOLIC_SVD, real_rules=True)
 def _svd_s(a, full_matrices, compute_uv, hermitian, computed): ...
 
 
 @defop("svd_vh", "computed[2]", aliases=(svd_vh,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_SVD)
+       no_sympy=_NO_SYMBOLIC_SVD, real_rules=True)
 def _svd_vh(a, full_matrices, compute_uv, hermitian, computed): ...
 
 
@@ -936,7 +938,7 @@ def _qr_check(named) -> str | None:
 @defop("qr", "np.linalg.qr(a, mode=mode)", aliases=(np.linalg.qr,), diff=("a",), simplify=_qr_parts,
        no_gradient="np.linalg.qr is differentiated in modes 'reduced' and 'complete' alone "
        "(its tuple is built as one op per result)", no_sympy="SymPy's QR is Gram-Schmidt's, with R's "
-       "diagonal positive: not NumPy's signs")
+       "diagonal positive: not NumPy's signs", real_rules=True)
 def qr(a, mode="reduced"): ...
 
 
@@ -946,12 +948,12 @@ def qr_routine(a, mode="reduced"): ...
 
 
 @defop("qr_q", "computed[0]", aliases=(qr_q,), diff=("a",), floating="always",
-       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs")
+       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs", real_rules=True)
 def _qr_q(a, mode, computed): ...
 
 
 @defop("qr_r", "computed[1]", aliases=(qr_r,), diff=("a",), floating="always",
-       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs")
+       no_sympy="SymPy's QR has R's diagonal positive: not NumPy's signs", real_rules=True)
 def _qr_r(a, mode, computed): ...
 
 
@@ -1057,7 +1059,7 @@ def _pinv_check(named) -> str | None:
 @defop("pinv", "np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)", aliases=(np.linalg.pinv,),
        diff=("a",), floating="always",
        no_sympy="SymPy's pseudo-inverse has no cutoff rcond: not NumPy's for a matrix near "
-       "a lower rank")
+       "a lower rank", real_rules=True)
 def pinv(a, rcond=None, hermitian=False): ...
 
 
@@ -1092,7 +1094,8 @@ _LSTSQ_REST = ("the residuals, rank and singular values of np.linalg.lstsq have 
 @defop("lstsq", "np.linalg.lstsq(a, b, rcond=rcond)", aliases=(np.linalg.lstsq,), diff=("a", "b"),
        simplify=_results("lstsq_routine", ("lstsq_solution", "lstsq_residuals", "lstsq_rank",
                                            "lstsq_singular_values")),
-       no_gradient=_TUPLE.format("np.linalg.lstsq"), no_sympy=_TUPLE.format("np.linalg.lstsq"))
+       no_gradient=_TUPLE.format("np.linalg.lstsq"), no_sympy=_TUPLE.format("np.linalg.lstsq"),
+       real_rules=True)
 def lstsq(a, b, rcond=None): ...
 
 
@@ -1102,7 +1105,7 @@ def lstsq_routine(a, b, rcond=None): ...
 
 
 @defop("lstsq_solution", "computed[0]", aliases=(lstsq_solution,), diff=("a", "b"),
-       floating="always", no_sympy="SymPy's least squares have no cutoff rcond")
+       floating="always", no_sympy="SymPy's least squares have no cutoff rcond", real_rules=True)
 def _lstsq_solution(a, b, rcond, computed): ...
 
 
@@ -1236,7 +1239,7 @@ def _eigvalsh_values(named, builder):
 @defop("eigvalsh", "np.linalg.eigvalsh(a, UPLO=UPLO)", aliases=(np.linalg.eigvalsh,),
        diff=("a",), simplify=_eigvalsh_values,
        no_gradient="np.linalg.eigvalsh is built as the eigenvalues of np.linalg.eigh",
-       no_sympy=_NO_SYMBOLIC_EIGH)
+       no_sympy=_NO_SYMBOLIC_EIGH, real_rules=True)
 def eigvalsh(a, UPLO="L"): ...
 
 
@@ -1283,7 +1286,7 @@ _NO_SYMBOLIC_EIG = ("the eigenvalues of a symbolic matrix have no closed form be
 @defop("eig", "np.linalg.eig(a)", aliases=(np.linalg.eig,), diff=("a",),
        simplify=_results("eig_routine", ("eig_values", "eig_vectors"),
                          type(np.linalg.eig(np.eye(1)))),
-       no_gradient=_TUPLE.format("np.linalg.eig"), no_sympy=_NO_SYMBOLIC_EIG)
+       no_gradient=_TUPLE.format("np.linalg.eig"), no_sympy=_NO_SYMBOLIC_EIG, real_rules=True)
 def eig(a): ...
 
 
@@ -1296,12 +1299,12 @@ OPS["eig_routine"].runtime = {"real_eig": real_eig}
 
 
 @defop("eig_values", "computed[0]", aliases=(eig_values,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_EIG)
+       no_sympy=_NO_SYMBOLIC_EIG, real_rules=True)
 def _eig_values(a, computed): ...
 
 
 @defop("eig_vectors", "computed[1]", aliases=(eig_vectors,), diff=("a",), floating="always",
-       no_sympy=_NO_SYMBOLIC_EIG)
+       no_sympy=_NO_SYMBOLIC_EIG, real_rules=True)
 def _eig_vectors(a, computed): ...
 
 
@@ -1313,7 +1316,7 @@ def _eigvals_values(named, builder):
 @defop("eigvals", "np.linalg.eigvals(a)", aliases=(np.linalg.eigvals,), diff=("a",),
        simplify=_eigvals_values,
        no_gradient="np.linalg.eigvals is built as the eigenvalues of np.linalg.eig",
-       no_sympy=_NO_SYMBOLIC_EIG)
+       no_sympy=_NO_SYMBOLIC_EIG, real_rules=True)
 def eigvals(a): ...
 
 
@@ -1348,7 +1351,8 @@ def _(t, ans, a, computed):
 # np.vdot flattens both operands: the sum of their elementwise product. Its rules are for
 # real operands (NumPy conjugates the first, which they do not), as np.correlate's.
 @defop("vdot", "np.vdot(a, b)", aliases=(np.vdot,), diff=("a", "b"), shape=scalar_result,
-       sympy=lambda a, b: np.dot(np.ravel(objects(a)), np.ravel(objects(b))), jvp="linear")
+       sympy=lambda a, b: np.dot(np.ravel(objects(a)), np.ravel(objects(b))), jvp="linear",
+       real_rules=True)
 def vdot(a, b): ...
 
 
@@ -1362,8 +1366,3 @@ def _(g, ans, a, b):
 def _(rewrite, a, b):
     return rewrite.emit(dot, rewrite.emit(OPS["ravel"], a, Const("C")),
                         rewrite.emit(OPS["ravel"], b, Const("C")))
-
-
-# Rules that hold for real operands only: a complex value reaching them is refused.
-for _name in ("norm", "cholesky", "slogdet", "slogdet_sign", "slogdet_logabsdet", "eigh", "eigh_values", "eigh_vectors", "eigvalsh", "svd", "svd_values", "svd_u", "svd_s", "svd_vh", "qr", "qr_q", "qr_r", "pinv", "lstsq", "lstsq_solution", "eig", "eig_values", "eig_vectors", "eigvals", "vdot",):
-    OPS[_name].real_rules = True

@@ -79,7 +79,8 @@ def _(g, ans, a, v, mode):
 
 
 @defop("correlate", "np.correlate(a, v, mode=mode)", aliases=(np.correlate,), diff=("a", "v"),
-       jvp="linear", sympy=lambda a, v, mode: np.correlate(objects(a), objects(v), mode=mode))
+       jvp="linear", sympy=lambda a, v, mode: np.correlate(objects(a), objects(v), mode=mode),
+       real_rules=True)
 def correlate(a, v, mode="valid"): ...
 
 
@@ -541,8 +542,3 @@ def _(t, ans, x, xp, fp, left, right, period):
     if right is not None:
         moved = np.where(above, 0.0, moved)
     return moved
-
-
-# NumPy conjugates the second operand of a complex correlation, which the rules do not:
-# they hold for real operands only (a complex value reaching them is refused).
-OPS["correlate"].real_rules = True

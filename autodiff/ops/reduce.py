@@ -12,7 +12,7 @@ import numpy as np
 
 from autodiff.graph.patterns import is_false, is_none
 from autodiff.ops import runtime
-from autodiff.ops.registry import OPS, defop
+from autodiff.ops.registry import defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 from autodiff.ops.shape_rules import reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
@@ -105,7 +105,7 @@ def _sympy_variance(a, axis, ddof, keepdims):
 
 
 @defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.var,),
-       methods=("var",), floating="always", **REDUCE, sympy=_sympy_variance)
+       methods=("var",), floating="always", **REDUCE, sympy=_sympy_variance, real_rules=True)
 def var(a, axis=None, ddof=0, keepdims=False): ...
 
 
@@ -124,7 +124,8 @@ def _(t, ans, a, axis, ddof, keepdims):
 
 
 @defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.std,),
-       methods=("std",), floating="always", **REDUCE, sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_variance(a, axis, ddof, keepdims)))
+       methods=("std",), floating="always", **REDUCE, sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_variance(a, axis, ddof, keepdims)),
+       real_rules=True)
 def std(a, axis=None, ddof=0, keepdims=False): ...
 
 
@@ -477,8 +478,3 @@ def argmax(a, axis=None, keepdims=False): ...
        methods=("argmin",), nondiff_output=True, floating=None, shape=reduced,
        no_gradient=POSITION, no_sympy=_NO_SYMPY_POSITION)
 def argmin(a, axis=None, keepdims=False): ...
-
-
-# Rules that hold for real operands only: a complex value reaching them is refused.
-for _name in ("var", "std",):
-    OPS[_name].real_rules = True

@@ -87,6 +87,9 @@ class Op:
       enough to recompute in the backward sweep rather than store;
     - ``shape_params``: parameters read for their shape alone; ``query``: its result
       depends on its operands' shapes and dtypes alone;
+    - ``real_rules``: its rules hold for real operands alone (``np.abs``, ``np.var``,
+      ``np.correlate``, which NumPy conjugates for complex ones): a complex argument of
+      a derivative holding it is refused;
     - ``python_arithmetic``: an operator that gives a Python float on Python floats;
     - ``holds``: the parameter it keeps a reference to (a list or a tape holds the item);
       ``updates``: the parameter its result is an updated version of (``out[i] = v``);
@@ -137,6 +140,7 @@ class Op:
         ndarray: bool = False,
         per_call: bool = False,
         taped: str | None = None,
+        real_rules: bool = False,
     ) -> None:
         self.name = name
         self.signature = inspect.signature(stub)
@@ -221,7 +225,7 @@ class Op:
         self.no_gradient_to: dict[str, str] = {}
         # Its rules hold for real operands only (np.abs, np.var, eigh): a complex value
         # reaching it is refused (autodiff differentiates real values).
-        self.real_rules = False
+        self.real_rules = real_rules
         # Parameters the result is piecewise constant in (an index, a condition, a sign):
         # their gradient is zero almost everywhere, and none is passed to them.
         self.piecewise_params: tuple[str, ...] = ()

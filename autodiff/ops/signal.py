@@ -57,7 +57,7 @@ def _(g, ans, in1, in2, mode, method):
 
 @defop("signal_correlate", "scipy.signal.correlate(in1, in2, mode=mode, method=method)",
        diff=("in1", "in2"), jvp="linear",
-       sympy=_sympy_signal("correlate"))
+       sympy=_sympy_signal("correlate"), real_rules=True)
 def signal_correlate(in1, in2, mode="full", method="auto"): ...
 
 
@@ -70,7 +70,3 @@ def _(g, ans, in1, in2, mode, method):
     full = np.pad(g, convolution_pads(in1, in2, mode, "scipy"))
     return (scipy.signal.convolve(full, in2, mode="valid"),
             np.flip(scipy.signal.correlate(full, in1, mode="valid")))
-
-
-# SciPy conjugates the second operand of a complex correlation, which the rules do not.
-signal_correlate.real_rules = True
