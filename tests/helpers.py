@@ -79,6 +79,18 @@ def central_difference(f, args: list, index: int):
     return ad.numeric_grad(lambda *a: np.sum(f(*a)), *args, wrt=index)
 
 
+def check_with_jit(fn, *args, wrt=0) -> None:
+    """``ad.check_grad`` of ``fn`` (its gradient and JVP against central differences),
+    and its gradient with and without ``jit=True`` against ``ad.numeric_grad``: for
+    arguments that are structures too."""
+    ad.check_grad(fn, *args, wrt=wrt, rtol=1e-6, atol=1e-9)
+    for jit in (False, True):
+        got = ad.grad(fn, wrt=wrt, jit=jit)(*args)
+        expected = ad.numeric_grad(fn, *args, wrt=wrt)
+        for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
+
+
 def check_against_finite_differences(f, args: list, wrt=0, rtol: float = 1e-5,
                                      atol: float = 1e-7, forward: bool = True,
                                      second_order=False):

@@ -11,18 +11,9 @@ import numpy as np
 import pytest
 
 import autodiff as ad
+from tests.helpers import check_with_jit
 
 rng = np.random.default_rng(23)
-
-
-def check(fn, *args, wrt=0) -> None:
-    """``fn``'s gradient and JVP agree with central differences, with and without jit."""
-    ad.check_grad(fn, *args, wrt=wrt, rtol=1e-6, atol=1e-9)
-    for jit in (False, True):
-        got = ad.grad(fn, wrt=wrt, jit=jit)(*args)
-        expected = ad.numeric_grad(fn, *args, wrt=wrt)
-        for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
-            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
 
 
 # ----- builtin max and min of several values, or of one list -----
@@ -49,14 +40,14 @@ def extreme_of_a_list_argument(xs):
 
 def test_max_and_min_of_several_numbers_or_one_list():
     for x in (rng.normal(size=4), np.array([0.3, -0.2, 1.1, 0.4]), np.array([2.0, 0.1, -1.0, 3.0])):
-        check(extremes_of_numbers, x)
-    check(extreme_of_a_list_argument, [1.5, 3.0, 0.5])
+        check_with_jit(extremes_of_numbers, x)
+    check_with_jit(extreme_of_a_list_argument, [1.5, 3.0, 0.5])
 
 
 def test_max_and_min_of_several_arrays_are_elementwise():
     # Python itself compares arrays of one element (as max(a, b) does here already)
-    check(extremes_of_arrays, np.array(0.3), np.array(-0.4))
-    check(extremes_of_arrays, np.array([1.2]), np.array([0.7]), wrt=1)
+    check_with_jit(extremes_of_arrays, np.array(0.3), np.array(-0.4))
+    check_with_jit(extremes_of_arrays, np.array([1.2]), np.array([0.7]), wrt=1)
     # several elements: elementwise, as np.maximum and np.minimum
     x, y = rng.normal(size=5), rng.normal(size=5)
     for wrt in (0, 1):
@@ -172,7 +163,7 @@ def test_loop_else_runs_when_no_break_left_the_loop(fn):
     for x in LOOP_POINTS:
         value, _ = ad.value_and_grad(fn)(x)
         assert value == fn(x)
-        check(fn, x)
+        check_with_jit(fn, x)
 
 
 # ----- d.update(...) on a dict the function built; items of a list written out -----
@@ -222,7 +213,7 @@ def test_dict_updates_and_list_items_set_in_the_code(fn):
     for x in (np.array([0.3, 1.2, 0.7]), np.array([-0.3, -1.2, -0.7])):
         value, _ = ad.value_and_grad(fn)(x)
         np.testing.assert_allclose(value, fn(x))
-        check(fn, x)
+        check_with_jit(fn, x)
 
 
 def list_also_named(x):

@@ -8,18 +8,9 @@ import numpy as np
 import pytest
 
 import autodiff as ad
+from tests.helpers import check_with_jit
 
 rng = np.random.default_rng(19)
-
-
-def check(fn, *args, wrt=0) -> None:
-    """``fn``'s gradient and JVP agree with central differences, with and without jit."""
-    ad.check_grad(fn, *args, wrt=wrt, rtol=1e-6, atol=1e-9)
-    for jit in (False, True):
-        got = ad.grad(fn, wrt=wrt, jit=jit)(*args)
-        expected = ad.numeric_grad(fn, *args, wrt=wrt)
-        for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
-            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
 
 
 # ----- conversions of computed values -----
@@ -44,19 +35,19 @@ def converted(x):
 
 def test_int_and_bool_pass_no_gradient_in_either_mode():
     x = np.array([1.3, 0.7, 2.0])
-    check(indexed_by_int, x)
+    check_with_jit(indexed_by_int, x)
     # int(1.3) and int(True) are 1: the function is x[1] * x[1] + x[1] ** 2 there
     np.testing.assert_allclose(ad.grad(indexed_by_int)(x), [0.0, 4 * x[1], 0.0])
     for x in (np.array([0.5, 2.0, -1.0]), np.array([-0.5, 2.0, -1.0]), np.array([0.5, 0.0, 1.0])):
-        check(scaled_by_bool, x)
+        check_with_jit(scaled_by_bool, x)
 
 
 def test_float64_item_and_astype_pass_the_gradient():
-    check(converted, rng.normal(size=4))
+    check_with_jit(converted, rng.normal(size=4))
 
 
 def test_int_of_a_computed_value_as_a_loop_bound():
-    check(power_by_int, np.array([1.5, 2.7]))
+    check_with_jit(power_by_int, np.array([1.5, 2.7]))
 
 
 def power_by_int(x):
@@ -93,9 +84,9 @@ def chosen_by_value(x):
 def test_a_tuple_indexed_at_run_time_sends_the_gradient_to_the_chosen_item():
     x = rng.normal(size=3)
     for i in range(3):
-        check(chosen_from_tuple, x, i)
+        check_with_jit(chosen_from_tuple, x, i)
     for x in (np.array([0.5, 0.2, 1.0]), np.array([-0.5, 0.2, 1.0]), np.array([-0.5, -0.2, 1.0])):
-        check(chosen_by_value, x)
+        check_with_jit(chosen_by_value, x)
     # second order: the gradient is differentiated again, in both modes
     ad.check_grad(ad.grad(chosen_from_tuple), rng.normal(size=3), 1, rtol=1e-6, atol=1e-9)
 
@@ -103,10 +94,10 @@ def test_a_tuple_indexed_at_run_time_sends_the_gradient_to_the_chosen_item():
 def test_a_list_argument_indexed_by_a_loop_counter():
     x = rng.normal(size=3)
     weights = [rng.normal(size=3) for _ in range(3)]
-    check(weighted_in_a_loop, x, weights, wrt=(0, 1))
+    check_with_jit(weighted_in_a_loop, x, weights, wrt=(0, 1))
     layers = [rng.normal(size=(3, 3)) for _ in range(3)]
     for i in (0, 1):
-        check(layer_by_argument, x, layers, i, wrt=(0, 1))
+        check_with_jit(layer_by_argument, x, layers, i, wrt=(0, 1))
 
 
 def picked_structure(x, layers, i):
@@ -157,7 +148,7 @@ def test_an_updated_argument_is_differentiated_as_a_copy():
         expected = sum(np.sum(g * t) for g, t in zip(derivatives[0](x, a, b), tangent))
         np.testing.assert_allclose(derivative_value, expected, rtol=1e-9)
     assert "np.copy(x)" in derivatives[0].source
-    check(scaled_in_a_loop, rng.normal(size=4), 0.8, wrt=(0, 1))
+    check_with_jit(scaled_in_a_loop, rng.normal(size=4), 0.8, wrt=(0, 1))
 
 
 def recurrence(x):
@@ -177,7 +168,7 @@ def view_updated_in_a_loop(x):
 
 
 def test_views_of_an_updated_array_are_refused_where_numpy_would_show_the_update():
-    check(recurrence, rng.normal(size=4))
+    check_with_jit(recurrence, rng.normal(size=4))
     for derivative in (lambda: ad.grad(view_updated_in_a_loop)(np.ones(3)),
                        lambda: ad.jvp(view_updated_in_a_loop)(np.ones(3), np.ones(3))):
         with pytest.raises(ad.UnsupportedSyntaxError, match="'head' may be a view of 'x'") as info:
@@ -221,13 +212,13 @@ def helper_with_default(x):
 
 def test_functions_in_defaults_lists_and_dicts_are_resolved_while_compiling():
     x = rng.normal(size=4)
-    check(activated, x)
-    check(activated, x, relu)
-    check(activated, x, np.sin)
-    check(by_name, x)
-    check(by_name, x, "relu")
-    check(through_layers, x)
-    check(helper_with_default, x)
+    check_with_jit(activated, x)
+    check_with_jit(activated, x, relu)
+    check_with_jit(activated, x, np.sin)
+    check_with_jit(by_name, x)
+    check_with_jit(by_name, x, "relu")
+    check_with_jit(through_layers, x)
+    check_with_jit(helper_with_default, x)
 
 
 def chosen_at_run_time(x, i):
@@ -273,7 +264,7 @@ def power_of_a_run_time_depth(x, n):
 
 
 def test_recursion_of_a_depth_known_while_compiling_is_unrolled():
-    check(recursive, rng.normal(size=3))
+    check_with_jit(recursive, rng.normal(size=3))
 
 
 def test_recursion_of_a_depth_known_only_at_run_time_is_refused():
@@ -319,7 +310,7 @@ def chosen_from_the_end(x, i):
 
 def test_a_run_time_index_chooses_arrays_counted_from_either_end_but_never_lists():
     for i in (1, 2, 3):
-        check(chosen_from_the_end, rng.normal(size=3), i)
+        check_with_jit(chosen_from_the_end, rng.normal(size=3), i)
     with pytest.raises(ad.UnsupportedSyntaxError, match="from a list of lists, structures or "
                        "functions"):
         ad.grad(list_chosen_at_run_time)(np.ones(2), 1)
@@ -348,8 +339,8 @@ def scattered_into_the_argument(x):
 
 def test_add_at_counts_every_occurrence_of_a_repeated_index():
     x, w = np.linspace(0.1, 0.9, 6), np.linspace(1.0, 2.0, 6)
-    check(scattered, x, w, wrt=(0, 1))
-    check(scattered_on_two_axes, x)
+    check_with_jit(scattered, x, w, wrt=(0, 1))
+    check_with_jit(scattered_on_two_axes, x)
     for fn, args in ((scattered, (x, w)), (scattered_on_two_axes, (x,))):
         assert np.allclose(ad.grad(fn, jit=True)(*args), ad.grad(fn)(*args))
         v = np.linspace(-1.0, 1.0, 6)
