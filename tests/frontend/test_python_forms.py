@@ -357,3 +357,17 @@ def test_add_at_into_an_argument_is_refused_at_the_users_line():
                        ) as raised:
         ad.grad(scattered_into_the_argument)(np.ones(3))
     assert raised.value.filename == __file__
+
+
+def scattered_by_keyword(x):
+    counts = np.zeros(3)
+    np.add.at(counts, indices=[0, 1], b=x[:2])
+    return np.sum(counts)
+
+
+def test_add_at_in_another_form_is_refused_with_its_form():
+    with pytest.raises(ad.AutodiffError, match=r"np\.add\.at is differentiated in its form "
+                       r"np\.add\.at\(a, indices, b\)") as raised:
+        ad.grad(scattered_by_keyword)(np.ones(3))
+    assert raised.value.lineno == scattered_by_keyword.__code__.co_firstlineno + 2
+    assert "the array, the indices and the values" in raised.value.hint
