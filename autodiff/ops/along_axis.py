@@ -265,3 +265,70 @@ def _(t, ans, a, kth, axis):
        no_gradient="a permutation: integers, constant near almost every a",
        no_sympy=_NO_SYMPY_ORDER)
 def argsort(a, axis=-1): ...
+
+
+# ----- NumPy 2's running sums and products (np.cumulative_sum, np.cumulative_prod) -----
+#
+# np.cumsum and np.cumprod along one axis (axis None only for a vector: NumPy refuses
+# another), with include_initial=True starting from the sum's 0 or the product's 1,
+# which depend on no element: the rules drop the adjoint's first slice, then are
+# np.cumsum's and np.cumprod's. Registered when NumPy has them (2.1 and later).
+
+
+def _cumulative_call(name: str):
+    def call(x, *, axis=None, dtype=None, out=None, include_initial=False):
+        for setting, value in (("dtype", dtype), ("out", out)):
+            if value is not None and not (isinstance(value, Const) and value.value is None):
+                raise TypeError(f"np.{name} is differentiated without {setting}=")
+        return {"x": x, "axis": axis, "include_initial": include_initial}
+
+    return call
+
+
+def _after_initial(g, along, include_initial):
+    """The adjoint of the elements after the initial one (all of them without it)."""
+    if include_initial:
+        return np.moveaxis(np.moveaxis(g, along, 0)[1:], 0, along)
+    return g
+
+
+if hasattr(np, "cumulative_sum"):
+    @defop("cumulative_sum", "np.cumulative_sum(x, axis=axis, include_initial=include_initial)",
+           aliases=((np.cumulative_sum, _cumulative_call("cumulative_sum")),), diff=("x",),
+           zeros="first", jvp="linear",
+           sympy=lambda x, axis, include_initial: np.cumulative_sum(
+               objects(x), axis=axis, include_initial=include_initial))
+    def cumulative_sum(x, axis=None, include_initial=False): ...
+
+    @cumulative_sum.defvjp
+    def _(g, ans, x, axis, include_initial):
+        along = 0 if axis is None else axis
+        kept = _after_initial(g, along, include_initial)
+        return np.flip(np.cumsum(np.flip(kept, along), along), along)
+
+
+if hasattr(np, "cumulative_prod"):
+    @defop("cumulative_prod", "np.cumulative_prod(x, axis=axis, include_initial=include_initial)",
+           aliases=((np.cumulative_prod, _cumulative_call("cumulative_prod")),), diff=("x",),
+           sympy=lambda x, axis, include_initial: np.cumulative_prod(
+               objects(x), axis=axis, include_initial=include_initial))
+    def cumulative_prod(x, axis=None, include_initial=False): ...
+
+    @cumulative_prod.defvjp
+    def _(g, ans, x, axis, include_initial):
+        along = 0 if axis is None else axis
+        flat = np.moveaxis(x, along, -1)
+        kept = np.moveaxis(_after_initial(g, along, include_initial), along, -1)
+        grad = _products_before(flat) * runtime.suffix_scan(kept, _next(flat))
+        return np.moveaxis(grad, -1, along)
+
+    @cumulative_prod.defjvp
+    def _(t, ans, x, axis, include_initial):
+        along = 0 if axis is None else axis
+        flat = np.moveaxis(x, along, -1)
+        spread = np.flip(np.moveaxis(np.broadcast_to(t, np.shape(x)), along, -1)
+                         * _products_before(flat), -1)
+        tangent = np.flip(runtime.suffix_scan(spread, np.flip(flat, -1)), -1)
+        if include_initial:
+            tangent = np.concatenate((np.zeros_like(tangent[..., :1]), tangent), axis=-1)
+        return np.moveaxis(tangent, -1, along)

@@ -9,9 +9,9 @@ import operator
 import numpy as np
 
 from autodiff.graph.ir import Const
-from autodiff.graph.patterns import produced_by
+from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.ops import runtime
-from autodiff.ops.registry import OPS, NamedResults, defop, helper_op
+from autodiff.ops.registry import OPS, NamedResults, alias, defop, helper_op
 from autodiff.ops.runtime import expand_reduced
 from autodiff.ops.shape_rules import einsum_result, list_result, reduced, scalar_result, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, matrix, objects
@@ -1366,3 +1366,331 @@ def _(g, ans, a, b):
 def _(rewrite, a, b):
     return rewrite.emit(dot, rewrite.emit(OPS["ravel"], a, Const("C")),
                         rewrite.emit(OPS["ravel"], b, Const("C")))
+
+
+# ----- np.linalg: condition numbers, tensor inverses and solves, rank -----
+#
+# Each built from the ops above at build time, so it has their rules: a form they do not
+# build (a setting not constant) stays NumPy's call, which passes no gradient.
+
+
+def _emit(builder, name: str, *args):
+    return builder.emit(OPS[name], tuple(Const(a) if _is_plain(a) or isinstance(a, str) else a
+                                         for a in args))
+
+
+def _settings(named, *names) -> tuple | None:
+    """The values of constant settings, or None when one is computed."""
+    values = []
+    for name in names:
+        operand = _order(named[name]) if name in ("ord", "p") else named[name]
+        if not isinstance(operand, Const):
+            return None
+        values.append(operand.value)
+    return tuple(values)
+
+
+def _cond_forms(named, builder):
+    """np.linalg.cond as NumPy computes it: the ratio of the largest and smallest
+    singular values (p None, 2, -2), else the norm of x times that of its inverse. Where
+    a singular value repeats, the gradient is the singular values' (svd's convention)."""
+    settings = _settings(named, "p")
+    if settings is None:
+        return None
+    (p,), x = settings, named["x"]
+    if p in (None, 2, -2):
+        values = _emit(builder, "svd_values", x, False, False, False)
+        largest, smallest = _emit(builder, "max", values, -1, False), _emit(
+            builder, "min", values, -1, False)
+        if p == -2:
+            return _emit(builder, "divide", smallest, largest)
+        return _emit(builder, "divide", largest, smallest)
+    if p not in ("fro", "nuc", 1, -1, np.inf, -np.inf):
+        return None
+    inverse = _emit(builder, "inv", x)
+    return _emit(builder, "multiply", _emit(builder, "norm", x, p, (-2, -1), False),
+                 _emit(builder, "norm", inverse, p, (-2, -1), False))
+
+
+@defop("cond", "np.linalg.cond(x, p=p)", aliases=(np.linalg.cond,), diff=("x",),
+       simplify=_cond_forms, real_rules=True,
+       no_gradient="np.linalg.cond is differentiated with a constant p (None, 2, -2, 'fro', "
+       "'nuc', 1, -1, np.inf or -np.inf), built from the singular values or norms",
+       no_sympy="built from the singular values, or from norms and the inverse")
+def cond(x, p=None): ...
+
+
+def tensor_as_matrix(a, ind):
+    """``a`` as the matrix np.linalg.tensorinv inverts: its first ``ind`` axes the rows.
+
+    >>> tensor_as_matrix(np.ones((2, 3, 6)), 2).shape
+    (6, 6)
+    """
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    shape = np.shape(a)
+    return np.reshape(a, (int(np.prod(shape[:ind])), int(np.prod(shape[ind:]))))
+
+
+def matrix_as_tensor(m, a, ind):
+    """The inverse ``m`` of ``tensor_as_matrix(a, ind)`` in np.linalg.tensorinv's shape."""
+    shape = np.shape(a)
+    return np.reshape(m, shape[ind:] + shape[:ind])
+
+
+tensor_as_matrix_op = helper_op(tensor_as_matrix, diff=("a",), jvp="linear",
+                                no_sympy="a reshape")
+tensor_as_matrix_op.kind_params = ("ind",)
+matrix_as_tensor_op = helper_op(matrix_as_tensor, diff=("m",), jvp="linear",
+                                no_sympy="a reshape")
+matrix_as_tensor_op.kind_params = ("a", "ind")
+
+
+@tensor_as_matrix_op.defvjp
+def _(g, ans, a, ind):
+    return np.reshape(g, np.shape(a))
+
+
+@matrix_as_tensor_op.defvjp
+def _(g, ans, m, a, ind):
+    return np.reshape(g, np.shape(m))
+
+
+def _tensorinv_forms(named, builder):
+    """np.linalg.tensorinv: the inverse of a reshaped as a matrix, reshaped back."""
+    a, ind = named["a"], named["ind"]
+    if not isinstance(ind, Const):
+        return None
+    inverse = _emit(builder, "inv", _emit(builder, "tensor_as_matrix", a, ind))
+    return _emit(builder, "matrix_as_tensor", inverse, a, ind)
+
+
+@defop("tensorinv", "np.linalg.tensorinv(a, ind=ind)", aliases=(np.linalg.tensorinv,),
+       diff=("a",), simplify=_tensorinv_forms,
+       no_gradient="np.linalg.tensorinv is differentiated with a constant ind, built from "
+       "np.linalg.inv", no_sympy="built from np.linalg.inv")
+def tensorinv(a, ind=2): ...
+
+
+def tensorsolve_matrix(a, b):
+    """``a`` (its axes to sum over last) as the square matrix np.linalg.tensorsolve solves
+    with: one row per element of ``b``.
+
+    >>> tensorsolve_matrix(np.ones((2, 3, 6)), np.ones((2, 3))).shape
+    (6, 6)
+    """
+    rows = np.size(b)
+    if np.size(a) != rows * rows:
+        raise np.linalg.LinAlgError(
+            "Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == "
+            "prod(a.shape[:b.ndim])")
+    return np.reshape(a, (rows, rows))
+
+
+def tensor_solution(x, a, b):
+    """The solution ``x`` of np.linalg.tensorsolve in its shape: ``a``'s last axes."""
+    return np.reshape(x, np.shape(a)[np.ndim(b):])
+
+
+tensorsolve_matrix_op = helper_op(tensorsolve_matrix, diff=("a",), jvp="linear",
+                                  no_sympy="a reshape")
+tensorsolve_matrix_op.kind_params = ("b",)
+tensor_solution_op = helper_op(tensor_solution, diff=("x",), jvp="linear", no_sympy="a reshape")
+tensor_solution_op.kind_params = ("a", "b")
+
+
+@tensorsolve_matrix_op.defvjp
+def _(g, ans, a, b):
+    return np.reshape(g, np.shape(a))
+
+
+@tensor_solution_op.defvjp
+def _(g, ans, x, a, b):
+    return np.reshape(g, np.shape(x))
+
+
+def _tensorsolve_forms(named, builder):
+    """np.linalg.tensorsolve as NumPy computes it: the axes named moved last, a as a
+    square matrix, np.linalg.solve with b flattened, the solution in a's last axes' shape."""
+    a, b, axes = named["a"], named["b"], named["axes"]
+    named_axes = constant_tuple(axes)
+    if named_axes is None and not is_none(axes):
+        return None  # (NumPy's call refuses axes that are not a sequence of ints)
+    if named_axes:
+        a = _emit(builder, "moveaxis", a, named_axes, tuple(range(-len(named_axes), 0)))
+    matrix = _emit(builder, "tensorsolve_matrix", a, b)
+    solution = _emit(builder, "solve", matrix, _emit(builder, "ravel", b, "C"))
+    return _emit(builder, "tensor_solution", solution, a, b)
+
+
+@defop("tensorsolve", "np.linalg.tensorsolve(a, b, axes=axes)", aliases=(np.linalg.tensorsolve,),
+       diff=("a", "b"), simplify=_tensorsolve_forms,
+       no_gradient="np.linalg.tensorsolve is differentiated with constant axes, built from "
+       "np.linalg.solve", no_sympy="built from np.linalg.solve")
+def tensorsolve(a, b, axes=None): ...
+
+
+def _matrix_rank_kernel(named) -> str:
+    rtol = "" if isinstance(named["rtol"], Const) and named["rtol"].value is None else ", rtol=rtol"
+    return f"np.linalg.matrix_rank(A, tol=tol, hermitian=hermitian{rtol})"
+
+
+@defop("matrix_rank", _matrix_rank_kernel, aliases=(np.linalg.matrix_rank,), nondiff_output=True,
+       floating=None, no_gradient="a rank: an integer, constant near almost every matrix",
+       no_sympy="a count of singular values")
+def matrix_rank(A, tol=None, hermitian=False, rtol=None): ...
+
+
+# ----- NumPy 2's names (the array API's), each built from the ops above -----
+#
+# Registered when NumPy has them. np.linalg.matmul is np.matmul; the others are built at
+# build time from ops with rules (a setting computed at run time leaves NumPy's call,
+# which passes no gradient). The rules are for real operands, as np.vdot's (np.vecdot
+# conjugates its first operand).
+
+
+def _vector_norm_forms(named, builder):
+    """np.linalg.vector_norm: np.linalg.norm's vector norms along one axis; over every axis
+    (None) or several, NumPy's sums and extremes of |x| over them (ord 2 with axis None or
+    two axes is np.linalg.norm's Frobenius norm, the same sum). At ties (the max norm) and
+    at zero, the gradient is the convention of max, min, abs and norm."""
+    settings = _settings(named, "ord", "axis", "keepdims")
+    if settings is None:
+        return None
+    order, axes, keepdims = settings
+    x = named["x"]
+    if order == 0 or not isinstance(order, (int, float)):
+        return None
+    if isinstance(axes, tuple) and len(axes) == 1:
+        axes = axes[0]
+    if isinstance(axes, int):
+        return _emit(builder, "norm", x, order, axes, keepdims)
+    if order == 2 and (axes is None or len(axes) == 2):
+        return _emit(builder, "norm", x, None, axes, keepdims)
+    magnitude = _emit(builder, "abs", x)
+    if order in (np.inf, -np.inf):
+        return _emit(builder, "max" if order > 0 else "min", magnitude, axes, keepdims)
+    if order == 1:
+        return _emit(builder, "sum", magnitude, axes, keepdims)
+    total = _emit(builder, "sum", _emit(builder, "power", magnitude, float(order)), axes, keepdims)
+    return _emit(builder, "power", total, 1.0 / order)
+
+
+def _matrix_norm_forms(named, builder):
+    """np.linalg.matrix_norm: np.linalg.norm over the last two axes."""
+    return builder.emit(OPS["norm"], (named["x"], named["ord"], Const((-2, -1)), named["keepdims"]))
+
+
+def _numpy_function(name: str):
+    """NumPy's function for an op name: ``linalg.vector_norm`` is np.linalg.vector_norm."""
+    value = np
+    for part in name.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _moved_last(builder, operand, axis):
+    return operand if axis == -1 else _emit(builder, "moveaxis", operand, axis, -1)
+
+
+def _vecdot_forms(named, builder):
+    """np.vecdot: the sum of the product along the axis, of each operand's own axis."""
+    settings = _settings(named, "axis")
+    if settings is None:
+        return None
+    (axis,) = settings
+    product = _emit(builder, "multiply", _moved_last(builder, named["x1"], axis),
+                    _moved_last(builder, named["x2"], axis))
+    return _emit(builder, "sum", product, -1, False)
+
+
+def _matvec_forms(named, builder):
+    column = _emit(builder, "expand_dims", named["x2"], -1)
+    return _emit(builder, "squeeze", _emit(builder, "matmul", named["x1"], column), -1)
+
+
+def _vecmat_forms(named, builder):
+    row = _emit(builder, "expand_dims", named["x1"], -2)
+    return _emit(builder, "squeeze", _emit(builder, "matmul", row, named["x2"]), -2)
+
+
+def _matrix_transpose_forms(named, builder):
+    return _emit(builder, "swapaxes", named["x"], -1, -2)
+
+
+def _diagonal_forms(named, builder):
+    return _emit(builder, "diagonal", named["x"], named["offset"], -2, -1)
+
+
+def _trace_forms(named, builder):
+    return _emit(builder, "trace", named["x"], named["offset"], -2, -1)
+
+
+def _cross_forms(named, builder):
+    return _emit(builder, "cross", named["x1"], named["x2"], named["axis"])
+
+
+def _outer_forms(named, builder):
+    return _emit(builder, "outer", named["x1"], named["x2"])
+
+
+def _keywords(name: str, positional: tuple[str, ...], keywords: dict):
+    """An alias's adapter: ``positional`` operands, then keyword settings with defaults;
+    NumPy's out= and dtype= are refused (the result's dtype is the operands')."""
+    def call(*args, **kwargs):
+        if len(args) != len(positional):
+            raise TypeError(f"np.{name} takes {len(positional)} positional arguments")
+        for setting in ("out", "dtype"):
+            value = kwargs.pop(setting, None)
+            if value is not None and not (isinstance(value, Const) and value.value is None):
+                raise TypeError(f"np.{name} is differentiated without {setting}=")
+        unknown = set(kwargs) - set(keywords)
+        if unknown:
+            raise TypeError(f"np.{name} takes no argument {min(unknown)!r} here")
+        return {**dict(zip(positional, args)), **keywords, **kwargs}
+
+    return call
+
+
+_NUMPY2 = [  # (name, kernel, stub, forms, built from, operands, keyword settings)
+    ("linalg.vector_norm", "np.linalg.vector_norm(x, ord=ord, axis=axis, keepdims=keepdims)",
+     lambda x, ord=2, axis=None, keepdims=False: None, _vector_norm_forms,
+     "np.linalg.norm, abs, sum, max, min and power", ("x",),
+     {"ord": 2, "axis": None, "keepdims": False}),
+    ("linalg.matrix_norm", "np.linalg.matrix_norm(x, ord=ord, keepdims=keepdims)",
+     lambda x, ord="fro", keepdims=False: None, _matrix_norm_forms, "np.linalg.norm", ("x",),
+     {"ord": "fro", "keepdims": False}),
+    ("linalg.outer", "np.linalg.outer(x1, x2)", lambda x1, x2: None, _outer_forms, "np.outer",
+     ("x1", "x2"), {}),
+    ("linalg.vecdot", "np.linalg.vecdot(x1, x2, axis=axis)", lambda x1, x2, axis=-1: None,
+     _vecdot_forms, "multiply and sum", ("x1", "x2"), {"axis": -1}),
+    ("vecdot", "np.vecdot(x1, x2, axis=axis)", lambda x1, x2, axis=-1: None, _vecdot_forms,
+     "multiply and sum", ("x1", "x2"), {"axis": -1}),
+    ("matvec", "np.matvec(x1, x2)", lambda x1, x2: None, _matvec_forms, "matmul", ("x1", "x2"), {}),
+    ("vecmat", "np.vecmat(x1, x2)", lambda x1, x2: None, _vecmat_forms, "matmul", ("x1", "x2"), {}),
+    ("linalg.diagonal", "np.linalg.diagonal(x, offset=offset)", lambda x, offset=0: None,
+     _diagonal_forms, "np.diagonal", ("x",), {"offset": 0}),
+    ("linalg.trace", "np.linalg.trace(x, offset=offset)", lambda x, offset=0: None, _trace_forms,
+     "np.trace", ("x",), {"offset": 0}),
+    ("linalg.cross", "np.linalg.cross(x1, x2, axis=axis)", lambda x1, x2, axis=-1: None,
+     _cross_forms, "np.cross", ("x1", "x2"), {"axis": -1}),
+    ("linalg.matrix_transpose", "np.linalg.matrix_transpose(x)", lambda x: None,
+     _matrix_transpose_forms, "np.swapaxes", ("x",), {}),
+    ("matrix_transpose", "np.matrix_transpose(x)", lambda x: None, _matrix_transpose_forms,
+     "np.swapaxes", ("x",), {}),
+]
+
+for _name, _kernel, _stub, _forms, _built_from, _positional, _keyword_settings in _NUMPY2:
+    try:
+        _function = _numpy_function(_name)
+    except AttributeError:  # NumPy before 2.0 (2.2 for matvec and vecmat)
+        continue
+    _op = defop(_name, _kernel, aliases=((_function, _keywords(_name, _positional,
+                                                                _keyword_settings)),),
+                attributes=("mT",) if _name == "matrix_transpose" else (), diff=_positional,
+                simplify=_forms, real_rules=True,
+                no_gradient=f"np.{_name} is differentiated with constant settings, built from "
+                f"{_built_from}", no_sympy=f"built from {_built_from}")(_stub)
+
+if hasattr(np.linalg, "matmul"):
+    alias(np.linalg.matmul, matmul)

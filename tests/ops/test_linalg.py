@@ -1,6 +1,6 @@
 """matmul (all 1-D/2-D combinations and batches), dot, inner, outer, trace, einsum, norm
 of every order, and np.linalg: inv, det, solve, cholesky, slogdet, eigh, eigvalsh, eig, eigvals, svd,
-qr, pinv, lstsq, matrix_power, multi_dot."""
+qr, pinv, lstsq, matrix_power, multi_dot, cond, tensorinv, tensorsolve, matrix_rank."""
 
 from __future__ import annotations
 
@@ -139,6 +139,22 @@ CASES = [
     ("np.einsum(x, [0, 1], y, [1, 2], optimize='greedy')", [(2, 3), (3, 4)]),
     ("np.einsum('ij,jk,k->i', x, y, y[0], optimize='optimal')", [(2, 3), (3, 3)]),
     ("np.einsum('ii', x, optimize=False)", [(3, 3)]),
+    # condition numbers: singular values, or norms of the matrix and its inverse
+    ("np.linalg.cond(x)", [(3, 3)]), ("np.linalg.cond(x, -2)", [(3, 4)]),
+    ("np.linalg.cond(x, p=2)", [(2, 3, 3)]), ("np.linalg.cond(x, 'fro')", [(2, 3, 3)]),
+    ("np.linalg.cond(x, 'nuc')", [(3, 3)]), ("np.linalg.cond(x, np.inf)", [(3, 3)]),
+    ("np.linalg.cond(x, -np.inf)", [(3, 3)]), ("np.linalg.cond(x, 1)", [(2, 2, 2)]),
+    ("np.linalg.cond(x, p=-1)", [(3, 3)]),
+    # tensor inverses and solves: a reshaped as a square matrix
+    ("np.linalg.tensorinv(x + 3.0 * np.eye(6).reshape(2, 3, 6))", [(2, 3, 6)]),
+    ("np.linalg.tensorinv(x + 3.0 * np.eye(4).reshape(4, 2, 2), ind=1)", [(4, 2, 2)]),
+    ("np.linalg.tensorsolve(x + 3.0 * np.eye(6).reshape(2, 3, 2, 3), y)", [(2, 3, 2, 3), (2, 3)]),
+    ("np.linalg.tensorsolve(x + 3.0 * np.eye(6).reshape(2, 3, 6), y)", [(2, 3, 6), (2, 3)]),
+    ("np.linalg.tensorsolve(np.moveaxis(x + 3.0 * np.eye(6).reshape(2, 3, 2, 3), 2, 0), y, axes=(0, 3))",
+     [(2, 3, 2, 3), (2, 3)]),
+    ("np.linalg.tensorsolve(x + 3.0 * np.eye(4), y, axes=[1])", [(4, 4), (4,)]),
+    # a rank carries no gradient: a factor of a product that does
+    ("x * np.linalg.matrix_rank(x) + np.linalg.matrix_rank(x, tol=0.5, hermitian=False)", [(3, 3)]),
 ]
 
 
