@@ -18,7 +18,7 @@ import numpy as np
 
 from autodiff.graph.ir import Const
 from autodiff.graph.patterns import is_none
-from autodiff.ops.registry import OPS, defop, helper_op
+from autodiff.ops.registry import OPS, RunAsItIs, defop, helper_op
 from autodiff.ops.runtime import take_grad, unbroadcast
 from autodiff.ops.shape_rules import list_result, shape_like
 from autodiff.ops.sympy_forms import objects
@@ -542,3 +542,63 @@ def _(t, ans, x, xp, fp, left, right, period):
     if right is not None:
         moved = np.where(above, 0.0, moved)
     return moved
+
+
+# ----- np.polyfit: least-squares polynomial coefficients -----
+#
+# Built at build time as NumPy computes it, from ops with rules: the Vandermonde matrix of
+# x (its rows weighted by w), its columns scaled to unit length, np.linalg.lstsq with y
+# (weighted), the solution scaled back. So the coefficients are differentiated in y (in
+# which they are linear), and in x and w as well, through lstsq's rules (which hold where
+# the Vandermonde matrix has full column rank, NumPy's own condition for a fit).
+# full=True and cov=True, and a degree computed at run time, run NumPy's call as it is,
+# with no gradient.
+
+
+def polyfit_rcond(x):
+    """np.polyfit's default rcond: the length of x times its precision's machine epsilon.
+
+    >>> bool(polyfit_rcond(np.zeros(4)) == 4 * np.finfo(float).eps)
+    True
+    """
+    return len(x) * np.finfo(np.result_type(x, 0.0)).eps
+
+
+helper_op(polyfit_rcond, nondiff_output=True, floating=None,
+          no_gradient="a tolerance given by the length of x: an integer count")
+
+
+def _polyfit_call(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    for setting in (full, cov):
+        if not (isinstance(setting, Const) and setting.value is False or setting is False):
+            raise RunAsItIs  # several results, the rank and residuals among them
+    return {"x": x, "y": y, "deg": deg, "rcond": rcond, "w": w}
+
+
+def _polyfit_forms(named, builder):
+    x, y, deg, rcond, w = (named[name] for name in ("x", "y", "deg", "rcond", "w"))
+    if not (isinstance(deg, Const) and type(deg.value) is int and deg.value >= 0):
+        return None  # (NumPy's call refuses a degree that is not a non-negative int)
+
+    def emit(name, *args):
+        return builder.emit(OPS[name], tuple(Const(a) if a is None or isinstance(
+            a, (bool, int, float)) else a for a in args))
+
+    lhs, rhs = emit("vander", x, deg.value + 1, False), y
+    if not is_none(w):
+        lhs = emit("multiply", lhs, emit("expand_dims", w, -1))
+        rhs = emit("transpose", emit("multiply", emit("transpose", y, None), w), None)
+    scale = emit("sqrt", emit("sum", emit("multiply", lhs, lhs), 0, False))
+    if is_none(rcond):
+        rcond = emit("polyfit_rcond", x)
+    solution = emit("lstsq", emit("divide", lhs, scale), rhs, rcond)[0]
+    return emit("transpose", emit("divide", emit("transpose", solution, None), scale), None)
+
+
+@defop("polyfit", "np.polyfit(x, y, deg, rcond=rcond, w=w)",
+       aliases=((np.polyfit, _polyfit_call),), diff=("x", "y", "w"), simplify=_polyfit_forms,
+       real_rules=True,
+       no_gradient="np.polyfit is differentiated with a constant degree, built from np.vander "
+       "and np.linalg.lstsq (full=True and cov=True are run as they are, with no gradient)",
+       no_sympy="built from np.vander and np.linalg.lstsq")
+def polyfit(x, y, deg, rcond=None, w=None): ...

@@ -13,7 +13,7 @@ from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
-from autodiff.ops.registry import OPS, Op, alias, defop, helper_op
+from autodiff.ops.registry import OPS, Op, RunAsItIs, alias, defop, helper_op
 from autodiff.ops.shape_rules import (
     indexed,
     is_basic_index,
@@ -1476,3 +1476,210 @@ def fsum_array(a): ...
 @fsum_array.defvjp
 def _(g, ans, a):
     return runtime.broadcast_like(g, a)
+
+
+# ----- np.vander: the powers of a vector -----
+# Column j holds x ** p_j (p_j = j with increasing=True, else N - 1 - j), whose slope is
+# p_j x ** (p_j - 1): p_j times the neighbouring column (the next lower power). Read from
+# the result, with no negative power, the slopes are exact at x = 0.
+
+
+def _vander_slopes(ans, increasing):
+    """d ans / d x, column by column."""
+    n = np.shape(ans)[-1]
+    if increasing:
+        return np.concatenate((np.zeros_like(ans[:, :1]), ans[:, :-1] * np.arange(1, n)), axis=1)
+    return np.concatenate((ans[:, 1:] * np.arange(n - 1, 0, -1), np.zeros_like(ans[:, :1])),
+                          axis=1)
+
+
+@defop("vander", "np.vander(x, N=N, increasing=increasing)", aliases=(np.vander,), diff=("x",),
+       sympy=lambda x, N, increasing: np.vander(objects(x), N=N, increasing=increasing))
+def vander(x, N=None, increasing=False): ...
+
+
+@vander.defvjp
+def _(g, ans, x, N, increasing):
+    return np.sum(g * _vander_slopes(ans, increasing), axis=1)
+
+
+@vander.defjvp
+def _(t, ans, x, N, increasing):
+    return np.reshape(t, (-1, 1)) * _vander_slopes(ans, increasing)
+
+
+# ----- np.broadcast_arrays: each array broadcast to their common shape -----
+# A list of views (NumPy 2 gives a tuple; the op a list, as np.split's); each array
+# receives its own view's adjoint summed over the axes it was broadcast along.
+
+
+def _broadcast_arrays_call(*args, subok=False):
+    return {"arrays": args}
+
+
+def unbroadcast_each(g, arrays):
+    """Adjoints of the arrays of ``np.broadcast_arrays(*arrays)``: each of ``g`` summed
+    back to its array's shape."""
+    return [runtime.unbroadcast(part, array) for part, array in zip(g, arrays)]
+
+
+def broadcast_all(parts):
+    """``np.broadcast_arrays(*parts)`` as a list."""
+    return list(np.broadcast_arrays(*parts))
+
+
+@defop("broadcast_arrays", "list(np.broadcast_arrays(*arrays))",
+       aliases=((np.broadcast_arrays, _broadcast_arrays_call), broadcast_all), diff=("arrays",),
+       shape=list_result, fresh=False, jvp="linear",
+       sympy=lambda arrays: list(np.broadcast_arrays(*[objects(a) for a in arrays])))
+def broadcast_arrays(arrays): ...
+
+
+@broadcast_arrays.defvjp
+def _(g, ans, arrays):
+    return unbroadcast_each(g, arrays)
+
+
+unbroadcast_each_op = helper_op(unbroadcast_each, diff=("g",), shape=list_result, fresh=False,
+                                jvp="linear")
+
+
+# Transposed, summing each adjoint back is broadcasting again.
+@unbroadcast_each_op.defvjp
+def _(gg, ans, g, arrays):
+    return broadcast_all(gg)
+
+
+# ----- np.block: nested lists of arrays joined, the innermost along the last axis -----
+# The call's nested list (written out in the code) is held as its items and their layout,
+# a nested tuple of the items' positions. Each item receives its block of the adjoint:
+# the adjoint cut as NumPy joined the blocks (a list at depth d of D along axis d - D,
+# every array given D dimensions or more by leading ones), in the item's own shape.
+
+
+def _block_layout(arrays, items: list):
+    if isinstance(arrays, tuple):
+        return tuple(_block_layout(part, items) for part in arrays)
+    items.append(arrays)
+    return len(items) - 1
+
+
+def _block_call(arrays):
+    if isinstance(arrays, tuple):
+        items: list = []
+        layout = _block_layout(arrays, items)
+        return {"items": tuple(items), "layout": Const(layout)}
+    if getattr(arrays, "shape", None) is LIST or isinstance(arrays, Const) and isinstance(
+            arrays.value, (tuple, list)):
+        raise RunAsItIs  # a list built at run time: its nesting is not known while compiling
+    return {"items": (arrays,), "layout": Const(0)}  # one array: np.block copies it
+
+
+def _nested(items, layout):
+    if isinstance(layout, tuple):
+        return [_nested(items, part) for part in layout]
+    return items[layout]
+
+
+def _depth(layout) -> int:
+    return 1 + _depth(layout[0]) if isinstance(layout, tuple) and layout else 0
+
+
+def block_of(items, layout):
+    """``np.block`` of ``items`` nested as ``layout`` says.
+
+    >>> block_of([np.ones(2), np.zeros(1)], (0, 1))
+    array([1., 1., 0.])
+    """
+    return np.block(_nested(list(items), layout))
+
+
+def block_grads(g, items, layout):
+    """Adjoints of the items of ``block_of(items, layout)``: ``g`` cut along the axes
+    NumPy joined the blocks along, each piece in its item's shape."""
+    depth = _depth(layout)
+    grads = [None] * len(items)
+
+    def extent(node, level, axis):
+        if isinstance(node, tuple):
+            if axis == level - depth:
+                return builtins.sum(extent(part, level + 1, axis) for part in node)
+            return extent(node[0], level + 1, axis)
+        shape = np.shape(items[node])
+        return shape[axis] if -axis <= len(shape) else 1
+
+    def cut(piece, node, level):
+        if not isinstance(node, tuple):
+            grads[node] = np.reshape(piece, np.shape(items[node]))
+            return
+        axis = level - depth
+        sizes = [extent(part, level + 1, axis) for part in node]
+        for part, block in zip(node, np.split(piece, np.cumsum(sizes)[:-1], axis=axis)):
+            cut(block, part, level + 1)
+
+    cut(np.asarray(g), layout, 0)
+    return grads
+
+
+@defop("block", "block_of(items, layout)", aliases=((np.block, _block_call), block_of),
+       diff=("items",), jvp="linear",
+       sympy=lambda items, layout: np.block(_nested([objects(i) for i in items], layout)))
+def block(items, layout): ...
+
+
+block.runtime = {"block_of": block_of}
+
+
+@block.defvjp
+def _(g, ans, items, layout):
+    return block_grads(g, items, layout)
+
+
+block_grads_op = helper_op(block_grads, diff=("g",), shape=list_result, fresh=False,
+                           jvp="linear")
+
+
+# Transposed, cutting the adjoint into blocks is joining the blocks again.
+@block_grads_op.defvjp
+def _(gg, ans, g, items, layout):
+    return block_of(gg, layout)
+
+
+# ----- positions among sorted values (no gradient) -----
+# Integer results, constant near almost every input.
+
+_POSITIONS = "an index among sorted values: an integer, constant near almost every input"
+
+
+@defop("searchsorted", "np.searchsorted(a, v, side=side, sorter=sorter)",
+       aliases=(np.searchsorted,), methods=("searchsorted",), nondiff_output=True, floating=None,
+       no_gradient=_POSITIONS, no_sympy="an integer position")
+def searchsorted(a, v, side="left", sorter=None): ...
+
+
+@defop("digitize", "np.digitize(x, bins, right=right)", aliases=(np.digitize,),
+       nondiff_output=True, floating=None, no_gradient=_POSITIONS, no_sympy="an integer position")
+def digitize(x, bins, right=False): ...
+
+
+# ----- NumPy 2's names: np.unstack, np.astype -----
+
+
+if hasattr(np, "unstack"):
+    @defop("unstack_array", "list(np.unstack(x, axis=axis))", aliases=(np.unstack,), diff=("x",),
+           shape=list_result, fresh=False, jvp="linear",
+           sympy=lambda x, axis: list(np.moveaxis(objects(x), axis, 0)))
+    def unstack_array(x, axis=0): ...
+
+    # Each slice's adjoint, stacked back along the axis.
+    @unstack_array.defvjp
+    def _(g, ans, x, axis):
+        return np.stack(g, axis=axis)
+
+
+def _astype_call(x, dtype, *, copy=True, device=None):
+    return {"a": x, "dtype": dtype}
+
+
+if hasattr(np, "astype"):
+    alias(np.astype, astype, _astype_call)

@@ -125,7 +125,7 @@ CALLS = [
     ("np.fft.fft", "return np.sum(np.abs(np.fft.fft(x)))", "'np.fft.fft'", "hint:"),
     ("fractions", "return fractions.Fraction(x)", "'fractions.Fraction'", "hint:"),
     ("np.histogram", "return np.sum(np.histogram(x)[0])", "'np.histogram'", "hint:"),
-    ("method", "return np.sum(x.searchsorted(0.5))", "'.searchsorted()'"),
+    ("method", "return np.sum(x.compress([True, False, True]))", "'.compress()'"),
     ("unknown attribute", "return np.sum(np.not_a_function(x))", "'np.not_a_function'"),
 ]
 

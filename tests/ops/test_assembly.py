@@ -153,6 +153,20 @@ CASES = [
     ("math.fsum([x[0] * y, x[1], 2.0])", [(2,), None]), ("math.fsum(np.sum(r ** 2) for r in x) * x", [(3, 2)]),
     ("math.fsum([v * v for v in x])", [(3,)]), ("math.fsum(x) * x", [(4,)]), ("math.fsum(x[:0])", [(3,)]),
     ("fsummed(x)", [(2, 3)]),
+    # the powers of a vector (through 0 too), decreasing or increasing
+    ("np.vander(x)", [(3,)]), ("np.vander(x, 4)", [(3,)]), ("np.vander(x, N=2, increasing=True)", [(4,)]),
+    ("np.vander(x * np.array([1.0, 0.0, 1.0]), increasing=True)", [(3,)]), ("np.vander(x, 1)", [(2,)]),
+    ("np.vander(x * np.array([0.0, 1.0]), 4)", [(2,)]),
+    # arrays broadcast together: each adjoint summed back to its array
+    ("np.broadcast_arrays(x, y)[0] * np.broadcast_arrays(x, y)[1]", [(3, 1), (4,)]),
+    ("np.broadcast_arrays(x, y, 2.0)[1]", [(2, 1), (3,)]), ("broadcast_pair(x, y)", [(2, 3), ()]),
+    ("np.broadcast_arrays(x)[0] * y", [(3,), (2, 3)]),
+    # blocks: nested lists, 1-D and 2-D blocks, scalars, an array alone
+    ("np.block([[x, y], [y, x]])", [(2, 2), (2, 2)]), ("np.block([x, y, 1.0])", [(2,), (3,)]),
+    ("np.block([[x], [y]])", [(2, 3), (3,)]), ("np.block([[x, y]])", [(2,), (3,)]),
+    ("np.block([x, y])", [(2, 3), (2, 1)]), ("np.block(x)", [(2, 3)]),
+    ("np.block([[[x]], [[y]]])", [(2,), (2,)]), ("np.block([[x, 2.0 * x], [y, x[:1]]])", [(1,), (1,)]),
+    ("np.block([[x, y[:2, :1]], [y[:1, :2], y[:1, :1] * x[0, 0]]])", [(2, 2), (3, 3)]),
 ]
 
 # Functions the cases call: a split unpacked and looped over.
@@ -167,6 +181,10 @@ def pieces(x):
 def unequal(x):
     head, tail = np.split(x, [1])
     return head * tail
+
+def broadcast_pair(x, y):
+    a, b = np.broadcast_arrays(x, y)
+    return a * np.sin(b)
 
 def grid(x, y):
     X, Y = np.meshgrid(x, y)

@@ -1,7 +1,7 @@
 """Numerical staples against finite differences: np.convolve and np.correlate (every
 mode, either operand the longer, equal lengths, length-1 kernels), scipy.signal's
-convolve and correlate, sliding windows, the trapezoidal rule, np.gradient, np.polyval
-and np.interp."""
+convolve and correlate, sliding windows, the trapezoidal rule, np.gradient, np.polyval,
+np.interp and np.polyfit."""
 
 from __future__ import annotations
 
@@ -74,6 +74,43 @@ CASES = [
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
+
+
+# np.polyfit, built from np.vander and np.linalg.lstsq (which SymPy has no form of): in y,
+# x and the weights, one fit or several (y's columns), at x's own or a given rcond.
+POLYFIT_CASES = [
+    ("np.polyfit(np.linspace(-1.0, 1.0, 5), x, 2)", [(5,)]),
+    ("np.polyfit(np.linspace(-1.0, 1.0, 4), x, deg=1)", [(4, 3)]),
+    ("np.polyfit(x + np.arange(6.0), y, 3)", [(6,), (6,)]),
+    ("np.polyfit(x + np.arange(5.0), y, 2, w=np.linspace(0.5, 1.5, 5))", [(5,), (5, 2)]),
+    ("np.polyfit(np.arange(5.0), x, 2, w=y + 2.0)", [(5,), (5,)]),
+    ("np.polyfit(x + np.arange(4.0), y, 1, rcond=1e-10)", [(4,), (4,)]),
+    ("np.polyfit(x + np.arange(3.0), y, 0)", [(3,), (3,)]),
+    ("np.polyval(np.polyfit(x + np.arange(5.0), y, 2), 0.5)", [(5,), (5,)]),
+]
+
+test_polyfit = table_test(POLYFIT_CASES, seed=1950)
+
+
+def test_polyfit_is_numpys_fit_and_runs_its_other_results_as_they_are(user_module):
+    module = user_module("""
+        import numpy as np
+
+
+        def coefficients(x, y, w):
+            return np.sum(np.polyfit(x, y, 3, w=w) * np.arange(1.0, 9.0).reshape(4, 2))
+
+
+        def with_residuals(x, y):
+            c, residuals, rank, values, rcond = np.polyfit(x, y, 2, full=True)
+            return np.sum(c) + residuals[0]
+    """)
+    rng = np.random.default_rng(3)
+    x, y, w = np.linspace(-2.0, 3.0, 7), rng.normal(size=(7, 2)), rng.uniform(0.5, 2.0, 7)
+    value, _ = ad.value_and_grad(module.coefficients, wrt=1)(x, y, w)
+    assert value == np.sum(np.polyfit(x, y, 3, w=w) * np.arange(1.0, 9.0).reshape(4, 2))
+    with pytest.raises(ad.AutodiffError, match="np.polyfit"):
+        ad.grad(module.with_residuals, wrt=1)(x, y[:, 0])
 
 
 def test_every_numerical_op_is_checked_by_the_table():

@@ -44,6 +44,10 @@ CASES = [
     ("np.cumulative_prod(x)", [(4,)]), ("np.cumulative_prod(x, include_initial=True)", [(3,)]),
     ("np.cumulative_prod(x, axis=0, include_initial=True)", [(3, 2)]),
     ("np.cumulative_prod(x * np.array([1.0, 0.0, 1.0, 1.0]), axis=-1)", [(2, 4)]),
+    # slices of an array as a list; a cast
+    ("np.unstack(x)[1] * np.unstack(x, axis=-1)[0]", [(2, 2)]),
+    ("np.stack(np.unstack(x, axis=1), axis=0) * y", [(2, 3), (2,)]),
+    ("np.astype(x * y, np.float64)", [(3,), (3,)]), ("np.astype(x, 'float64', copy=False)", [(2,)]),
     # names of existing ops
     ("np.pow(x, y)", [(3,), (3,)], "positive"), ("np.acos(x) + np.asin(x) * np.atan(x)", [(3,)], "unit"),
     ("np.atan2(x, y) + np.asinh(x) * np.acosh(y + 2.0)", [(3,), (3,)], "positive"),
@@ -87,6 +91,6 @@ def test_numpy2_name_this_numpy_lacks(case):
 def test_every_numpy2_op_is_checked_by_the_table():
     """Each op of NumPy 2's names with rules of its own is reached by a case, its rules by
     the derivatives the checks build (the others are built from ops with rules)."""
-    ours = {name for name in ("cumulative_sum", "cumulative_prod") if name in OPS}
+    ours = {name for name in ("cumulative_sum", "cumulative_prod", "unstack_array") if name in OPS}
     seen = ops_reached(AVAILABLE)
     assert not ours - seen, f"ops no case goes through: {sorted(ours - seen)}"

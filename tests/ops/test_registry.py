@@ -108,6 +108,10 @@ def _tables() -> list[tuple]:
         from tests.ops import test_scipy_linalg
         cases, preamble = test_scipy_linalg.CASES, test_scipy_linalg.PREAMBLE
         tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
+    from tests.ops import test_numpy2_names  # NumPy 2's names, where this NumPy has them
+    for cases in (test_numpy2_names.AVAILABLE, test_numpy2_names.SINGULAR,
+                  test_numerical.POLYFIT_CASES):
+        tables.append((shared_module(signatures(cases)), signatures(cases)))
     return tables
 
 

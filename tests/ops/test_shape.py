@@ -65,6 +65,11 @@ SHAPE_CASES = [
     ("x.flatten('F') * x.flatten()", [(3, 2)]), ("x.reshape(2, 3, order='F')", [(3, 2)]),
     ("np.reshape(x, (3, -1), order='F') * y", [(2, 3, 1), (2,)]),
     ("np.reshape(x.T, 6, order='F') * x.ravel(order='C')", [(2, 3)]),
+    # positions among sorted values: integers, with no gradient, scaling values that have one
+    ("x * np.searchsorted(np.array([-0.5, 0.0, 0.5]), x)", [(4,)]),
+    ("x * np.searchsorted(np.sort(y), x, side='right')", [(3,), (4,)]),
+    ("x * np.sort(x).searchsorted(0.1) + np.digitize(x, np.array([-0.5, 0.5]), right=True) * x", [(5,)]),
+    ("np.digitize(x, np.array([0.5, 0.0, -0.5])) * x", [(2, 3)]),
 ]
 
 # Functions the cases call: element updates need statements.
