@@ -565,7 +565,8 @@ def polyfit_rcond(x):
 
 
 helper_op(polyfit_rcond, nondiff_output=True, floating=None,
-          no_gradient="a tolerance given by the length of x: an integer count")
+          no_gradient="a tolerance given by the length of x: an integer count",
+          no_sympy="a tolerance of the least-squares solver")
 
 
 def _polyfit_call(x, y, deg, rcond=None, full=False, w=None, cov=False):
