@@ -10,9 +10,10 @@ import math
 
 import numpy as np
 
+from autodiff.graph.ir import Const
 from autodiff.graph.patterns import is_false, is_none
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop
+from autodiff.ops.registry import OPS, defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 from autodiff.ops.shape_rules import reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
@@ -478,3 +479,153 @@ def argmax(a, axis=None, keepdims=False): ...
        methods=("argmin",), nondiff_output=True, floating=None, shape=reduced,
        no_gradient=POSITION, no_sympy=_NO_SYMPY_POSITION)
 def argmin(a, axis=None, keepdims=False): ...
+
+
+# ----- more NaN-skipping reductions -----
+#
+# Each leaves out the NaN elements, as np.nansum and np.nanmean do: the result does not
+# depend on them, so their gradient is 0 there (as in JAX's nan reductions). A slice
+# holding NaNs alone gives NaN (NumPy warns) and passes no gradient to them.
+#
+# np.nanprod, np.nancumsum and np.nancumprod are NumPy's prod, cumsum and cumprod of the
+# array with NaN replaced by 1 or 0, and are built so, taking those ops' rules.
+
+
+def _nan_replaced(builder, a, value: int):
+    """``np.where(np.isnan(a), value, a)``: an int keeps an integer array's dtype."""
+    return builder.emit(OPS["where"], (builder.emit(OPS["isnan"], (a,)), Const(value), a))
+
+
+def _nanprod_form(named, builder):
+    return builder.emit(prod, (_nan_replaced(builder, named["a"], 1), named["axis"],
+                               named["keepdims"]))
+
+
+def _nancumulative_form(name: str, value: int):
+    def form(named, builder):
+        return builder.emit(OPS[name], (_nan_replaced(builder, named["a"], value), named["axis"]))
+
+    return form
+
+
+_BUILT_AS = "built as np.{} of the array with NaN replaced by {}"
+
+
+@defop("nanprod", "np.nanprod(a, axis=axis, keepdims=keepdims)", aliases=(np.nanprod,),
+       diff=("a",), shape=reduced, simplify=_nanprod_form,
+       no_gradient=_BUILT_AS.format("prod", 1), no_sympy=_BUILT_AS.format("prod", 1))
+def nanprod(a, axis=None, keepdims=False): ...
+
+
+@defop("nancumsum", "np.nancumsum(a, axis=axis)", aliases=(np.nancumsum,), diff=("a",),
+       simplify=_nancumulative_form("cumsum", 0),
+       no_gradient=_BUILT_AS.format("cumsum", 0), no_sympy=_BUILT_AS.format("cumsum", 0))
+def nancumsum(a, axis=None): ...
+
+
+@defop("nancumprod", "np.nancumprod(a, axis=axis)", aliases=(np.nancumprod,), diff=("a",),
+       simplify=_nancumulative_form("cumprod", 1),
+       no_gradient=_BUILT_AS.format("cumprod", 1), no_sympy=_BUILT_AS.format("cumprod", 1))
+def nancumprod(a, axis=None): ...
+
+
+def _sympy_nan_extremum(fn, bound):
+    def form(a, axis, keepdims):
+        a = objects(a)
+        return fold(getattr(sp, fn), np.where(_sympy_kept(a), a, bound()), axis, keepdims)
+
+    return form
+
+
+@defop("nanmax", "np.nanmax(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmax,), **REDUCE,
+       sympy=_sympy_nan_extremum("Max", lambda: -sp.oo))
+def nanmax(a, axis=None, keepdims=False): ...
+
+
+@defop("nanmin", "np.nanmin(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmin,), **REDUCE,
+       sympy=_sympy_nan_extremum("Min", lambda: sp.oo))
+def nanmin(a, axis=None, keepdims=False): ...
+
+
+# As max and min: tied winners share the gradient evenly (JAX's convention); a NaN
+# never equals the result, and a slice of NaNs alone has no winner (the count is
+# kept at least 1 so that it passes 0, not 0 / 0).
+@nanmax.defvjp
+def _nan_extremum_vjp(g, ans, a, axis, keepdims):
+    winners = a == expand_reduced(ans, axis, keepdims)
+    count = np.maximum(np.sum(winners, axis=axis, keepdims=True), 1)
+    return winners * (expand_reduced(g, axis, keepdims) / count)
+
+
+@nanmax.defjvp
+def _nan_extremum_jvp(t, ans, a, axis, keepdims):
+    winners = a == expand_reduced(ans, axis, keepdims)
+    return (np.sum(winners * t, axis=axis, keepdims=keepdims)
+            / np.maximum(np.sum(winners, axis=axis, keepdims=keepdims), 1))
+
+
+nanmin.defvjp(_nan_extremum_vjp)
+nanmin.defjvp(_nan_extremum_jvp)
+
+
+def _sympy_nanvariance(a, axis, ddof, keepdims):
+    a = objects(a)
+    kept = _sympy_kept(a)
+    mean = (np.sum(np.where(kept, a, 0), axis=axis, keepdims=True)
+            / np.sum(kept, axis=axis, keepdims=True))
+    centred = np.where(kept, a - mean, 0)
+    return (np.sum(centred * centred, axis=axis, keepdims=keepdims)
+            / (np.sum(kept, axis=axis, keepdims=keepdims) - ddof))
+
+
+@defop("nanvar", "np.nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.nanvar,),
+       floating="always", **REDUCE, sympy=_sympy_nanvariance, real_rules=True)
+def nanvar(a, axis=None, ddof=0, keepdims=False): ...
+
+
+def _nan_centred(a, axis):
+    """``a`` minus the mean of its elements that are not NaN, and 0 at the NaNs."""
+    return np.where(np.isnan(a), 0.0, a - np.nanmean(a, axis=axis, keepdims=True))
+
+
+def _kept_count(a, axis, keepdims):
+    return np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+
+
+# var's rules over the elements kept: n is their count along each slice (a slice of NaNs
+# alone divides its zeros by 1).
+@nanvar.defvjp
+def _(g, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, True)
+    return (expand_reduced(g, axis, keepdims) * 2.0 * _nan_centred(a, axis)
+            / np.where(n == 0, 1, n - ddof))
+
+
+@nanvar.defjvp
+def _(t, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, keepdims)
+    centred = _nan_centred(a, axis)
+    return 2.0 * np.sum(centred * t, axis=axis, keepdims=keepdims) / np.where(n == 0, 1, n - ddof)
+
+
+@defop("nanstd", "np.nanstd(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.nanstd,),
+       floating="always", **REDUCE, real_rules=True,
+       sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_nanvariance(a, axis, ddof, keepdims)))
+def nanstd(a, axis=None, ddof=0, keepdims=False): ...
+
+
+# std's rules (and autograd's convention where a slice keeps one element or none: the
+# derivative is 0 there) over the elements kept.
+@nanstd.defvjp
+def _(g, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, True)
+    spread = np.where(n == 0, 1.0, expand_reduced(ans, axis, keepdims) * (n - ddof) + (n <= 1))
+    return expand_reduced(g, axis, keepdims) * _nan_centred(a, axis) / spread
+
+
+@nanstd.defjvp
+def _(t, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, keepdims)
+    centred = _nan_centred(a, axis)
+    return (np.sum(centred * t, axis=axis, keepdims=keepdims)
+            / np.where(n == 0, 1.0, ans * (n - ddof) + (n <= 1)))

@@ -85,6 +85,27 @@ CASES += [  # positions of extremes: no gradient of their own, read as indices
     ("x[np.argmax(np.concatenate((x, x)))] ** 2", [(3,)]),  # ties: the first
 ]
 
+# More NaN-skipping reductions: each over axes and keepdims, on arrays with NaNs (the
+# NaN elements get no gradient), with ties and with ddof.
+for _axis in ("None", "0", "-1", "(0, 2)"):
+    for _keepdims in ("False", "True"):
+        CASES += [(f"np.{_name}(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)])
+                  for _name in ("nanmax", "nanmin", "nanvar", "nanstd", "nanprod")]
+for _name in ("nanmax", "nanmin", "nanvar", "nanstd", "nanprod", "nansum"):
+    CASES += [(f"np.{_name}(np.where(x > 1.0, np.nan, x), axis=0)", [(4, 3)]),
+              (f"np.{_name}(np.where(x > 1.0, np.nan, x * x), axis=1, keepdims=True)", [(3, 6)])]
+for _name in ("nancumsum", "nancumprod"):
+    CASES += [(f"np.{_name}(x)", [(2, 3)]), (f"np.{_name}(x, axis=0)", [(3, 2)]),
+              (f"np.{_name}(np.where(x > 1.0, np.nan, x), axis=-1)", [(3, 5)])]
+CASES += [
+    ("np.nanmax(x)", [()]), ("np.nanmin(x)", [(5,)]),
+    ("np.nanmax(np.concatenate((x, x)))", [(3,)]),  # tied: the gradient shared
+    ("np.nanvar(x, ddof=1)", [(5,)]), ("np.nanstd(x, axis=1, ddof=1)", [(3, 4)]),
+    ("np.nanvar(np.where(x > 1.0, np.nan, x), axis=0, ddof=1)", [(6, 3)]),
+    ("np.nanstd(np.where(x > 1.0, np.nan, x), axis=(0, 1), ddof=2, keepdims=True)", [(4, 3, 2)]),
+    ("np.nanstd(x)", [(1,)]), ("np.nanprod(x - 0.5, axis=0)", [(3, 4)]),
+]
+
 test_reduction = table_test(CASES, seed=300)
 
 # SymPy's derivatives of the forms these reductions have (sort-based ones have none).
@@ -95,6 +116,11 @@ SYMPY_CASES = [
     ("np.average(x * x, weights=y)", [(2, 3), (2, 3)], "positive"),
     ("np.var(x, axis=(0, 1), ddof=1, keepdims=True)", [(2, 3, 2)]),
     ("np.std(x, axis=-1, ddof=1)", [(2, 3)]),
+    ("np.nanmax(x * x, axis=0)", [(3, 2)]), ("np.nanmin(x, axis=1, keepdims=True)", [(2, 3)]),
+    ("np.nanvar(x, axis=(0, 1), ddof=1, keepdims=True)", [(2, 3, 2)]),
+    ("np.nanstd(x, axis=-1, ddof=1)", [(2, 3)]),
+    ("np.nanprod(x, axis=0) + np.nancumsum(x * x, axis=1)", [(2, 3)]),
+    ("np.nancumprod(x, axis=1)", [(2, 3)]),
 ]
 
 test_reduction_against_sympy = table_test(SYMPY_CASES, seed=350, routes=("sympy",))
@@ -150,3 +176,22 @@ def test_sympy_refuses_nan_skipping_of_elements_nan_for_some_inputs(user_module)
     """)
     with pytest.raises(ad.AutodiffError, match="NaN for some inputs"):
         ad.symbolic_grad(mod.f, shapes={"x": (3,)})(np.ones(3))
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
+@pytest.mark.parametrize("name", ["nanmax", "nanmin", "nanvar", "nanstd", "nanprod"])
+def test_nan_reductions_pass_no_gradient_to_nan_elements(user_module, name):
+    mod = user_module(f"""
+        import numpy as np
+        def f(x):
+            return np.nansum(np.{name}(x, axis=1) * np.array([1.0, 2.0, 3.0]))
+    """)
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [2.0, 5.0, np.nan]])
+    gradient = ad.grad(mod.f)(x)
+    assert np.all(gradient[np.isnan(x)] == 0.0)  # the slice of NaNs alone passes none
+    kept = ~np.isnan(x)
+    assert np.all(np.isfinite(gradient[kept]))
+    _, tangent = ad.jvp(mod.f)(x, np.where(kept, 1.0, 0.0))
+    assert tangent == pytest.approx(np.sum(gradient))
