@@ -108,6 +108,9 @@ def _tables() -> list[tuple]:
         from tests.ops import test_scipy_linalg
         cases, preamble = test_scipy_linalg.CASES, test_scipy_linalg.PREAMBLE
         tables.append((shared_module(signatures(cases), preamble), signatures(cases)))
+    from tests.ops import test_statistics
+    tables.append((shared_module(signatures(test_statistics.CASES)),
+                   signatures(test_statistics.CASES)))
     return tables
 
 
