@@ -756,3 +756,127 @@ _BUILT = "built from the reductions, np.where and arithmetic"
        simplify=_keywords_form, no_gradient=_BUILT, no_sympy=_BUILT)
 def reduction_keywords(a, axis=None, keepdims=False, initial=None, where=None, ddof=0, mean=None,
                        name="sum"): ...
+
+
+# ----- order statistics skipping NaNs -----
+#
+# np.nanmedian, np.nanquantile and np.nanpercentile (method "linear") are median,
+# quantile and percentile of each slice's elements that are not NaN: the same rules
+# (and conventions: ties keep their order, the right-hand slope in q), through helpers
+# counting each slice's own elements. NaN elements get no gradient.
+
+
+@defop("nanmedian", "np.nanmedian(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmedian,),
+       floating="always", **REDUCE, no_sympy=_NO_SYMPY_ORDER)
+def nanmedian(a, axis=None, keepdims=False): ...
+
+
+@nanmedian.defvjp
+def _(g, ans, a, axis, keepdims):
+    return runtime.nanquantile_spread(g, a, 0.5, axis, keepdims, False)
+
+
+@nanmedian.defjvp
+def _(t, ans, a, axis, keepdims):
+    return runtime.nanquantile_select(t, a, 0.5, axis, keepdims, False)
+
+
+@defop("nanquantile", "np.nanquantile(a, q, axis=axis, keepdims=keepdims)",
+       aliases=(np.nanquantile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def nanquantile(a, q, axis=None, keepdims=False): ...
+
+
+@nanquantile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, q, axis, keepdims, True)
+    return runtime.nanquantile_spread(g, a, q, axis, keepdims, False), _per_quantile(g * slope, q)
+
+
+@nanquantile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.nanquantile_select(t, a, q, axis, keepdims, False)
+
+
+@nanquantile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, q, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope)
+
+
+@defop("nanpercentile", "np.nanpercentile(a, q, axis=axis, keepdims=keepdims)",
+       aliases=(np.nanpercentile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def nanpercentile(a, q, axis=None, keepdims=False): ...
+
+
+@nanpercentile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return (runtime.nanquantile_spread(g, a, np.asarray(q) / 100.0, axis, keepdims, False),
+            _per_quantile(g * slope, q) / 100.0)
+
+
+@nanpercentile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.nanquantile_select(t, a, np.asarray(q) / 100.0, axis, keepdims, False)
+
+
+@nanpercentile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope) / 100.0
+
+
+# The helpers' rules are quantile_select's and quantile_spread's.
+@defop("nanquantile_select", "nanquantile_select(t, a, q, axis, keepdims, slope)",
+       aliases=(runtime.nanquantile_select,), diff=("t", "q"), no_sympy=_HELPER)
+def nanquantile_select(t, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@defop("nanquantile_spread", "nanquantile_spread(g, a, q, axis, keepdims, slope)",
+       aliases=(runtime.nanquantile_spread,), diff=("g", "q"), shape=shape_like("a"), no_sympy=_HELPER)
+def nanquantile_spread(g, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@nanquantile_select.defjvp("t")
+def _(dt, ans, t, a, q, axis, keepdims, slope):
+    return runtime.nanquantile_select(dt, a, q, axis, keepdims, slope)
+
+
+@nanquantile_select.defjvp("q")
+def _(dq, ans, t, a, q, axis, keepdims, slope):
+    if slope:
+        return np.zeros_like(ans)
+    rate = runtime.nanquantile_select(t, a, q, axis, keepdims, True)
+    return rate * _spread_over_result(dq, q, rate)
+
+
+@nanquantile_select.defvjp
+def _(gg, ans, t, a, q, axis, keepdims, slope):
+    spread = runtime.nanquantile_spread(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(spread, t), np.zeros_like(q)
+    rate = runtime.nanquantile_select(t, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(spread, t), _per_quantile(gg * rate, q)
+
+
+@nanquantile_spread.defjvp("g")
+def _(dg, ans, g, a, q, axis, keepdims, slope):
+    return runtime.nanquantile_spread(dg, a, q, axis, keepdims, slope)
+
+
+@nanquantile_spread.defjvp("q")
+def _(dq, ans, g, a, q, axis, keepdims, slope):
+    if slope:
+        return np.zeros_like(ans)
+    shaped = np.broadcast_to(g, np.shape(runtime.nanquantile_select(a, a, q, axis, keepdims, True)))
+    return runtime.nanquantile_spread(shaped * _spread_over_result(dq, q, shaped), a, q, axis,
+                                      keepdims, True)
+
+
+@nanquantile_spread.defvjp
+def _(gg, ans, g, a, q, axis, keepdims, slope):
+    selected = runtime.nanquantile_select(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(selected, g), np.zeros_like(q)
+    rate = runtime.nanquantile_select(gg, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(selected, g), _per_quantile(g * rate, q)

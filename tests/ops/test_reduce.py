@@ -112,6 +112,7 @@ CASES += [
 # constant, or a value differentiated), mean= (NumPy 2's, differentiated), correction=.
 _MASK = "np.array([[True, False, True, True], [False, True, True, True], [True, True, False, True]])"
 _NANS = "x + np.array([[np.nan, 0, 0, 0], [0, 0, 0, 0], [0, np.nan, 0, 0]])"  # none alone in a slice
+_NAN_3D = "x + np.array([[[np.nan, 0, 0, 0], [0, 0, 0, 0], [0, 0, np.nan, 0]], [[0] * 4] * 3])"
 CASES += [
     ("np.sum(x, where=x > 0.0)", [(3, 4)]), (f"np.sum(x, axis=1, where={_MASK})", [(3, 4)]),
     ("np.sum(x, initial=y)", [(3, 4), ()]), ("x.sum(0, initial=2.0, where=x < 1.0)", [(3, 4)]),
@@ -140,6 +141,27 @@ CASES += [
        (f"np.nanvar(x, axis=1, where={_MASK}, mean=y, correction=1)", [(3, 4), (3, 1)]),
        ("np.var(x, correction=1)", [(3, 4)])]
       if "mean" in inspect.signature(np.var).parameters else []),
+]
+
+# Order statistics skipping NaNs: over axes and keepdims, with NaNs, q differentiated.
+for _axis in ("None", "0", "-1", "(0, 2)"):
+    for _keepdims in ("False", "True"):
+        CASES += [
+            (f"np.nanmedian(x, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+            (f"np.nanquantile({_NAN_3D}, 0.3, axis={_axis}, keepdims={_keepdims})", [(2, 3, 4)]),
+            (f"np.nanpercentile({_NAN_3D}, [10.0, 75.0], axis={_axis}, keepdims={_keepdims})",
+             [(2, 3, 4)]),
+        ]
+CASES += [
+    ("np.nanmedian(np.where(x > 1.0, np.nan, x), axis=0)", [(5, 3)]),
+    ("np.nanmedian(np.where(x > 1.0, np.nan, x * x), axis=1, keepdims=True)", [(3, 6)]),
+    ("np.nanmedian(x)", [(4,)]), ("np.nanmedian(np.concatenate((x, x, x[:1])))", [(3,)]),  # ties
+    ("np.nanquantile(x, 1.0, axis=0)", [(3, 2)]), ("np.nanquantile(x, 0.0)", [(4,)]),
+    (f"np.nanquantile({_NANS}, np.array([[0.2, 0.45], [0.6, 0.9]]), axis=0)", [(3, 4)]),
+    (f"np.nanquantile({_NANS}, 0.1 + 0.5 * y * y, axis=0)", [(3, 4), ()], "unit"),
+    ("np.nanquantile(x, 0.1 + 0.5 * y * y, axis=-1, keepdims=True)", [(2, 4), (3,)], "unit"),
+    (f"np.nanpercentile({_NANS}, 10.0 + 50.0 * y * y)", [(3, 4), (2, 2)], "unit"),
+    (f"np.nanpercentile(2.0 * {_NANS}, 30.0 + 40.0 * y, axis=(0, 1))", [(3, 4), ()], "unit"),
 ]
 
 test_reduction = table_test(CASES, seed=300)
@@ -221,7 +243,7 @@ def test_sympy_refuses_nan_skipping_of_elements_nan_for_some_inputs(user_module)
 @pytest.mark.filterwarnings("ignore:All-NaN slice:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
-@pytest.mark.parametrize("name", ["nanmax", "nanmin", "nanvar", "nanstd", "nanprod"])
+@pytest.mark.parametrize("name", ["nanmax", "nanmin", "nanvar", "nanstd", "nanprod", "nanmedian"])
 def test_nan_reductions_pass_no_gradient_to_nan_elements(user_module, name):
     mod = user_module(f"""
         import numpy as np
