@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``; argmax and argmin, which pass no gradient.
+"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``; argmax and argmin, which pass no gradient; the other NaN-skipping reductions, NumPy's where=, initial= and mean=.
 
 Every rule first puts back the reduced axes (``expand_reduced``) so that the
 incoming gradient broadcasts against the input.
