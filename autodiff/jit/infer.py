@@ -244,6 +244,8 @@ class _Operands:
 
 def _trusted(node, operands: _Operands) -> bool:
     """Whether the result's shape is the same for any values of the operands."""
+    if node.op.values_decide_shape:
+        return operands.exact
     if not (operands.number or operands.mask):
         return True
     if node.op is getitem_op:  # x[t] is fine, x[:t] and x[mask] are not

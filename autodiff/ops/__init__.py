@@ -13,6 +13,7 @@ from autodiff.ops import (  # noqa: F401
     reduce,
     shape,
     specialized,
+    statistics,
 )
 from autodiff.ops.registry import OPS, Op, defop
 

@@ -1143,3 +1143,67 @@ def _where_call(condition, *xy):
 
 
 alias(np.where, where, _where_call)
+
+
+# ----- more of NumPy's elementwise functions -----
+#
+# np.float_power is x1 ** x2 computed in float64: power's rules (and its conventions at
+# the edge points, above), written with float_power itself so that they stay in float64
+# and are differentiated again.
+@defop("float_power", "np.float_power(x1, x2)", aliases=(np.float_power,), diff=("x1", "x2"),
+       shape=BINARY, floating="always", sympy=elementwise(operator.pow, 2))
+def float_power(x1, x2): ...
+
+
+@float_power.defvjp
+def _(g, ans, x1, x2):
+    return (unbroadcast(g * x2 * np.float_power(x1, power_exponent_below(x2)), x1),
+            unbroadcast(g * ans * power_log_base(x1), x2))
+
+
+@float_power.defjvp("x1")
+def _(t, ans, x1, x2):
+    return t * x2 * np.float_power(x1, power_exponent_below(x2))
+
+
+@float_power.defjvp("x2")
+def _(t, ans, x1, x2):
+    return t * ans * power_log_base(x1)
+
+
+# np.ldexp(x1, x2) is x1 * 2 ** x2 with x2 an integer: linear in x1, whose adjoint is
+# the same scaling of g.
+@defop("ldexp", "np.ldexp(x1, x2)", aliases=(np.ldexp, math.ldexp), diff=("x1",), shape=BINARY,
+       floating="always", jvp="linear", no_gradient="its exponent x2 is an integer",
+       sympy=elementwise(lambda x1, x2: x1 * sp.Integer(2) ** x2, 2))
+def ldexp(x1, x2): ...
+
+
+@ldexp.defvjp
+def _(g, ans, x1, x2):
+    return unbroadcast(np.ldexp(g, x2), x1)
+
+
+_nondiff("fix", "np.fix(x)", np.fix, reason=STEPS,
+         sympy=elementwise(lambda x: sp.sign(x) * sp.floor(sp.Abs(x))))
+
+
+# numba has no np.fix: rounding toward zero is ceil below 0 and floor elsewhere.
+@OPS["fix"].defnumba
+def _(rewrite, x):
+    below = rewrite.emit(OPS["less"], x, Const(0))
+    return rewrite.emit(where, below, rewrite.emit(OPS["ceil"], x), rewrite.emit(OPS["floor"], x))
+
+
+# np.divmod(x1, x2) and Python's divmod(x1, x2) are (x1 // x2, x1 % x2): built as those
+# two ops, so the quotient passes no gradient (it is piecewise constant) and the
+# remainder has np.remainder's rules.
+def _divmod_form(named, builder):
+    x1, x2 = named["x1"], named["x2"]
+    return (builder.emit(OPS["floor_divide"], (x1, x2)), builder.emit(remainder, (x1, x2)))
+
+
+@defop("divmod", "np.divmod(x1, x2)", aliases=(np.divmod, builtins.divmod), diff=("x1", "x2"),
+       simplify=_divmod_form, no_gradient="built as floor_divide and remainder",
+       no_sympy="built as floor_divide and remainder")
+def divmod_(x1, x2): ...

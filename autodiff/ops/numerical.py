@@ -21,7 +21,7 @@ from autodiff.graph.patterns import is_none
 from autodiff.ops.registry import OPS, RunAsItIs, defop, helper_op
 from autodiff.ops.runtime import take_grad, unbroadcast
 from autodiff.ops.shape_rules import list_result, shape_like
-from autodiff.ops.sympy_forms import objects
+from autodiff.ops.sympy_forms import objects, sp
 
 # ----- convolution and correlation -----
 #
@@ -603,3 +603,59 @@ def _polyfit_forms(named, builder):
        "and np.linalg.lstsq (full=True and cov=True are run as they are, with no gradient)",
        no_sympy="built from np.vander and np.linalg.lstsq")
 def polyfit(x, y, deg, rcond=None, w=None): ...
+
+
+# ----- differences of a flattened array, unwrapped phases -----
+#
+# np.ediff1d(ary, to_end, to_begin) is np.diff of the flattened array between the
+# flattened to_begin and to_end, and is built so (taking the rules of diff, ravel and
+# concatenate, in every operand).
+
+
+def _ediff1d_form(named, builder):
+    emit = builder.emit
+    flat = emit(OPS["ravel"], (named["ary"], Const("C")))
+    parts = [emit(OPS["diff"], (flat, Const(1), Const(-1)))]
+    if not is_none(named["to_begin"]):
+        parts.insert(0, emit(OPS["ravel"], (named["to_begin"], Const("C"))))
+    if not is_none(named["to_end"]):
+        parts.append(emit(OPS["ravel"], (named["to_end"], Const("C"))))
+    return parts[0] if len(parts) == 1 else emit(OPS["concatenate"], (tuple(parts), Const(0)))
+
+
+@defop("ediff1d", "np.ediff1d(ary, to_end=to_end, to_begin=to_begin)", aliases=(np.ediff1d,),
+       diff=("ary", "to_end", "to_begin"), simplify=_ediff1d_form,
+       no_gradient="built as np.diff of the flattened array, concatenated",
+       no_sympy="built as np.diff of the flattened array, concatenated")
+def ediff1d(ary, to_end=None, to_begin=None): ...
+
+
+# np.unwrap adds to each element a whole number of periods (the running sum of the
+# corrections of the steps larger than discont): piecewise constant in p, so the
+# derivative is the identity wherever those corrections stay the same (all but where a
+# step is exactly discont, or on the boundary NumPy resolves by the step's sign, where
+# the one-sided derivative, the identity, is taken). No gradient reaches the period or
+# discont, which only decide how many periods are added.
+def _sympy_unwrap(p, discont, axis, period):
+    p = objects(p)
+    half = period / 2
+    discont = half if discont is None or discont < half else discont
+    steps = np.diff(p, axis=axis)
+    corrections = np.frompyfunc(lambda step: sp.Piecewise(
+        (0, sp.Abs(step) < discont), (-period * sp.floor((step + half) / period), True)), 1, 1)(steps)
+    later = [slice(None)] * p.ndim
+    later[axis] = slice(1, None)
+    out = p.copy()
+    out[tuple(later)] = p[tuple(later)] + np.cumsum(corrections, axis=axis)
+    return out
+
+
+@defop("unwrap", "np.unwrap(p, discont=discont, axis=axis, period=period)", aliases=(np.unwrap,),
+       diff=("p",), shape=shape_like("p"), floating="always", jvp="same", sympy=_sympy_unwrap,
+       no_gradient="discont and period only decide how many periods are added")
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi): ...
+
+
+@unwrap.defvjp
+def _(g, ans, p, discont, axis, period):
+    return g

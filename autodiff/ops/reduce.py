@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``; argmax and argmin, which pass no gradient.
+"""Reductions: sum, mean, prod, max, min, var, std, ptp, nansum, nanmean, average over ``axis`` (None, int or tuple), ``keepdims``; argmax and argmin, which pass no gradient; the other NaN-skipping reductions, NumPy's where=, initial= and mean=.
 
 Every rule first puts back the reduced axes (``expand_reduced``) so that the
 incoming gradient broadcasts against the input.
@@ -6,13 +6,15 @@ incoming gradient broadcasts against the input.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
+from autodiff.graph.ir import Const
 from autodiff.graph.patterns import is_false, is_none
 from autodiff.ops import runtime
-from autodiff.ops.registry import defop
+from autodiff.ops.registry import OPS, defop
 from autodiff.ops.runtime import expand_reduced, product_of_others, reduced_size
 from autodiff.ops.shape_rules import reduced, shape_like
 from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
@@ -20,7 +22,52 @@ from autodiff.ops.sympy_forms import Unsupported, elementwise, fold, objects, sp
 REDUCE = {"diff": ("a",), "shape": reduced}
 
 
-@defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=(np.sum,), methods=("sum",),
+# ----- NumPy's keywords of the reductions: where=, initial=, mean= -----
+#
+# A call is bound by the NumPy function's own signature (so positions mean what they
+# mean in the NumPy installed: np.var(x, 0, None, None, 1) is ddof 1). dtype= and out=
+# are refused. A call with where=, initial= or mean= (NumPy 2's, in var and std) is
+# the op reduction_keywords (at the end of this module), built from the reductions and
+# np.where, so that it has their rules.
+
+_NO_VALUE = object()
+
+
+def _absent(value) -> bool:
+    return value is _NO_VALUE or value is None or isinstance(value, Const) and value.value is None
+
+
+def _reduction_call(function, name: str):
+    """The adapter of NumPy's ``function`` (and the method of the same name) to the op
+    ``name``, or to reduction_keywords for its keywords."""
+    signature = inspect.signature(function)
+    signature = signature.replace(parameters=[p.replace(default=_NO_VALUE) if p.name != "a" else p
+                                              for p in signature.parameters.values()])
+
+    def call(*args, **kwargs):
+        given = {key: value for key, value in signature.bind(*args, **kwargs).arguments.items()
+                 if key == "a" or not _absent(value)}
+        for refused in ("dtype", "out"):
+            if refused in given:
+                raise TypeError(f"{refused}= is not supported")
+        if "correction" in given:  # NumPy 2's name for ddof
+            if "ddof" in given:
+                raise TypeError("ddof= and correction= cannot both be given")
+            given["ddof"] = given.pop("correction")
+        if isinstance(given.get("where"), Const) and given["where"].value is True:
+            del given["where"]
+        if not {"where", "initial", "mean"} & given.keys():
+            return given
+        if name in ("max", "min", "nanmax", "nanmin") and "where" in given and "initial" not in given:
+            raise TypeError(f"np.{name} with where= needs initial=, as NumPy's does (a maximum "
+                            "or minimum has no identity to start from)")
+        return OPS["reduction_keywords"], {**given, "name": Const(name)}
+
+    return call
+
+
+@defop("sum", "np.sum(a, axis=axis, keepdims=keepdims)", aliases=((np.sum, _reduction_call(np.sum, "sum")),),
+       methods=(("sum", _reduction_call(np.sum, "sum")),),
        **REDUCE, zeros="first", sympy=lambda a, axis, keepdims: np.sum(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
 def sum_(a, axis=None, keepdims=False): ...
 
@@ -37,8 +84,8 @@ def _(rewrite, node, a, axis, keepdims):
     return None
 
 
-@defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=(np.mean,),
-       methods=("mean",), floating="always", **REDUCE, sympy=lambda a, axis, keepdims: np.mean(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
+@defop("mean", "np.mean(a, axis=axis, keepdims=keepdims)", aliases=((np.mean, _reduction_call(np.mean, "mean")),),
+       methods=(("mean", _reduction_call(np.mean, "mean")),), floating="always", **REDUCE, sympy=lambda a, axis, keepdims: np.mean(objects(a), axis=axis, keepdims=keepdims), jvp="linear")
 def mean(a, axis=None, keepdims=False): ...
 
 
@@ -47,8 +94,8 @@ def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
 
 
-@defop("prod", "np.prod(a, axis=axis, keepdims=keepdims)", aliases=(np.prod,),
-       methods=("prod",), **REDUCE, sympy=lambda a, axis, keepdims: np.prod(objects(a), axis=axis, keepdims=keepdims))
+@defop("prod", "np.prod(a, axis=axis, keepdims=keepdims)", aliases=((np.prod, _reduction_call(np.prod, "prod")),),
+       methods=(("prod", _reduction_call(np.prod, "prod")),), **REDUCE, sympy=lambda a, axis, keepdims: np.prod(objects(a), axis=axis, keepdims=keepdims))
 def prod(a, axis=None, keepdims=False): ...
 
 
@@ -63,8 +110,8 @@ def _(t, ans, a, axis, keepdims):
     return np.sum(t * product_of_others(a, axis), axis=axis, keepdims=keepdims)
 
 
-@defop("max", "np.max(a, axis=axis, keepdims=keepdims)", aliases=(np.max, np.amax),
-       methods=("max",), **REDUCE, sympy=lambda a, axis, keepdims: fold(sp.Max, a, axis, keepdims))
+@defop("max", "np.max(a, axis=axis, keepdims=keepdims)", aliases=((np.max, _reduction_call(np.max, "max")), (np.amax, _reduction_call(np.amax, "max"))),
+       methods=(("max", _reduction_call(np.max, "max")),), **REDUCE, sympy=lambda a, axis, keepdims: fold(sp.Max, a, axis, keepdims))
 def max_(a, axis=None, keepdims=False): ...
 
 
@@ -75,8 +122,8 @@ def _extremum_vjp(g, ans, a, axis, keepdims):
     return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
 
 
-@defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=(np.min, np.amin),
-       methods=("min",), **REDUCE, sympy=lambda a, axis, keepdims: fold(sp.Min, a, axis, keepdims))
+@defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=((np.min, _reduction_call(np.min, "min")), (np.amin, _reduction_call(np.amin, "min"))),
+       methods=(("min", _reduction_call(np.min, "min")),), **REDUCE, sympy=lambda a, axis, keepdims: fold(sp.Min, a, axis, keepdims))
 def min_(a, axis=None, keepdims=False): ...
 
 
@@ -104,8 +151,8 @@ def _sympy_variance(a, axis, ddof, keepdims):
     return np.sum(centred * centred, axis=axis, keepdims=keepdims) / (count - ddof)
 
 
-@defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.var,),
-       methods=("var",), floating="always", **REDUCE, sympy=_sympy_variance, real_rules=True)
+@defop("var", "np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.var, _reduction_call(np.var, "var")),),
+       methods=(("var", _reduction_call(np.var, "var")),), floating="always", **REDUCE, sympy=_sympy_variance, real_rules=True)
 def var(a, axis=None, ddof=0, keepdims=False): ...
 
 
@@ -123,8 +170,8 @@ def _(t, ans, a, axis, ddof, keepdims):
     return 2.0 * np.sum(centred * t, axis=axis, keepdims=keepdims) / (reduced_size(a, axis) - ddof)
 
 
-@defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=(np.std,),
-       methods=("std",), floating="always", **REDUCE, sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_variance(a, axis, ddof, keepdims)),
+@defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.std, _reduction_call(np.std, "std")),),
+       methods=(("std", _reduction_call(np.std, "std")),), floating="always", **REDUCE, sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_variance(a, axis, ddof, keepdims)),
        real_rules=True)
 def std(a, axis=None, ddof=0, keepdims=False): ...
 
@@ -198,7 +245,7 @@ def _sympy_nanmean(a, axis, keepdims):
             / np.sum(kept, axis=axis, keepdims=keepdims))
 
 
-@defop("nansum", "np.nansum(a, axis=axis, keepdims=keepdims)", aliases=(np.nansum,), **REDUCE,
+@defop("nansum", "np.nansum(a, axis=axis, keepdims=keepdims)", aliases=((np.nansum, _reduction_call(np.nansum, "nansum")),), **REDUCE,
        sympy=lambda a, axis, keepdims: np.sum(np.where(_sympy_kept(objects(a)), objects(a), 0), axis=axis, keepdims=keepdims))
 def nansum(a, axis=None, keepdims=False): ...
 
@@ -213,7 +260,7 @@ def _(t, ans, a, axis, keepdims):
     return np.sum(np.where(np.isnan(a), 0.0, t), axis=axis, keepdims=keepdims)
 
 
-@defop("nanmean", "np.nanmean(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmean,),
+@defop("nanmean", "np.nanmean(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmean, _reduction_call(np.nanmean, "nanmean")),),
        floating="always", **REDUCE, sympy=_sympy_nanmean)
 def nanmean(a, axis=None, keepdims=False): ...
 
@@ -478,3 +525,358 @@ def argmax(a, axis=None, keepdims=False): ...
        methods=("argmin",), nondiff_output=True, floating=None, shape=reduced,
        no_gradient=POSITION, no_sympy=_NO_SYMPY_POSITION)
 def argmin(a, axis=None, keepdims=False): ...
+
+
+# ----- more NaN-skipping reductions -----
+#
+# Each leaves out the NaN elements, as np.nansum and np.nanmean do: the result does not
+# depend on them, so their gradient is 0 there (as in JAX's nan reductions). A slice
+# holding NaNs alone gives NaN (NumPy warns) and passes no gradient to them.
+#
+# np.nanprod, np.nancumsum and np.nancumprod are NumPy's prod, cumsum and cumprod of the
+# array with NaN replaced by 1 or 0, and are built so, taking those ops' rules.
+
+
+def _nan_replaced(builder, a, value: int):
+    """``np.where(np.isnan(a), value, a)``: an int keeps an integer array's dtype."""
+    return builder.emit(OPS["where"], (builder.emit(OPS["isnan"], (a,)), Const(value), a))
+
+
+def _nanprod_form(named, builder):
+    return builder.emit(prod, (_nan_replaced(builder, named["a"], 1), named["axis"],
+                               named["keepdims"]))
+
+
+def _nancumulative_form(name: str, value: int):
+    def form(named, builder):
+        return builder.emit(OPS[name], (_nan_replaced(builder, named["a"], value), named["axis"]))
+
+    return form
+
+
+_BUILT_AS = "built as np.{} of the array with NaN replaced by {}"
+
+
+@defop("nanprod", "np.nanprod(a, axis=axis, keepdims=keepdims)", aliases=((np.nanprod, _reduction_call(np.nanprod, "nanprod")),),
+       diff=("a",), shape=reduced, simplify=_nanprod_form,
+       no_gradient=_BUILT_AS.format("prod", 1), no_sympy=_BUILT_AS.format("prod", 1))
+def nanprod(a, axis=None, keepdims=False): ...
+
+
+@defop("nancumsum", "np.nancumsum(a, axis=axis)", aliases=(np.nancumsum,), diff=("a",),
+       simplify=_nancumulative_form("cumsum", 0),
+       no_gradient=_BUILT_AS.format("cumsum", 0), no_sympy=_BUILT_AS.format("cumsum", 0))
+def nancumsum(a, axis=None): ...
+
+
+@defop("nancumprod", "np.nancumprod(a, axis=axis)", aliases=(np.nancumprod,), diff=("a",),
+       simplify=_nancumulative_form("cumprod", 1),
+       no_gradient=_BUILT_AS.format("cumprod", 1), no_sympy=_BUILT_AS.format("cumprod", 1))
+def nancumprod(a, axis=None): ...
+
+
+def _sympy_nan_extremum(fn, bound):
+    def form(a, axis, keepdims):
+        a = objects(a)
+        return fold(getattr(sp, fn), np.where(_sympy_kept(a), a, bound()), axis, keepdims)
+
+    return form
+
+
+@defop("nanmax", "np.nanmax(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmax, _reduction_call(np.nanmax, "nanmax")),), **REDUCE,
+       sympy=_sympy_nan_extremum("Max", lambda: -sp.oo))
+def nanmax(a, axis=None, keepdims=False): ...
+
+
+@defop("nanmin", "np.nanmin(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmin, _reduction_call(np.nanmin, "nanmin")),), **REDUCE,
+       sympy=_sympy_nan_extremum("Min", lambda: sp.oo))
+def nanmin(a, axis=None, keepdims=False): ...
+
+
+# As max and min: tied winners share the gradient evenly (JAX's convention); a NaN
+# never equals the result, and a slice of NaNs alone has no winner (the count is
+# kept at least 1 so that it passes 0, not 0 / 0).
+@nanmax.defvjp
+def _nan_extremum_vjp(g, ans, a, axis, keepdims):
+    winners = a == expand_reduced(ans, axis, keepdims)
+    count = np.maximum(np.sum(winners, axis=axis, keepdims=True), 1)
+    return winners * (expand_reduced(g, axis, keepdims) / count)
+
+
+@nanmax.defjvp
+def _nan_extremum_jvp(t, ans, a, axis, keepdims):
+    winners = a == expand_reduced(ans, axis, keepdims)
+    return (np.sum(winners * t, axis=axis, keepdims=keepdims)
+            / np.maximum(np.sum(winners, axis=axis, keepdims=keepdims), 1))
+
+
+nanmin.defvjp(_nan_extremum_vjp)
+nanmin.defjvp(_nan_extremum_jvp)
+
+
+def _sympy_nanvariance(a, axis, ddof, keepdims):
+    a = objects(a)
+    kept = _sympy_kept(a)
+    mean = (np.sum(np.where(kept, a, 0), axis=axis, keepdims=True)
+            / np.sum(kept, axis=axis, keepdims=True))
+    centred = np.where(kept, a - mean, 0)
+    return (np.sum(centred * centred, axis=axis, keepdims=keepdims)
+            / (np.sum(kept, axis=axis, keepdims=keepdims) - ddof))
+
+
+@defop("nanvar", "np.nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.nanvar, _reduction_call(np.nanvar, "nanvar")),),
+       floating="always", **REDUCE, sympy=_sympy_nanvariance, real_rules=True)
+def nanvar(a, axis=None, ddof=0, keepdims=False): ...
+
+
+def _nan_centred(a, axis):
+    """``a`` minus the mean of its elements that are not NaN, and 0 at the NaNs."""
+    return np.where(np.isnan(a), 0.0, a - np.nanmean(a, axis=axis, keepdims=True))
+
+
+def _kept_count(a, axis, keepdims):
+    return np.sum(np.logical_not(np.isnan(a)), axis=axis, keepdims=keepdims)
+
+
+# var's rules over the elements kept: n is their count along each slice (a slice of NaNs
+# alone divides its zeros by 1).
+@nanvar.defvjp
+def _(g, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, True)
+    return (expand_reduced(g, axis, keepdims) * 2.0 * _nan_centred(a, axis)
+            / np.where(n == 0, 1, n - ddof))
+
+
+@nanvar.defjvp
+def _(t, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, keepdims)
+    centred = _nan_centred(a, axis)
+    return 2.0 * np.sum(centred * t, axis=axis, keepdims=keepdims) / np.where(n == 0, 1, n - ddof)
+
+
+@defop("nanstd", "np.nanstd(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.nanstd, _reduction_call(np.nanstd, "nanstd")),),
+       floating="always", **REDUCE, real_rules=True,
+       sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_nanvariance(a, axis, ddof, keepdims)))
+def nanstd(a, axis=None, ddof=0, keepdims=False): ...
+
+
+# std's rules (and autograd's convention where a slice keeps one element or none: the
+# derivative is 0 there) over the elements kept.
+@nanstd.defvjp
+def _(g, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, True)
+    spread = np.where(n == 0, 1.0, expand_reduced(ans, axis, keepdims) * (n - ddof) + (n <= 1))
+    return expand_reduced(g, axis, keepdims) * _nan_centred(a, axis) / spread
+
+
+@nanstd.defjvp
+def _(t, ans, a, axis, ddof, keepdims):
+    n = _kept_count(a, axis, keepdims)
+    centred = _nan_centred(a, axis)
+    return (np.sum(centred * t, axis=axis, keepdims=keepdims)
+            / np.where(n == 0, 1.0, ans * (n - ddof) + (n <= 1)))
+
+
+# ----- where=, initial= and mean= (see _reduction_call at the top) -----
+#
+# As NumPy defines them: where= reduces the elements where it holds alone (a sum or
+# product leaves the others out as 0 or 1, a maximum or minimum as initial, a mean
+# counts the elements it keeps, var and std centre those on their mean); initial= is
+# one more element (added, multiplied, or compared with np.maximum/np.minimum, np.fmax/
+# np.fmin for the NaN-skipping forms, whose ties split the gradient evenly); mean= is
+# the mean var and std centre on, differentiated as an operand. Each is built from the
+# reductions, np.where and arithmetic, and so has their rules. Where a slice keeps one
+# element, std is 0 with the derivative 0 (as np.std's rule); over several equal
+# elements it has a cone point and its gradient is nan, as for np.std.
+
+_PAIRED = {"max": "maximum", "min": "minimum", "nanmax": "fmax", "nanmin": "fmin"}
+
+
+def _kept(builder, a, mask, nan: bool):
+    """Which elements of ``a`` a mean, var or std reduces, in ``a``'s shape."""
+    emit = builder.emit
+    kept = Const(True) if mask is None else mask
+    if nan:
+        kept = emit(OPS["logical_and"], (kept, emit(OPS["logical_not"], (emit(OPS["isnan"], (a,)),))))
+    return emit(OPS["broadcast_to"], (kept, emit(OPS["shape"], (a,))))
+
+
+def _moments(builder, named, name: str, mask):
+    emit, a, axis, keepdims = builder.emit, named["a"], named["axis"], named["keepdims"]
+    kept = _kept(builder, a, mask, name.startswith("nan"))
+    kept_values = emit(OPS["where"], (kept, a, Const(0)))
+    if name.endswith("mean"):
+        return emit(OPS["divide"], (emit(sum_, (kept_values, axis, keepdims)),
+                                    emit(sum_, (kept, axis, keepdims))))
+    centre = named["mean"] if not _absent(named["mean"]) else emit(
+        OPS["divide"], (emit(sum_, (kept_values, axis, Const(True))), emit(sum_, (kept, axis, Const(True)))))
+    centred = emit(OPS["where"], (kept, emit(OPS["subtract"], (a, centre)), Const(0.0)))
+    squares = emit(sum_, (emit(OPS["multiply"], (centred, centred)), axis, keepdims))
+    count = emit(sum_, (kept, axis, keepdims))
+    divisor = emit(OPS["maximum"], (emit(OPS["subtract"], (count, named["ddof"])), Const(0)))
+    variance = emit(OPS["divide"], (squares, divisor))
+    if name.endswith("var"):
+        return variance
+    single = emit(OPS["less_equal"], (count, Const(1)))
+    safe = emit(OPS["where"], (single, Const(1.0), variance))
+    return emit(OPS["where"], (single, emit(OPS["multiply"], (variance, Const(0.0))),
+                               emit(OPS["sqrt"], (safe,))))
+
+
+def _keywords_form(named, builder):
+    emit, name = builder.emit, named["name"].value
+    a, axis, keepdims, initial = named["a"], named["axis"], named["keepdims"], named["initial"]
+    mask = None if _absent(named["where"]) else named["where"]
+    initial = None if _absent(initial) else initial
+    if name in ("mean", "var", "std", "nanmean", "nanvar", "nanstd"):
+        return _moments(builder, named, name, mask)
+    if name in _PAIRED:
+        if mask is not None:
+            a = emit(OPS["where"], (mask, a, initial))
+        result = emit(OPS[name], (a, axis, keepdims))
+        return emit(OPS[_PAIRED[name]], (result, initial)) if initial is not None else result
+    identity, combine = (Const(0), "add") if name in ("sum", "nansum") else (Const(1), "multiply")
+    if mask is not None:
+        a = emit(OPS["where"], (mask, a, identity))
+    result = emit(OPS[name], (a, axis, keepdims))
+    return emit(OPS[combine], (result, initial)) if initial is not None else result
+
+
+def _keywords_kernel(named) -> str:
+    name = named["name"].value
+    given = [p for p in ("axis", "keepdims", "initial", "where", "ddof", "mean")
+             if not _absent(named[p])]
+    return f"np.{name}(a, {', '.join(f'{p}={p}' for p in given)})"
+
+
+_BUILT = "built from the reductions, np.where and arithmetic"
+
+
+@defop("reduction_keywords", _keywords_kernel, diff=("a", "initial", "mean"),
+       simplify=_keywords_form, no_gradient=_BUILT, no_sympy=_BUILT)
+def reduction_keywords(a, axis=None, keepdims=False, initial=None, where=None, ddof=0, mean=None,
+                       name="sum"): ...
+
+
+# ----- order statistics skipping NaNs -----
+#
+# np.nanmedian, np.nanquantile and np.nanpercentile (method "linear") are median,
+# quantile and percentile of each slice's elements that are not NaN: the same rules
+# (and conventions: ties keep their order, the right-hand slope in q), through helpers
+# counting each slice's own elements. NaN elements get no gradient.
+
+
+@defop("nanmedian", "np.nanmedian(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmedian,),
+       floating="always", **REDUCE, no_sympy=_NO_SYMPY_ORDER)
+def nanmedian(a, axis=None, keepdims=False): ...
+
+
+@nanmedian.defvjp
+def _(g, ans, a, axis, keepdims):
+    return runtime.nanquantile_spread(g, a, 0.5, axis, keepdims, False)
+
+
+@nanmedian.defjvp
+def _(t, ans, a, axis, keepdims):
+    return runtime.nanquantile_select(t, a, 0.5, axis, keepdims, False)
+
+
+@defop("nanquantile", "np.nanquantile(a, q, axis=axis, keepdims=keepdims)",
+       aliases=(np.nanquantile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def nanquantile(a, q, axis=None, keepdims=False): ...
+
+
+@nanquantile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, q, axis, keepdims, True)
+    return runtime.nanquantile_spread(g, a, q, axis, keepdims, False), _per_quantile(g * slope, q)
+
+
+@nanquantile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.nanquantile_select(t, a, q, axis, keepdims, False)
+
+
+@nanquantile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, q, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope)
+
+
+@defop("nanpercentile", "np.nanpercentile(a, q, axis=axis, keepdims=keepdims)",
+       aliases=(np.nanpercentile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+def nanpercentile(a, q, axis=None, keepdims=False): ...
+
+
+@nanpercentile.defvjp
+def _(g, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return (runtime.nanquantile_spread(g, a, np.asarray(q) / 100.0, axis, keepdims, False),
+            _per_quantile(g * slope, q) / 100.0)
+
+
+@nanpercentile.defjvp("a")
+def _(t, ans, a, q, axis, keepdims):
+    return runtime.nanquantile_select(t, a, np.asarray(q) / 100.0, axis, keepdims, False)
+
+
+@nanpercentile.defjvp("q")
+def _(t, ans, a, q, axis, keepdims):
+    slope = runtime.nanquantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
+    return slope * _spread_over_result(t, q, slope) / 100.0
+
+
+# The helpers' rules are quantile_select's and quantile_spread's.
+@defop("nanquantile_select", "nanquantile_select(t, a, q, axis, keepdims, slope)",
+       aliases=(runtime.nanquantile_select,), diff=("t", "q"), no_sympy=_HELPER)
+def nanquantile_select(t, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@defop("nanquantile_spread", "nanquantile_spread(g, a, q, axis, keepdims, slope)",
+       aliases=(runtime.nanquantile_spread,), diff=("g", "q"), shape=shape_like("a"), no_sympy=_HELPER)
+def nanquantile_spread(g, a, q, axis=None, keepdims=False, slope=False): ...
+
+
+@nanquantile_select.defjvp("t")
+def _(dt, ans, t, a, q, axis, keepdims, slope):
+    return runtime.nanquantile_select(dt, a, q, axis, keepdims, slope)
+
+
+@nanquantile_select.defjvp("q")
+def _(dq, ans, t, a, q, axis, keepdims, slope):
+    if slope:
+        return np.zeros_like(ans)
+    rate = runtime.nanquantile_select(t, a, q, axis, keepdims, True)
+    return rate * _spread_over_result(dq, q, rate)
+
+
+@nanquantile_select.defvjp
+def _(gg, ans, t, a, q, axis, keepdims, slope):
+    spread = runtime.nanquantile_spread(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(spread, t), np.zeros_like(q)
+    rate = runtime.nanquantile_select(t, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(spread, t), _per_quantile(gg * rate, q)
+
+
+@nanquantile_spread.defjvp("g")
+def _(dg, ans, g, a, q, axis, keepdims, slope):
+    return runtime.nanquantile_spread(dg, a, q, axis, keepdims, slope)
+
+
+@nanquantile_spread.defjvp("q")
+def _(dq, ans, g, a, q, axis, keepdims, slope):
+    if slope:
+        return np.zeros_like(ans)
+    shaped = np.broadcast_to(g, np.shape(runtime.nanquantile_select(a, a, q, axis, keepdims, True)))
+    return runtime.nanquantile_spread(shaped * _spread_over_result(dq, q, shaped), a, q, axis,
+                                      keepdims, True)
+
+
+@nanquantile_spread.defvjp
+def _(gg, ans, g, a, q, axis, keepdims, slope):
+    selected = runtime.nanquantile_select(gg, a, q, axis, keepdims, slope)
+    if slope:
+        return runtime.unbroadcast(selected, g), np.zeros_like(q)
+    rate = runtime.nanquantile_select(gg, a, q, axis, keepdims, True)
+    return runtime.unbroadcast(selected, g), _per_quantile(g * rate, q)

@@ -245,6 +245,9 @@ class Op:
         self.specialized_form: Callable | None = None
         self.specialize_after_optimizing = False
         self.numba_form: Callable | None = None
+        # The result's shape depends on the values of an integer array operand (the bins
+        # of np.bincount), which shape inference never guesses from stand-ins.
+        self.values_decide_shape = False
 
     @property
     def helps_derivatives(self) -> bool:

@@ -1266,3 +1266,70 @@ def written_part(g, index):
     writer[index] = labels
     part[writer[index] != labels] = 0
     return part
+
+
+# ----- quantiles skipping NaNs (np.nanmedian, np.nanquantile, np.nanpercentile) -----
+#
+# quantile_select and quantile_spread over the elements that are not NaN: each slice
+# interpolates between positions of its own count of them (NaNs sort last). A slice of
+# NaNs alone gives NaN and passes nothing.
+
+
+def _nanquantile_layout(a, q, axis, keepdims, slope):
+    """As _quantile_layout, with positions and weights per slice (of q's shape then the
+    slices'), for the elements of each slice that are not NaN."""
+    a = np.asarray(a)
+    flat, restore = _reduced_axes_last(a, axis)
+    count = np.sum(~np.isnan(flat), axis=-1)
+    q = np.asarray(q, dtype=float)
+    last = np.maximum(count - 1, 0)
+    position = np.reshape(q, q.shape + (1,) * count.ndim) * last
+    low = np.minimum(np.floor(position).astype(int), last)
+    high = np.minimum(low + 1, last)
+    if slope:
+        weights = (np.broadcast_to(-last * 1.0, position.shape), np.broadcast_to(last * 1.0, position.shape))
+    else:
+        weights = (1.0 - (position - low), position - low)
+    weights = tuple(np.where(count > 0, w, 0.0) for w in weights)
+    if keepdims:
+        axes = range(a.ndim) if axis is None else [k % a.ndim for k in np.atleast_1d(axis)]
+        rest = tuple(1 if k in axes else length for k, length in enumerate(a.shape))
+    else:
+        rest = flat.shape[:-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    return flat, restore, order, (low, high), weights, q.shape + rest
+
+
+def nanquantile_select(t, a, q, axis=None, keepdims=False, slope=False):
+    """``t``'s elements combined as ``np.nanquantile(a, q, axis, keepdims=keepdims)``
+    combines ``a``'s: the tangent of np.nanquantile (see :func:`quantile_select`).
+
+    >>> nanquantile_select(np.array([10.0, 20.0, 30.0]), np.array([3.0, np.nan, 2.0]), 0.5).tolist()
+    20.0
+    """
+    _, _, order, positions, weights, shape = _nanquantile_layout(a, q, axis, keepdims, slope)
+    flat_t, _ = _reduced_axes_last(np.broadcast_to(t, np.shape(a)), axis)
+    ordered = np.take_along_axis(flat_t, order, -1)
+    ordered = np.broadcast_to(ordered, positions[0].shape + ordered.shape[-1:])
+    picked = sum(np.take_along_axis(ordered, where[..., None], -1)[..., 0] * weight
+                 for where, weight in zip(positions, weights))
+    return np.reshape(picked, shape)
+
+
+def nanquantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
+    """The transpose of :func:`nanquantile_select`: the gradient of np.nanquantile in ``a``.
+
+    >>> nanquantile_spread(1.0, np.array([3.0, np.nan, 1.0]), 0.25).tolist()
+    [0.25, 0.0, 0.75]
+    """
+    flat, restore, order, positions, weights, shape = _nanquantile_layout(a, q, axis, keepdims, slope)
+    g = np.reshape(np.broadcast_to(g, shape), positions[0].shape)
+    ordered = np.zeros(flat.shape, dtype=np.result_type(g, 1.0))
+    for k in np.ndindex(*np.shape(q)):
+        for where, weight in zip(positions, weights):
+            part = np.zeros_like(ordered)
+            np.put_along_axis(part, where[k][..., None], (weight[k] * g[k])[..., None], -1)
+            ordered += part
+    out = np.empty_like(ordered)
+    np.put_along_axis(out, order, ordered, -1)
+    return restore(out)

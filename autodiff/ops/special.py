@@ -1055,3 +1055,20 @@ erfcx.runtime = SCIPY
 @erfcx.defvjp
 def _(g, ans, x):
     return g * (2.0 * x * ans - 2.0 / SQRT_PI)
+
+
+# NumPy's own i0 (np.i0): NumPy has no i1 for its derivative, so the op lives here and
+# is registered only when SciPy imports; its rule calls SciPy's i1 (whose own rules are
+# above). Without SciPy, np.i0 is a function with no rule: a gradient reaching it is an
+# error at the user's call.
+@defop("np_i0", "np.i0(x)", aliases=(np.i0,), diff=("x",), shape=UNARY, floating="always",
+       sympy=elementwise(lambda x: sp.besseli(0, x)), jvp="same")
+def np_i0(x): ...
+
+
+np_i0.runtime = SCIPY
+
+
+@np_i0.defvjp
+def _(g, ans, x):
+    return g * scipy.special.i1(x)

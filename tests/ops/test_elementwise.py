@@ -32,6 +32,7 @@ UNARY = [
     ("np.where(x > 0, 1.0 / x, x * x)", "real"),
     ("np.round(x, 1) * x", "real"), ("np.around(x, decimals=2) * x", "real"),
     ("x.round(2) * x + np.rint(x)", "real"),
+    ("np.divmod(x * 5.0, 0.7)[1]", "real"), ("divmod(x, 0.3)[1] * np.divmod(x, 0.3)[0]", "real"),
 ]
 MATH_TWINS = [
     ("math.sin(x)", "real"), ("math.cos(x)", "real"), ("math.tan(x)", "unit"),
@@ -43,6 +44,7 @@ MATH_TWINS = [
     ("math.pow(x, 3)", "real"), ("math.atan2(x, 1.5)", "real"),
     ("math.hypot(x, 1.5)", "real"), ("max(x, 0.3) * min(x, 0.7)", "real"),
     ("round(x, 2) * x + round(x)", "real"), ("max(x, 0.3, x * x) * min([x, 0.7, -x])", "real"),
+    ("divmod(x * 5.0, 0.7)[1] * x", "real"),
 ]
 # (expression in x and y, domain of x, domain of y)
 BINARY = [
@@ -56,6 +58,9 @@ BINARY = [
     ("np.clip(x, y, y + 1.0)", "real", "real"), ("x % y", "positive", "positive"),
     ("(x + y) * (x - y) / (x * x + 1.0)", "real", "real"),
     ("np.logaddexp(x, y)", "real", "real"),
+    ("np.float_power(x, y)", "positive", "real"),
+    ("np.divmod(x, y)[1] * np.divmod(x, y)[0]", "positive", "positive"),
+    ("divmod(x * 3.0, y)[1]", "real", "positive"),
 ]
 # Checked over the same shapes, and on every route besides: jit=True, SymPy's derivative
 # and jit="numba". (expression in x, domain of x) and (expression in x and y, domains).
@@ -69,6 +74,8 @@ UNARY_ROUTED = [
     ("np.copysign(x, x - 0.05)", "real"), ("np.copysign(1.5 - x, x)", "real"),
     ("np.sinc(x)", "real"), ("np.sinc(x - x)", "real"), ("np.sinc(x * 1e-3)", "real"),
     ("np.nan_to_num(x)", "real"), ("np.nan_to_num(np.log(x), neginf=-5.0) * x", "positive"),
+    ("np.fix(x * 3.0) * x", "real"), ("np.ldexp(x, 3)", "real"), ("np.ldexp(x * x, -2)", "real"),
+    ("np.float_power(x, 3)", "real"), ("np.float_power(x, 0.5)", "positive"),
 ]
 MATH_TWINS_ROUTED = [
     ("math.asinh(x)", "real"), ("math.acosh(x + 1.5)", "positive"), ("math.atanh(x)", "unit"),
@@ -77,12 +84,14 @@ MATH_TWINS_ROUTED = [
     ("math.erf(x)", "real"), ("math.erfc(x) * x", "real"), ("math.fmod(x * 5.0, -0.7)", "real"),
     # Python 3.11's, where it has them
     *[(f"math.{name}(x)", "real") for name in ("cbrt", "exp2") if hasattr(math, name)],
+    ("math.ldexp(x, 3) * x", "real"),
 ]
 BINARY_ROUTED = [
     ("np.logaddexp2(x, y)", "real", "real"), ("np.fmax(x, y)", "real", "real"),
     ("np.fmin(x, y)", "real", "real"), ("np.copysign(x, y) * y", "real", "real"),
     ("np.copysign(x * y, y)", "real", "real"), ("np.heaviside(x, y) * x * y", "real", "real"),
     ("np.fmod(x, y)", "real", "positive"), ("np.fmod(x * 3.0, -y) * y", "real", "positive"),
+    ("np.ldexp(x, 2) * y", "real", "real"),
 ]
 ROUTES = ("jit", "sympy", "numba")
 # jit="numba" refuses (with the user's line) a derivative taking a Python float or a 0-d

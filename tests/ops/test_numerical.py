@@ -71,6 +71,15 @@ CASES = [
     ("np.interp(x, np.array([-0.3, 0.1, 0.4]), np.sin(x))", [(3,)]),
     ("np.interp(x, np.linspace(-2.0, 2.0, 6), np.array([1.0, -2.0, 0.5, 3.0, 0.0, 1.0]))", [(2, 3)]),
     ("np.interp(x * y, np.array([-1.1, 0.2, 1.3]), y ** 2)", [(3,), (3,)]),
+    # np.ediff1d: the flattened differences, between to_begin and to_end
+    ("np.ediff1d(x)", [(5,)]), ("np.ediff1d(x)", [(2, 3)]),
+    ("np.ediff1d(x, to_begin=y)", [(4,), ()]), ("np.ediff1d(x, to_end=y)", [(4,), (2,)]),
+    ("np.ediff1d(x, y, to_begin=y * y)", [(2, 2), (3,)]),
+    ("np.ediff1d(x, to_end=[0.0, 1.0], to_begin=-1.0)", [(3,)]),
+    # np.unwrap: the identity where the periods added stay the same
+    ("np.unwrap(4.0 * x)", [(6,)]), ("np.unwrap(4.0 * x, axis=0)", [(5, 2)]),
+    ("np.unwrap(3.0 * x, discont=4.0)", [(2, 5)]), ("np.unwrap(x * 5.0, period=2.0)", [(6,)]),
+    ("np.unwrap(x * 5.0, 1.5, -1, period=3.0) * x", [(3, 4)]),
 ]
 
 test_numerical = table_test(CASES, seed=1900, routes=("sympy",))
@@ -118,7 +127,7 @@ def test_every_numerical_op_is_checked_by_the_table():
     reached by a case, its rules by the derivatives the checks build, and each op users
     write has a SymPy form."""
     written = {"convolve", "correlate", "sliding_window_view", "trapezoid", "trapezoid_uniform",
-               "gradient", "gradients", "polyval", "interp"}
+               "gradient", "gradients", "polyval", "interp", "unwrap"}
     ours = written | {"sliding_window_sum", "gradient_transpose"}  # the transposes
     seen = ops_reached(CASES)
     assert not ours - seen, f"numerical ops no case goes through: {sorted(ours - seen)}"

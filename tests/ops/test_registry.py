@@ -112,6 +112,9 @@ def _tables() -> list[tuple]:
     for cases in (test_numpy2_names.AVAILABLE, test_numpy2_names.SINGULAR,
                   test_numerical.POLYFIT_CASES):
         tables.append((shared_module(signatures(cases)), signatures(cases)))
+    from tests.ops import test_statistics
+    tables.append((shared_module(signatures(test_statistics.CASES)),
+                   signatures(test_statistics.CASES)))
     return tables
 
 
