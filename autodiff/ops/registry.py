@@ -205,6 +205,8 @@ class Op:
         self.inplace_mutates = True
         # Codegen writes the kernel as a statement of its own; the result is never read.
         self.statement = False
+        # The statement always raises (``raise``): nothing after it in its block runs.
+        self.raises = False
         # Each call makes a new mutable object (a list): two calls are never one value.
         self.distinct = False
         # Python objects the kernel calls by name (a user's function with its own rule).
