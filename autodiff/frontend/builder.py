@@ -52,6 +52,8 @@ class GraphBuilder:
         self._block: Block | None = None  # None: the graph's own node list
         # Where each loop-carried or branch-merged value may come from (for in-place checks).
         self.sources: dict[Value, list[Operand]] = {}
+        # Whether a handler bound the exception it caught (``except E as e``).
+        self.caught = False
 
     @property
     def nodes(self) -> list:
