@@ -68,7 +68,7 @@ def _never_none(region) -> list[Value]:
     does not reach is None there (``dt = None``), and a shape read from it is wrong."""
     sources = [block.results for block in region.blocks
                if region.kind != "while" or block is region.body]
-    if region.kind != "if":
+    if not region.branches:
         sources.append(list(region.init))
     return [out for j, out in enumerate(region.outs)
             if all(j < len(results) and isinstance(results[j], Value) for results in sources)]
