@@ -239,7 +239,7 @@ class _Tangents:
             for block in region.blocks:
                 results = list(block.results)
                 block.results += self.block(block, lambda r=results: [
-                    self.tangent(r[j]) for j in slots])
+                    self.yielded(r[j]) for j in slots])
         else:
             init = region.init
             region.args += tuple(self.tangent(init[j]) for j in slots)
@@ -258,9 +258,14 @@ class _Tangents:
                     continue
                 results = list(block.results)
                 block.results += self.block(block, lambda r=results: [
-                    self.tangent(r[j]) for j in slots])
+                    self.yielded(r[j]) for j in slots])
         self.builder.nodes.append(region)
         self.tangent_outs(region, region, slots)
+
+    def yielded(self, result: Operand) -> Operand:
+        """The tangent a block yields beside ``result``: none where the result is none (a
+        name a ``return`` left unassigned), which no zero of a made-up shape stands for."""
+        return UNDEFINED if result is UNDEFINED else self.tangent(result)
 
     def tangent_outs(self, region: Region, primal: Region, slots: list[int]) -> None:
         """Outs of ``region``, appended, for the tangents of ``primal``'s outs ``slots``."""
@@ -292,8 +297,7 @@ class _Tangents:
                         continue
                     self.builder.loc = node.loc
                     self.node(node)
-                deferred.results = [UNDEFINED if block.results[j] is UNDEFINED
-                                    else self.tangent(block.results[j]) for j in slots]
+                deferred.results = [self.yielded(block.results[j]) for j in slots]
             blocks.append(deferred)
         if not slots and not any(block.nodes for block in blocks):
             return
