@@ -224,10 +224,14 @@ def warn_at_user_line(message, category=None, stacklevel=1, source=None) -> None
     else:
         loc = mark[0]
         filename, lineno, module_globals = loc.filename, loc.lineno, frame.f_globals
+    # (warn_explicit reads the line through module_globals' loader, which must then be
+    # the file's: a derivative inlined into another module's has that module's globals)
+    own = module_globals.get("__file__") is not None and os.path.abspath(
+        module_globals["__file__"]) == os.path.abspath(filename)
     warnings.warn_explicit(message, category, filename, lineno,
                            module=module_globals.get("__name__", "__main__"),
                            registry=module_globals.setdefault("__warningregistry__", {}),
-                           module_globals=module_globals, source=source)
+                           module_globals=module_globals if own else None, source=source)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
