@@ -17,20 +17,11 @@
 from __future__ import annotations
 
 import functools
-import inspect
 
-from autodiff.ops.registry import Op
+from autodiff.ops.registry import Op, stub_taking
 from autodiff.ops.shape_rules import scalar_result
 
 _RAISES = "a raise statement leaves the function: it passes no gradient"
-
-
-def _stub(params: list[str]):
-    def stub(*operands): ...
-
-    stub.__signature__ = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
-    return stub
 
 
 def _statement(op: Op, why: str) -> Op:
@@ -58,31 +49,31 @@ def raise_op(form: str, positional: int = 0, keywords: tuple[str, ...] = (),
         text = f"raise function({', '.join(words)})"
     if cause:
         params, text = [*params, "cause"], text + " from cause"
-    op = Op("raise", _stub(params), text, nondiff_output=True, no_gradient=_RAISES,
+    op = Op("raise", stub_taking(params), text, nondiff_output=True, no_gradient=_RAISES,
             fresh=False, floating=None)
     op.raises = True
     return _statement(op, "written by the frontend for a raise statement")
 
 
-CAUGHT = Op("caught", _stub([]), "caught()", nondiff_output=True, fresh=False, floating=None,
+CAUGHT = Op("caught", stub_taking([]), "caught()", nondiff_output=True, fresh=False, floating=None,
             no_gradient="the exception a handler caught is read by statements run for "
             "their effect alone")
 CAUGHT.opaque = CAUGHT.distinct = True  # (each handler catches its own)
 CAUGHT.outside_tables = "written by the frontend for 'except E as e:'"
 
-TRY_ELSE = _statement(Op("try_else", _stub([]), "pass", nondiff_output=True, floating=None,
+TRY_ELSE = _statement(Op("try_else", stub_taking([]), "pass", nondiff_output=True, floating=None,
                          no_gradient="a mark between a try's body and its else: block"),
                       "written by the frontend for a try statement's else: block")
 
 _TAPE = "a tape's length, which a handler cuts it back to"
 
-TAPE_LENGTH = Op("tape_length", _stub(["tape"]), "len(tape)", nondiff_output=True,
+TAPE_LENGTH = Op("tape_length", stub_taking(["tape"]), "len(tape)", nondiff_output=True,
                  fresh=False, floating=None, shape=scalar_result, no_gradient=_TAPE,
                  jvp="lockstep", per_call=True)
 TAPE_LENGTH.opaque = TAPE_LENGTH.distinct = True  # (the length at its place, never moved)
 TAPE_LENGTH.outside_tables = "written by reverse mode around a try inside a loop"
 
-TAPE_TRUNCATE = _statement(Op("tape_truncate", _stub(["tape", "length"]), "del tape[length:]",
+TAPE_TRUNCATE = _statement(Op("tape_truncate", stub_taking(["tape", "length"]), "del tape[length:]",
                               nondiff_output=True, fresh=False, floating=None,
                               no_gradient=_TAPE, jvp="lockstep"),
                            "written by reverse mode around a try inside a loop")

@@ -393,6 +393,16 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
     return register
 
 
+def stub_taking(params: list[str]) -> Callable:
+    """A function that does nothing, whose signature takes ``params``: the stub of an op
+    made for one use (a call of so many arguments, a statement)."""
+    def stub(*operands): ...
+
+    stub.__signature__ = inspect.Signature([
+        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    return stub
+
+
 def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None = None,
               register: bool = True, **facts: Any) -> Op:
     """The plain function ``fn`` as an op that generated code calls by name: ``name``
@@ -404,10 +414,7 @@ def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None
         stub = fn
         params = list(inspect.signature(fn).parameters)
     else:
-        def stub(*args): ...
-
-        stub.__signature__ = inspect.Signature([
-            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        stub = stub_taking(params)
     kernel = f"{name}({', '.join(params)})"
     if register:
         op = defop(name, kernel, aliases=(fn,), **facts)(stub)
