@@ -313,18 +313,11 @@ def cut_back_tapes(graph: Graph) -> None:
     lengths before it runs, and each handler cuts them back to those: the pushes of
     a body an exception ended are then never popped in place of another's."""
 
-    def visit(nodes: list) -> list:
-        kept = []
-        for node in nodes:
-            if isinstance(node, Region):
-                for block in node.blocks:
-                    block.nodes = visit(block.nodes)
-                if node.kind == "try":
-                    kept.extend(_tape_lengths(node))
-            kept.append(node)
-        return kept
-
-    graph.nodes = visit(graph.nodes)
+    for block in list(_blocks(Block(nodes=graph.nodes))):  # (graph.nodes itself first)
+        for region in [node for node in block.nodes
+                       if isinstance(node, Region) and node.kind == "try"]:
+            at = next(i for i, node in enumerate(block.nodes) if node is region)
+            block.nodes[at:at] = _tape_lengths(region)
 
 
 def _tape_lengths(region: Region) -> list[Node]:
