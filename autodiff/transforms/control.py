@@ -312,7 +312,6 @@ def cut_back_tapes(graph: Graph) -> None:
     """A ``try`` whose guarded part pushes onto tapes (a loop inside it) reads their
     lengths before it runs, and each handler cuts them back to those: the pushes of
     a body an exception ended are then never popped in place of another's."""
-
     for block in list(_blocks(Block(nodes=graph.nodes))):  # (graph.nodes itself first)
         for region in [node for node in block.nodes
                        if isinstance(node, Region) and node.kind == "try"]:
