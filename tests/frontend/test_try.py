@@ -568,3 +568,20 @@ def test_numba_refuses_a_try_and_a_raise_it_cannot_make(user_module):
     return np.sum(x)
 """, jit="numba")
     _located(error, 6, "jit='numba' raises an exception made of constants only")
+
+
+def test_numba_raises_an_exception_of_constants_at_the_users_line():
+    pytest.importorskip("numba")
+    derivative = ad.grad(fails_with_its_own_class, jit="numba")
+    np.testing.assert_allclose(derivative(np.array([1.0, 2.0])), [1.0, 1.0])
+    derivative = ad.grad(validated_plainly, jit="numba")
+    np.testing.assert_allclose(derivative(np.array([1.0, 2.0])), [2.0, 4.0])
+    with pytest.raises(ValueError, match="x must not be negative") as info:
+        derivative(np.array([-1.0, 2.0]))
+    assert info.value.lineno == validated_plainly.__code__.co_firstlineno + 2
+
+
+def validated_plainly(x):
+    if np.min(x) < 0.0:
+        raise ValueError("x must not be negative")
+    return np.sum(x ** 2)
