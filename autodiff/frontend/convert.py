@@ -24,7 +24,6 @@ import numpy as np
 
 from autodiff.errors import (
     AutodiffError,
-    NonDifferentiableError,
     UnknownFunctionError,
     UnsupportedSyntaxError,
 )
@@ -123,10 +122,6 @@ def _is_list(operand: Operand) -> bool:
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
 
 
-_COMPLEX_DTYPE_NAMES = frozenset({"complex", "complex64", "complex128", "complex256", "c8",
-                                  "c16", "c32", "cfloat", "cdouble", "clongdouble"})
-
-
 def _flat(operands):
     """The operands inside nested tuples, one by one."""
     for operand in operands:
@@ -134,23 +129,6 @@ def _flat(operands):
             yield from _flat(operand)
         else:
             yield operand
-
-
-def _complex_constant(operand) -> bool:
-    """Whether ``operand`` is a complex constant or names a complex type (``1j``,
-    ``complex``, ``np.complex128``, ``dtype="complex128"``)."""
-    if isinstance(operand, tuple):
-        return any(_complex_constant(item) for item in operand)
-    if not isinstance(operand, Const):
-        return False
-    value = operand.value
-    if isinstance(value, complex | np.complexfloating):
-        return True
-    if isinstance(value, type):
-        return issubclass(value, complex | np.complexfloating)
-    if isinstance(value, np.dtype):
-        return value.kind == "c"
-    return isinstance(value, str) and value in _COMPLEX_DTYPE_NAMES
 
 
 class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, EffectsMixin,
@@ -226,10 +204,6 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                              "passes them to map, filter, functools.reduce and your own "
                              "functions", kind=UnsupportedSyntaxError,
                              hint="call the function here, or pass what it returns")
-        if any(_complex_constant(arg) for arg in args):
-            raise self.error(node, f"'{ast.unparse(node)}' makes a complex number, and "
-                             "autodiff differentiates real values", kind=NonDifferentiableError,
-                             hint="compute with the real and imaginary parts as real arrays")
         try:
             return self.builder.emit(op, args, hint)
         except AutodiffError:

@@ -3,6 +3,7 @@
 from autodiff.ops import (  # noqa: F401
     along_axis,
     calls,
+    complex_numbers,
     control,
     conversions,
     custom,

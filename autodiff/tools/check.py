@@ -183,7 +183,9 @@ def _numeric_gradient(f: Callable, args: list, position: int, name: str, method:
         gradient = _differences(f, args, np.asarray(original), place, method, step)
     finally:
         args[position] = original
-    return float(gradient) if scalar else gradient
+    if scalar:
+        return complex(gradient) if np.iscomplexobj(gradient) else float(gradient)
+    return gradient
 
 
 def _numeric_structure(f: Callable, args: list, position: int, name: str, method: str,
@@ -198,12 +200,6 @@ def _numeric_structure(f: Callable, args: list, position: int, name: str, method
             if not has_gradient(leaf):
                 gradients.append(None)
                 continue
-            if method == "complex" and np.iscomplexobj(leaf):
-                raise ArgumentKindError(
-                    f"the complex step cannot differentiate {function_name(f)} with respect "
-                    f"to {paths[i]}, which is complex: the step itself is imaginary",
-                    hint="use method='central'", **_def_line(f))
-
             def place(point: np.ndarray, i: int = i, leaf=leaf) -> None:
                 # fresh copies of every array: in-place updates by f (a leaf *= 2) never
                 # reach the caller's arrays, nor the point the next evaluation starts from
@@ -245,10 +241,15 @@ def _like_leaf(values: np.ndarray, leaf):
 def _differences(f: Callable, args: list, x: np.ndarray, place: Callable, method: str,
                  step: float | None, leaf: str | None = None) -> np.ndarray:
     """The derivatives of ``f(*args)`` along each element of ``x``, which ``place`` puts
-    in ``args``. A complex ``x`` that is the ``leaf`` of a structure (its path) has the
-    derivative along its real part plus ``1j`` times the one along its imaginary part,
-    as ``ad.grad`` gives."""
-    complex_ = leaf is not None and np.iscomplexobj(x)
+    in ``args`` (``leaf``: its path, for a leaf of a structure). A complex ``x`` has the
+    derivative along its real part minus ``1j`` times the one along its imaginary part,
+    ``df/dx - i df/dy``, as ``ad.grad`` gives (the convention of JAX and autograd)."""
+    complex_ = np.iscomplexobj(x)
+    if complex_ and method == "complex":
+        raise ArgumentKindError(
+            f"the complex step cannot differentiate {function_name(f)} with respect to "
+            f"{leaf or 'an argument'}, which is complex: the step itself is imaginary",
+            hint="use method='central'", **_def_line(f))
     if complex_:
         dtype = x.dtype
     else:
@@ -287,7 +288,7 @@ def _differences(f: Callable, args: list, x: np.ndarray, place: Callable, method
                 work[index] = centre - unit * h
                 slopes.append((above - at(work)) / (2 * h))
             work[index] = centre
-        gradient[index] = slopes[0] if len(slopes) == 1 else slopes[0] + 1j * slopes[1]
+        gradient[index] = slopes[0] if len(slopes) == 1 else slopes[0] - 1j * slopes[1]
     return gradient
 
 

@@ -44,6 +44,12 @@ from autodiff.transforms.activity import (
     varied_values,
 )
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
+from autodiff.transforms.complex_values import (
+    accepts_complex_gradients,
+    assumes_real_values,
+    check_real_operands,
+    check_steps_of_complex_values,
+)
 from autodiff.transforms.control import ControlFlowReverser
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -146,6 +152,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     """
     graph, mapping = primal.copy()
     graph.name = primal.name + "_grad"
+    graph.real_values_assumed = assumes_real_values(primal)
     if optimized:
         eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
     output, extra = graph.outputs[0], graph.outputs[1:]
@@ -154,6 +161,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     active = varied & useful
     _refuse_taped(graph, varied)
     refuse_gradients_into_settings(graph, varied, useful)
+    check_steps_of_complex_values(graph, varied)
     builder = GraphBuilder(graph, phase="backward")
     reverser = _Reverser(builder, active)
     adjoints = reverser.new_adjoints()
@@ -165,16 +173,19 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     if seed is not None:
         _seed_outputs(builder, adjoints, mapping[seed], output, active, where)
     elif isinstance(output, Value) and output in active:
+        if graph.complex:  # grad differentiates a real output
+            builder.emit(OPS["real_output"], (output, Const(where)))
         seed_value, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed_value, set())
     reverser.reverse_nodes(forward, adjoints)
 
     builder.loc = None
     gradients = []
+    complex_gradients = Const(accepts_complex_gradients(graph, seed is not None))
     for param in targets:
         total = adjoints.total(param) if param in adjoints else Const(0.0)
         check = Const(where) if param is witness else Const(None)
-        gradient = builder.emit(OPS["as_gradient_of"], (total, param, check))
+        gradient = builder.emit(OPS["as_gradient_of"], (total, param, check, complex_gradients))
         gradient.adjoint_of = param
         gradients.append(gradient)
     graph.outputs = ([output] if with_value else []) + gradients + extra
@@ -292,7 +303,9 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     if not targets:
         return
     where = Location.error_fields(node.loc)
-    if op.vjp is None:
+    complex_values = builder.graph.complex
+    vjp, _ = op.rules_for(complex_values)
+    if vjp is None:
         if op.missing_rule is not None:
             raise op.missing_rule(named, where)
         raise NonDifferentiableError(
@@ -302,8 +315,10 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     problem = op.vjp_check(named) if op.vjp_check is not None else None
     if problem:
         raise NonDifferentiableError(problem, **where)
+    if op.checks_real_operands(complex_values):
+        check_real_operands(builder, node, targets)
     start = len(builder.nodes)
-    result = inline_rule(op.vjp, builder, named, node.loc, leading=(g, node.out))
+    result = inline_rule(vjp, builder, named, node.loc, leading=(g, node.out))
     result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
     results = dict(zip(op.diff, result))
@@ -546,4 +561,4 @@ def _mark_float_arithmetic(graph: Graph) -> None:
     for node in graph.nodes:
         if node.op is as_gradient_of_op:
             gradient, param = node.args[0], node.args[1]
-            node.args = (*node.args[:3], Const(closed(gradient, param)))
+            node.args = (*node.args[:4], Const(closed(gradient, param)))
