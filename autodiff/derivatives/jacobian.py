@@ -112,7 +112,8 @@ class Jacobian(Assembled):
                 f"the Jacobian of {self.fn.__name__}'s complex output in a complex argument "
                 "is defined for holomorphic functions alone",
                 hint="use ad.vjp or ad.jvp, or the Jacobian of its real and imaginary parts "
-                "(np.real, np.imag) apart")
+                "(np.real, np.imag) apart",
+                **Location.error_fields(Location.of_function(inspect.unwrap(self.fn))))
 
     def _reverse(self, args: tuple, kwargs: dict, value):
         """One vector-Jacobian product per element of the output (of each of its array
