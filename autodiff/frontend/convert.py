@@ -48,7 +48,17 @@ from autodiff.frontend.structures import (
     contains_record,
 )
 from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array
-from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
+from autodiff.graph.ir import (
+    UNDEFINED,
+    Const,
+    Graph,
+    Location,
+    Node,
+    Operand,
+    Region,
+    SliceSpec,
+    Value,
+)
 from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
@@ -728,6 +738,12 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
         binding = registry.method_binding(name)
         if binding is None:
+            if _library_object(receiver) and not hasattr(np.ndarray, name):
+                # a method of a library's object (a random generator's rng.normal): run as it
+                # is, as a library's function is
+                op = call_op(len(args), tuple(kwargs), method=name)
+                args, kwargs = self.passed_whole(node, args, kwargs)
+                return self.emit(node, op, (receiver, *args, *kwargs.values()))
             if name in DICT_METHODS or not hasattr(np.ndarray, name):
                 self.read_as_structure(node, receiver, "a dict or an object")
             raise self.error(node, f"the method '.{name}()' is not supported",
@@ -915,6 +931,14 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
             raise self.error(node, f"cannot call '{ast.unparse(node.func)}' here: it has no "
                              "name generated code can refer to", kind=UnknownFunctionError,
                              hint="call it through a global name")
+        stated = registry.without_rule(callee.value)
+        if stated is not None and any(isinstance(item, LocalFunction) or isinstance(
+                item, Const) and isinstance(item.value, LocalFunction)
+                for item in _flat((*args, *kwargs.values()))):
+            # (a function defined in the code never reaches it: say why it has no rule)
+            raise self.error(node, f"'{ast.unparse(node.func)}' is not differentiated, and "
+                             f"takes no function defined in the code: {stated[0]}",
+                             hint=stated[1], kind=UnknownFunctionError)
         op = call_op(len(args), tuple(kwargs))
         args, kwargs = self.passed_whole(node, args, kwargs)
         return self.emit(node, op, (callee, *args, *kwargs.values()))
@@ -955,6 +979,23 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         if obj is not MISSING and _holds_functions(obj):
             return _functions_held(obj)
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+
+
+def _library_object(value: Value) -> bool:
+    """Whether ``value`` is an object of a library's (a random generator), neither an
+    array nor a structure: what a function run as it is returned (``np.random.default_rng
+    (seed)``), or a global or closure variable holding such an object now."""
+    node = value.node
+    if node is None or isinstance(node, Region):
+        return False
+    if node.op.opaque and node.op.name == "call":
+        return True
+    if node.op.name != "variable":
+        return False
+    name, scope = (arg.value for arg in node.args)
+    obj = scope.read(name)
+    return obj is not MISSING and not isinstance(
+        obj, (np.ndarray, np.generic, int, float, complex, bool, str, list, tuple, dict))
 
 
 def _holds_functions(obj: object) -> bool:

@@ -24,6 +24,7 @@ except ImportError:
     pass
 else:
     from autodiff.ops import (
+        integrate,  # noqa: F401
         scipy_linalg,  # noqa: F401
         signal,  # noqa: F401
         special,  # noqa: F401

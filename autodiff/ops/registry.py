@@ -580,6 +580,31 @@ def defer_alias(module: str, name: str, op: Op, adapter: Callable | None = None)
     _DEFERRED.append((module, name, op, adapter))
 
 
+# Library functions run as they are (no op), which know why a gradient reaching them is
+# refused: by the identity of the function, (reason, hint).
+_WITHOUT_RULES: dict[int | tuple[int, int], tuple[Any, str, str]] = {}
+_DEFERRED_WITHOUT_RULES: list[tuple[str, str, str, str]] = []
+
+
+def defer_without_rule(module: str, name: str, reason: str, hint: str) -> None:
+    """Say why ``module.name``, a library's function called as it is, has no rule
+    (``scipy.integrate.odeint``: adaptive steps autodiff cannot see), once ``module`` is
+    imported: the error for a gradient reaching it gives ``reason`` and ``hint``."""
+    _DEFERRED_WITHOUT_RULES.append((module, name, reason, hint))
+
+
+def without_rule(fn: Any) -> tuple[str, str] | None:
+    """``(reason, hint)`` for a library function stated to have no rule, else None."""
+    for entry in list(_DEFERRED_WITHOUT_RULES):
+        module, name, reason, hint = entry
+        if module in sys.modules:
+            _DEFERRED_WITHOUT_RULES.remove(entry)
+            found = getattr(sys.modules[module], name)
+            _WITHOUT_RULES[callable_key(found)] = (found, reason, hint)
+    entry = _WITHOUT_RULES.get(callable_key(fn))
+    return None if entry is None or not _same_callable(entry[0], fn) else entry[1:]
+
+
 def _bind_deferred() -> None:
     for entry in list(_DEFERRED):
         module, name, op, adapter = entry
