@@ -43,7 +43,7 @@ def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
     user = anchor(fn)
     generated = generate(graph, Home.of_function(user), check_finite=check_finite,
                          by_structure=by_structure, complex_arguments=by_structure is not None
-                         and hands_over_complex(original_graph))
+                         and hands_over_complex(graph))
     signature = graph.signature
     function = compile_generated(generated, user, defaults=signature.default_values,
                                  kwdefaults=signature.kwdefault_values,

@@ -391,10 +391,10 @@ def as_gradient_of(g, x, where=None, complex_values=False):
     writable array of its own shape, in its floating dtype (float64 for integers).
     ``where`` is given when ``x`` has the shape of the function's output, which
     must then be a scalar: it names the return statement for the error.
-    ``complex_values``: the derivative computes with complex values (see
-    ``Op.rules_for``): a complex argument's gradient is complex (df/dx - i df/dy, the
-    convention of JAX and autograd), a real one's is the real part of ``g``. Else a
-    complex ``g`` is refused: the derivative's rules are real ones.
+    A complex argument's gradient is complex (df/dx - i df/dy, the convention of JAX
+    and autograd). ``complex_values``: the derivative computes with complex values
+    (see ``Op.rules_for``), and a real argument's gradient is the real part of ``g``;
+    else a complex ``g`` is refused: the derivative's rules are real ones.
     """
     if where is not None and np.size(x) != 1:
         _non_scalar_output(np.shape(x), where)
@@ -403,7 +403,7 @@ def as_gradient_of(g, x, where=None, complex_values=False):
                 and g.shape == x.shape and g is not x and g.flags.writeable
                 and x.dtype.kind == "f"):
             return g  # the common case, checked with the cheapest tests first
-        if x.dtype.kind not in "fiu" and not (complex_values and x.dtype.kind == "c"):
+        if x.dtype.kind not in "fiuc":
             _not_differentiable(x)
         g = _real_part(g, x, complex_values)
         dtype = gradient_dtype(x)
@@ -414,10 +414,10 @@ def as_gradient_of(g, x, where=None, complex_values=False):
     g = _real_part(g, x, complex_values)
     if isinstance(x, (float, int)) and not isinstance(x, (bool, np.generic)):
         return float(np.sum(g)) if np.ndim(g) else float(g)
-    if complex_values and type(x) is complex:
+    if type(x) is complex:
         return complex(np.sum(g)) if np.ndim(g) else complex(g)
     # NumPy scalars (np.float32(1.0)) keep their type.
-    if not isinstance(x, np.generic) or x.dtype.kind not in ("fiuc" if complex_values else "fiu"):
+    if not isinstance(x, np.generic) or x.dtype.kind not in "fiuc":
         _not_differentiable(x)
     return gradient_dtype(x).type(np.sum(g) if np.ndim(g) else g)
 
@@ -513,8 +513,6 @@ STRUCTURES = (list, tuple, dict)
 def not_differentiable(x) -> ArgumentKindError:
     """The error for differentiating with respect to ``x``, which has no gradient."""
     kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
-    if is_complex(x):  # in a derivative compiled for real values
-        return complex_refused()
     if isinstance(x, STRUCTURES):  # (a derivative made for arrays alone: a rule's)
         return ArgumentKindError(
             f"cannot differentiate with respect to an argument, a {kind}, here: this "

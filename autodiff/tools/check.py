@@ -472,7 +472,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
 def _low_precision(value) -> bool:
     """Whether an argument (any leaf with a gradient, for a structure) is float32 or less."""
     if not _is_structure(value):
-        return np.asarray(value).dtype in (np.float32, np.float16)
+        return np.asarray(value).dtype in (np.float32, np.float16, np.complex64)
     return any(np.result_type(leaf) in (np.float32, np.float16, np.complex64)
                for leaf in tree.leaves(value) if has_gradient(leaf))
 
@@ -532,14 +532,17 @@ def _random_like(output, rng: np.random.Generator):
 
 
 def _inner(seeds, output) -> float:
-    """``sum(seeds * output)`` over the leaves a seed weighs (arrays and numbers)."""
-    return sum(np.sum(np.asarray(v) * np.asarray(o))
-               for v, o in zip(tree.leaves(seeds), tree.leaves(output))
-               if isinstance(v, (np.ndarray, float)))
+    """``sum(seeds * output)`` over the leaves a seed weighs (arrays and numbers): its
+    real part, for a complex output (the real seeds weigh the real parts)."""
+    return np.real(sum(np.sum(np.asarray(v) * np.asarray(o))
+                       for v, o in zip(tree.leaves(seeds), tree.leaves(output))
+                       if isinstance(v, (np.ndarray, float))))
 
 
 def _compare(name: str, ours, numeric, rtol: float, atol: float,
              dtype=np.float64) -> Comparison:
+    # (complex gradients compared in both parts)
+    dtype = np.result_type(dtype, np.asarray(ours).dtype, np.asarray(numeric).dtype)
     ours = np.asarray(ours, dtype=dtype)
     numeric = np.asarray(numeric, dtype=dtype)
     if ours.shape != numeric.shape:
@@ -599,9 +602,9 @@ def _check_forward_mode(f, args, wrt, single, seeds, numeric, rng, report, jvp,
     except AutodiffError as error:
         report.notes.append(f"forward mode not checked: {_jvp_failure(error, structures)}")
         return
-    # in the gradients' structures: None where a leaf has no gradient
-    directions = tuple(tree.map(lambda g: rng.standard_normal(np.shape(g)), g)
-                       for g in numeric)
+    # in the gradients' structures: None where a leaf has no gradient (complex for a
+    # complex leaf: both its parts vary)
+    directions = tuple(tree.map(lambda g: _direction(rng, g), g) for g in numeric)
     tangent = directions[0] if single else directions
     try:
         _, tangent_out = push(*args, **{push.tangent_name: tangent})
@@ -624,10 +627,19 @@ def _jvp_failure(error: AutodiffError, structures: Sequence[str]) -> str:
             f"{error.message}")
 
 
+def _direction(rng: np.random.Generator, gradient):
+    """A random direction of a gradient's shape, complex for a complex gradient."""
+    direction = rng.standard_normal(np.shape(gradient))
+    if np.iscomplexobj(gradient):
+        direction = direction + 1j * rng.standard_normal(np.shape(gradient))
+    return direction
+
+
 def _along(gradient, direction) -> float:
-    """``<gradient, direction>`` over the leaves of a gradient (the real part of a complex
-    one: the direction is real)."""
-    return sum(np.sum(np.real(g) * np.asarray(u))
+    """``<gradient, direction>`` over the leaves of a gradient: the real part of
+    ``sum(gradient * direction)`` (a complex gradient is df/dx - i df/dy, so this is
+    the derivative along a complex direction)."""
+    return sum(np.real(np.sum(np.asarray(g) * np.asarray(u)))
                for g, u in zip(tree.leaves(gradient), tree.leaves(direction)))
 
 

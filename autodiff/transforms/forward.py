@@ -41,11 +41,7 @@ from autodiff.transforms.activity import (
     useful_values,
     varied_values,
 )
-from autodiff.transforms.complex_values import (
-    assumes_real_values,
-    check_real_operands,
-    check_steps_of_complex_values,
-)
+from autodiff.transforms.complex_values import check_steps, jvp_rules
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
@@ -64,13 +60,12 @@ def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = Tru
     """
     graph, mapping = primal.copy()
     graph.name = primal.name + "_jvp"
-    graph.real_values_assumed = assumes_real_values(primal)
     if optimized:
         eliminate_common_subexpressions(graph)
     targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
     varied, tapes = _varied(graph, targets)
     refuse_gradients_into_settings(graph, varied, useful_values(graph))
-    check_steps_of_complex_values(graph, varied)
+    check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="tangent")
     transform = _Tangents(builder, varied, tapes)
     tangent_params = []
@@ -175,8 +170,7 @@ class _Tangents:
                   if any(v in self.tangents for v in operand_values(named[p]))]
         if not active:
             return
-        complex_values = self.builder.graph.complex
-        _, jvps = op.rules_for(complex_values)
+        jvps = op.rules_for(self.builder.graph.complex)[1]
         missing = [p for p in active if p not in jvps and op.jvp != "linear"]
         where = Location.error_fields(node.loc)
         problem = op.vjp_check(named) if op.vjp_check is not None else None
@@ -188,9 +182,7 @@ class _Tangents:
             raise NonDifferentiableError(
                 f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'"
                 + (f" ({op.no_gradient})" if op.no_gradient else ""), **where, hint="use reverse mode (mode='rev'), or ad.register_gradient a rule")
-        checked = [p for p in active if op.checks_real_operands(complex_values, p)]
-        if checked:
-            check_real_operands(self.builder, node, checked)
+        jvps = jvp_rules(self.builder, node, active)
         parts = [self.part(node, p, jvps) for p in active]
         total = parts[0]
         for part in parts[1:]:

@@ -44,12 +44,7 @@ from autodiff.transforms.activity import (
     varied_values,
 )
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
-from autodiff.transforms.complex_values import (
-    accepts_complex_gradients,
-    assumes_real_values,
-    check_real_operands,
-    check_steps_of_complex_values,
-)
+from autodiff.transforms.complex_values import accepts_complex_gradients, check_steps, vjp_rule
 from autodiff.transforms.control import ControlFlowReverser
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -152,7 +147,6 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     """
     graph, mapping = primal.copy()
     graph.name = primal.name + "_grad"
-    graph.real_values_assumed = assumes_real_values(primal)
     if optimized:
         eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
     output, extra = graph.outputs[0], graph.outputs[1:]
@@ -161,7 +155,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     active = varied & useful
     _refuse_taped(graph, varied)
     refuse_gradients_into_settings(graph, varied, useful)
-    check_steps_of_complex_values(graph, varied)
+    check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="backward")
     reverser = _Reverser(builder, active)
     adjoints = reverser.new_adjoints()
@@ -303,9 +297,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     if not targets:
         return
     where = Location.error_fields(node.loc)
-    complex_values = builder.graph.complex
-    vjp, _ = op.rules_for(complex_values)
-    if vjp is None:
+    if op.rules_for(builder.graph.complex)[0] is None:
         if op.missing_rule is not None:
             raise op.missing_rule(named, where)
         raise NonDifferentiableError(
@@ -315,8 +307,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     problem = op.vjp_check(named) if op.vjp_check is not None else None
     if problem:
         raise NonDifferentiableError(problem, **where)
-    if op.checks_real_operands(complex_values):
-        check_real_operands(builder, node, targets)
+    vjp = vjp_rule(builder, node, targets)
     start = len(builder.nodes)
     result = inline_rule(vjp, builder, named, node.loc, leading=(g, node.out))
     result = _one_per_parameter(op, result, named, builder, node.loc)
