@@ -74,8 +74,8 @@ def central_difference(f, args: list, index: int):
     """Gradient of ``np.sum(f(*args))`` w.r.t. ``args[index]`` by central differences, in
     float64 (``ad.numeric_grad``, itself tested against analytic derivatives)."""
     args = list(args)
-    if isinstance(args[index], np.ndarray):
-        args[index] = args[index].astype(np.float64)
+    if isinstance(args[index], np.ndarray):  # (float64, or complex128)
+        args[index] = args[index].astype(np.result_type(args[index], np.float64))
     return ad.numeric_grad(lambda *a: np.sum(f(*a)), *args, wrt=index)
 
 
@@ -128,21 +128,30 @@ def check_jvp(f, args: list, wrt, gradients, rtol: float = 1e-5, atol: float = 1
     names = f.__code__.co_varnames[: f.__code__.co_argcount]
     positions = [names.index(i) if isinstance(i, str) else i for i in indices]
     rng = np.random.default_rng(7)
-    tangents = [rng.uniform(-1.0, 1.0, size=np.shape(args[p])) for p in positions]
-    tangents = [float(t) if np.ndim(args[p]) == 0 and not isinstance(args[p], np.ndarray) else t
-                for t, p in zip(tangents, positions)]
+    tangents = _directions(rng, args, positions)
     push = ad.jvp(f, wrt=wrt)
     tangent = tuple(tangents) if isinstance(wrt, tuple) else tangents[0]
     value, derivative = push(*args, **{push.tangent_name: tangent})
     np.testing.assert_allclose(value, f(*args), rtol=1e-12, atol=1e-12,
                                err_msg="jvp's value differs from the function's")
-    expected = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(gradients, tangents))
+    expected = sum(inner(g, t) for g, t in zip(gradients, tangents))
     np.testing.assert_allclose(derivative, expected, rtol=rtol, atol=atol * 10,
                                err_msg="jvp's directional derivative differs from <grad, u>")
 
 
+def inner(gradient, direction) -> float:
+    """The derivative along ``direction`` of a function of this ``gradient``: their
+    inner product, the real part of ``sum(gradient * direction)`` for complex ones
+    (a gradient is df/dx - i df/dy, the convention of JAX and autograd)."""
+    return float(np.real(np.sum(np.asarray(gradient) * direction)))
+
+
 def random_array(rng: np.random.Generator, shape, domain: str = "real"):
-    """Random float64 input of ``shape`` (``None`` gives a Python float) in a domain."""
+    """Random float64 input of ``shape`` (``None`` gives a Python float) in a domain;
+    ``"complex"``: complex128 (a Python complex), real and imaginary parts in the real
+    domain."""
+    if domain == "complex":
+        return random_array(rng, shape) + 1j * random_array(rng, shape)
     low, high = {"real": (-2.0, 2.0), "positive": (0.5, 2.5), "unit": (-0.9, 0.9)}[domain]
     if shape is None:
         return float(rng.uniform(low, high))
@@ -209,16 +218,16 @@ def check_second_order(f, args: list, wrt, gradients, rtol: float = 1e-5, atol: 
     (value, derivative), (value_dot, derivative_dot) = _SECOND_ORDER["forward-over-forward"](
         f, list(args), wrt, v, u, s)
     np.testing.assert_allclose(value, f(*args), rtol=1e-12, atol=1e-12)
-    parts = [np.sum(np.asarray(a) * b) for a, b in zip(u, expected)]
-    parts += [np.sum(np.asarray(g) * b) for g, b in zip(gradients, s)]
+    parts = [inner(b, a) for a, b in zip(u, expected)]
+    parts += [inner(g, b) for g, b in zip(gradients, s)]
     scale = sum(float(np.sum(np.abs(a) * np.abs(b))) for a, b in
                 [*zip(u, expected), *zip(gradients, s)])
     np.testing.assert_allclose(derivative_dot, sum(parts), rtol=rtol, atol=atol * (1 + scale),
                                err_msg="forward-over-forward: <u, H v> + <gradient, s>")
-    first = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(gradients, v))
+    first = sum(inner(g, t) for g, t in zip(gradients, v))
     np.testing.assert_allclose(derivative, first, rtol=rtol, atol=atol * 10)
-    inner = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(gradients, u))
-    np.testing.assert_allclose(value_dot, inner, rtol=rtol, atol=atol * 10)
+    along_u = sum(inner(g, t) for g, t in zip(gradients, u))
+    np.testing.assert_allclose(value_dot, along_u, rtol=rtol, atol=atol * 10)
 
 
 def _positions(f, wrt) -> list[int]:
@@ -228,11 +237,14 @@ def _positions(f, wrt) -> list[int]:
 
 
 def _directions(rng, args, positions) -> list:
-    """One random direction per differentiated argument, of its kind and shape."""
+    """One random direction per differentiated argument, of its kind and shape (complex
+    for a complex argument)."""
     directions = []
     for p in positions:
         d = rng.uniform(-1.0, 1.0, size=np.shape(args[p]))
-        directions.append(float(d) if not isinstance(args[p], np.ndarray) else d)
+        if np.iscomplexobj(args[p]):
+            d = d + 1j * rng.uniform(-1.0, 1.0, size=np.shape(args[p]))
+        directions.append(d if isinstance(args[p], np.ndarray) else d[()].item())
     return directions
 
 
@@ -243,25 +255,29 @@ def _hessian_along(f, args, wrt, positions, v) -> list:
     def along(*a):
         g = gradient(*a)
         g = g if isinstance(wrt, tuple) else (g,)
-        return sum(np.sum(np.asarray(gp) * vp) for gp, vp in zip(g, v))
+        return sum(inner(gp, vp) for gp, vp in zip(g, v))
 
     # (only the differentiated arrays in float64: int labels or indices stay ints)
-    args = [np.asarray(a, dtype=np.float64) if isinstance(a, np.ndarray) and i in positions
-            else a for i, a in enumerate(args)]
+    args = [np.asarray(a, dtype=np.result_type(a, np.float64)) if isinstance(a, np.ndarray)
+            and i in positions else a for i, a in enumerate(args)]
     expected = ad.numeric_grad(along, *args, wrt=tuple(positions))
     return list(expected)
+
+
+def _complex_among(args, positions) -> bool:
+    return any(np.iscomplexobj(args[p]) for p in positions)
 
 
 def _reverse_over_reverse(f, args, wrt, v=None):
     positions = _positions(f, wrt)
     v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
-    return derivatives_of(f, len(args), wrt)[3](*args, *v)
+    return derivatives_of(f, len(args), wrt, _complex_among(args, positions))[3](*args, *v)
 
 
 def _reverse_over_forward(f, args, wrt, v=None):
     positions = _positions(f, wrt)
     v = v if v is not None else _directions(np.random.default_rng(11), args, positions)
-    return derivatives_of(f, len(args), wrt)[4](*args, *v)
+    return derivatives_of(f, len(args), wrt, _complex_among(args, positions))[4](*args, *v)
 
 
 def _forward_over_reverse(f, args, wrt, v=None):
@@ -276,26 +292,29 @@ def _forward_over_forward(f, args, wrt, v=None, u=None, s=None):
     rng = np.random.default_rng(11)
     v, u, s = (d if d is not None else _directions(rng, args, positions) for d in (v, u, s))
     several = isinstance(wrt, tuple)
-    push, twice = ad.jvp(f, wrt=wrt), derivatives_of(f, len(args), wrt)[5]
+    push = ad.jvp(f, wrt=wrt)
+    twice = derivatives_of(f, len(args), wrt, _complex_among(args, positions))[5]
     inner = tuple(v) if several else v[0]
     outer = (*u, tuple(s) if several else s[0])
     return twice(*args, **{push.tangent_name: inner, twice.tangent_name: outer})
 
 
-def derivatives_of(f, arity: int, wrt) -> list:
+def derivatives_of(f, arity: int, wrt, complex_values: bool = False) -> list:
     """Every derivative of ``f`` the checks build: ``ad.grad``, ``ad.jvp``, ``ad.hvp``,
     reverse over reverse, reverse over forward and forward over forward (unevaluated;
-    their graphs show which ops the checks go through). Built once per rule set."""
-    return _derivatives(f, arity, wrt, registry.generation)
+    their graphs show which ops the checks go through). Built once per rule set.
+    ``complex_values``: some differentiated argument is complex (the second-order
+    wrappers then take the real part of their inner products)."""
+    return _derivatives(f, arity, wrt, complex_values, registry.generation)
 
 
 @functools.lru_cache(maxsize=4096)
-def _derivatives(f, arity: int, wrt, generation: int) -> list:
+def _derivatives(f, arity: int, wrt, complex_values: bool, generation: int) -> list:
     positions = _positions(f, wrt)
     several = isinstance(wrt, tuple)
     outer = tuple(positions) if several else positions[0]
     gradient, push = ad.grad(f, wrt=wrt), ad.jvp(f, wrt=wrt)
-    module = _along_module(arity, len(positions), several, push.tangent_name)
+    module = _along_module(arity, len(positions), several, push.tangent_name, complex_values)
     return [gradient, push, ad.hvp(f, wrt=wrt), ad.grad(module.along(gradient), wrt=outer),
             ad.grad(module.forward_along(push), wrt=outer),
             ad.jvp(push, wrt=(*positions, push.tangent_name))]
@@ -313,16 +332,19 @@ atexit.register(shutil.rmtree, GENERATED, True)
 
 
 @functools.cache
-def _along_module(arity: int, differentiated: int, several: bool, tangent_name: str):
+def _along_module(arity: int, differentiated: int, several: bool, tangent_name: str,
+                  complex_values: bool = False):
     """A module whose ``along(gradient)`` is the scalar ``sum_p <v_p, gradient(...)_p>``
     of the arguments and one direction per gradient, and ``forward_along(push)`` the
-    derivative ``push`` (an ``ad.jvp``) gives along those directions, as source
-    autodiff can read."""
+    derivative ``push`` (an ``ad.jvp``) gives along those directions (with
+    ``complex_values``, the real parts of both), as source autodiff can read."""
     args = ", ".join(f"a{i}" for i in range(arity))
     v = ", ".join(f"v{i}" for i in range(differentiated))
     g = ", ".join(f"g{i}" for i in range(differentiated)) + ("," if several and
                                                              differentiated == 1 else "")
-    total = " + ".join(f"np.sum(v{i} * g{i})" for i in range(differentiated))
+    product = "np.real(np.sum(v{0} * g{0}))" if complex_values else "np.sum(v{0} * g{0})"
+    total = " + ".join(product.format(i) for i in range(differentiated))
+    derivative = "np.real(derivative)" if complex_values else "derivative"
     tangent = f"({v},)" if several else v
     source = f"""
         import numpy as np
@@ -339,8 +361,9 @@ def _along_module(arity: int, differentiated: int, several: bool, tangent_name: 
             def derivative_along({args}, {v}):
                 # (by name: the tangent is keyword-only when the function has defaults)
                 value, derivative = push({args}, {tangent_name}={tangent})
-                return derivative
+                return {derivative}
             return derivative_along
     """
     return UserModules(GENERATED)(
-        source, f"second_order_{arity}_{differentiated}_{int(several)}_{tangent_name}")
+        source, f"second_order_{arity}_{differentiated}_{int(several)}_{tangent_name}"
+                + ("_complex" if complex_values else ""))

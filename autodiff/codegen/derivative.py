@@ -13,6 +13,7 @@ from autodiff.graph.ir import Graph, Location
 from autodiff.graph.scopes import Home
 from autodiff.ops.custom import CustomGradient
 from autodiff.transforms.aliases import copy_aliased_gradients
+from autodiff.transforms.complex_values import hands_over_complex
 
 # One compilation at a time in the process (building a derivative, specialising
 # one): CPython 3.11's ast.parse is not safe to run in two threads at once.
@@ -41,7 +42,8 @@ def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
     copy_aliased_gradients(graph)
     user = anchor(fn)
     generated = generate(graph, Home.of_function(user), check_finite=check_finite,
-                         by_structure=by_structure)
+                         by_structure=by_structure, complex_arguments=by_structure is not None
+                         and hands_over_complex(graph))
     signature = graph.signature
     function = compile_generated(generated, user, defaults=signature.default_values,
                                  kwdefaults=signature.kwdefault_values,

@@ -18,8 +18,8 @@ from autodiff.graph.shapes import SCALAR
 class InPlace:
     """Which nodes may write their result into their first input's storage.
 
-    An update runs in place when its input is read by nothing afterwards, is an
-    array this function owns (created by it, never one of the caller's, never
+    An update runs in place when its input is read by nothing afterwards (in a
+    graph computing with real values alone), is an array this function owns (created by it, never one of the caller's, never
     pushed onto a tape or appended to a list, never the same object as a variable
     still in use), and
     no view of it is still alive.
@@ -40,6 +40,9 @@ class InPlace:
         self.pushed = pushed
         self.owned = _owned_values(graph, layout, pushed)
         self.decided: dict[Node, Value | None] = {}
+        # Real and complex arrays meet in a graph that computes with complex values (the
+        # adjoint of a real value may be complex): no update writes into its input there.
+        self.mixed_dtypes = graph.complex
 
     def __call__(self, node: Node) -> Value | None:
         if node not in self.decided:
@@ -58,7 +61,7 @@ class InPlace:
         if sum(1 for v in node.inputs() if v is base) != 1:
             return None
         if node.op.inplace_mutates:
-            if base not in self.owned:
+            if base not in self.owned or self.mixed_dtypes:
                 return None  # never write into the caller's arrays or into a view
             # A view on a tape or in a list lives on after its last read: the backward
             # sweep (or the list) would see the update.

@@ -51,7 +51,7 @@ RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
     and getattr(getattr(runtime, name), "__module__", "") == runtime.__name__
 } | {"at_user_line": origins.at_user_line, "check_finite": origins.check_finite,
      "warn_at_user_line": origins.warn_at_user_line}
-_BUILTINS_USED = frozenset({"float", "len", "slice"})
+_BUILTINS_USED = frozenset({"complex", "float", "len", "slice"})
 _SINGLE_PRECISION = (np.dtype(np.float32), np.dtype(np.complex64))
 
 
@@ -122,6 +122,11 @@ class _Renderer:
             value = value.item()
         if isinstance(value, float) and not math.isfinite(value):
             return _parse_template(f"float('{value}')")
+        if isinstance(value, complex):  # 1j, (1+2j); complex(float('nan'), 1.0)
+            if math.isfinite(value.real) and math.isfinite(value.imag):
+                return ast.Constant(value)
+            return ast.Call(ast.Name("complex", ast.Load()), [
+                self.constant(Const(value.real)), self.constant(Const(value.imag))], [])
         if isinstance(value, Undefined):
             return ast.Constant(None)
         if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str)):
@@ -218,7 +223,7 @@ def _comment(node) -> str | None:
 
 def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
              numba: bool = False, check_finite: bool = False,
-             by_structure: object = None) -> GeneratedSource:
+             by_structure: object = None, complex_arguments: bool = False) -> GeneratedSource:
     """Python source of a function computing ``graph``'s outputs from its params, to run
     in the namespace ``home``: names the graph reads from elsewhere are qualified.
 
@@ -230,7 +235,9 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     ``range(stop - 1, start - 1, -1)``.
 
     ``by_structure``, when given, takes calls whose arguments are not all arrays and
-    numbers (a dict of parameters): the function starts by handing them over.
+    numbers (a dict of parameters): the function starts by handing them over, and
+    with ``complex_arguments`` the calls with a complex argument too (its rules are
+    for real values: see ``transforms.complex_values``).
     """
     helpers = dict(RUNTIME_NAMES)
     if by_structure is not None:
@@ -264,7 +271,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
         lines = _guarded(lines, aliases.get("at_user_line", "at_user_line"),
                          _free_name("error", taken | set(names.values())))
     if by_structure is not None:
-        lines[:0] = _handing_over(graph, names, aliases)
+        lines[:0] = _handing_over(graph, names, aliases, complex_arguments)
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
@@ -284,13 +291,18 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     )
 
 
-def _handing_over(graph: Graph, names: dict, aliases: dict) -> list[str]:
+def _handing_over(graph: Graph, names: dict, aliases: dict, complex_arguments: bool
+                  ) -> list[str]:
     """``if type(x) not in array_kinds ...: return by_structure(x, ...)``: a call with a
-    structure among its arguments runs the derivative compiled for that structure.
-    (``type()``, not ``.__class__``, which loads a lazy proxy the call may never use.)"""
+    structure among its arguments runs the derivative compiled for that structure, and
+    with ``complex_arguments`` (``or complex_values(x, ...)``) one with a complex
+    argument the derivative compiled for complex values. (``type()``, not
+    ``.__class__``, which loads a lazy proxy the call may never use.)"""
     kinds = aliases.get("array_kinds", "array_kinds")
     params = [names.get(p, p.hint) for p in graph.params]
     tests = [f"type({name}) not in {kinds}" for name in params]
+    if complex_arguments:
+        tests.append(f"{aliases.get('complex_values', 'complex_values')}({', '.join(params)})")
     lines, line = [], "if "
     for i, test in enumerate(tests):
         part = test + (" or" if i < len(tests) - 1 else ":")

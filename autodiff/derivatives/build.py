@@ -35,15 +35,20 @@ from autodiff.transforms.optimize import optimize as run_passes
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
-def primal(fn: Callable, specs: dict[str, tuple] | None = None) -> tuple[Graph, Location]:
+def primal(fn: Callable, specs: dict[str, tuple] | None = None,
+           complex_values: bool = False) -> tuple[Graph, Location]:
     """The graph of ``fn`` and where errors about it as a whole point (its ``def``):
     from its source, from the derivative it is, or the call of a function with a
     custom gradient. ``specs`` gives the structures of arguments passed as dicts,
-    lists, ... (see :func:`autodiff.frontend.function_to_graph`)."""
+    lists, ... (see :func:`autodiff.frontend.function_to_graph`); ``complex_values``
+    says the arguments may be complex (the graph computes with complex values)."""
     derived = getattr(fn, "graph", None)
     by_structure = getattr(fn, "by_structure", None)
-    if specs is not None and by_structure is not None:  # that derivative for these specs
-        return _structured_derivative(by_structure.for_specs(specs), specs)
+    if by_structure is not None and (specs is not None or complex_values and not (
+            isinstance(derived, Graph) and derived.complex)):
+        # that derivative for these specs, or compiled for complex values
+        return _structured_derivative(by_structure.for_specs(specs or {}, complex_values),
+                                      specs or {})
     if by_structure is not None and derived is None:  # compiled per structure alone
         raise fn.reason
     if specs and (isinstance(derived, Graph) or isinstance(fn, CustomGradient)):
@@ -53,14 +58,17 @@ def primal(fn: Callable, specs: dict[str, tuple] | None = None) -> tuple[Graph, 
             hint="pass each array as an argument of its own")
     if isinstance(derived, Graph) and getattr(fn, "original", None) is not None:
         graph, _ = derived.copy()
+        graph.complex |= complex_values
         # A derivative returning several things (jvp's value and tangent,
         # value_and_grad's pair) is, to a transform, a function returning a tuple.
         if len(graph.outputs) > 1:
             graph.outputs = [tuple(graph.outputs)]
         return graph, fn.where
     if isinstance(fn, CustomGradient):
-        return _call_graph(fn), _def_line(fn.fn)
-    graph, source = function_to_graph(fn, specs)
+        graph = _call_graph(fn)
+        graph.complex = complex_values
+        return graph, _def_line(fn.fn)
+    graph, source = function_to_graph(fn, specs, complex_values)
     # Loops carry every name they assign: drop what nothing reads (a loop
     # variable unused after its loop), so the graph reads like the function. The
     # leaves of a structured argument stay: each has a gradient, zero if unused.
@@ -188,14 +196,15 @@ def add_param(graph: Graph, name: str, param: Value | None = None,
 
 def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool,
                check_finite: bool = False, specs: dict[str, tuple] | None = None,
-               by_structure: Callable | None = None) -> Callable:
+               by_structure: Callable | None = None, complex_values: bool = False) -> Callable:
     """The gradient of ``fn`` by reverse mode. Raises
     :class:`~autodiff.transforms.reverse.TapedDerivativeError` for a derivative whose
     reverse sweep would read a loop's tape (its gradient is then taken by forward mode).
 
     ``specs``: the structures of the arguments (the gradient of a dict argument is a
-    dict with its keys); ``by_structure``: where calls with other structures go."""
-    graph, where = primal(fn, specs)
+    dict with its keys); ``by_structure``: where calls with other structures go;
+    ``complex_values``: compiled for complex arguments."""
+    graph, where = primal(fn, specs, complex_values)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     output = graph.outputs[0]
@@ -315,10 +324,10 @@ def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
 
 def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False,
               specs: dict[str, tuple] | None = None,
-              by_structure: Callable | None = None) -> Callable:
+              by_structure: Callable | None = None, complex_values: bool = False) -> Callable:
     """The vector-Jacobian product of ``fn``: ``(*args, seed)``; the gradient of a
     structured argument has its structure."""
-    graph, where = primal(fn, specs)
+    graph, where = primal(fn, specs, complex_values)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     seed = add_param(graph, "seed", optional=True)
@@ -337,10 +346,10 @@ def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = Fa
 def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
               name: str = "jvp", tangent: str = "tangent", check_finite: bool = False,
               specs: dict[str, tuple] | None = None,
-              by_structure: Callable | None = None) -> Callable:
+              by_structure: Callable | None = None, complex_values: bool = False) -> Callable:
     """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``; the
     tangent of a structured argument has its structure."""
-    graph, where = primal(fn, specs)
+    graph, where = primal(fn, specs, complex_values)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     derivative = forward_mode(graph, targets, optimized=False)
@@ -365,16 +374,11 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
             if spec is not None:
                 reads += structures.leaf_reads(spec, whole, leaf_tangents, "tangent")
         derivative.nodes[:0] = reads
-    if any(not isinstance(node, Region) and node.op.real_rules for node in walk(graph.nodes)):
-        # rules for real values alone (np.abs): a complex argument is refused, never
-        # differentiated wrongly (reverse mode's check is as_gradient_of's)
-        # the arguments passed as arrays, and the outputs with their tangents (a complex
-        # leaf of a structure, or a complex tangent, makes them complex)
-        plain = [p for i, p in enumerate(derivative.params[:len(graph.params)])
-                 if graph.argument_leaves.get(i) is None]
-        checked = tuple(dict.fromkeys([*plain, *operand_values(tuple(derivative.outputs))]))
-        derivative.nodes.append(Node(OPS["real_arguments"], (checked,), Value("checked"),
-                                     None, "tangent"))
+    pairs = tuple((derivative.params[target], tangent) for target, tangent in zip(
+        targets, tangents) if isinstance(target, int))
+    if derivative.complex and pairs:  # a real argument's tangent is real
+        derivative.nodes.append(Node(OPS["real_tangents"], (pairs,), Value("checked"), None,
+                                     "tangent"))
     half = len(derivative.outputs) // 2
     values, outs = derivative.outputs[:half], derivative.outputs[half:]
     # an output tangent that is the caller's tangent or a view of it (f(x) = x.T), or

@@ -14,22 +14,22 @@ from autodiff.derivatives.build import build_grad, parts, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
-from autodiff.errors import NonScalarOutputError
+from autodiff.errors import ArgumentKindError, NonScalarOutputError
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
-from autodiff.ops.runtime import as_gradient_of, gradient_dtype
+from autodiff.ops.runtime import as_gradient_of, complex_among, gradient_dtype
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
 def build_gradient(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
                    has_aux: bool = False, check_finite: bool = False, specs=None,
-                   by_structure=None) -> Callable:
+                   by_structure=None, complex_values: bool = False) -> Callable:
     """The gradient of ``fn`` by reverse mode, or, for a derivative whose reverse sweep
     reads a loop's tape (``grad(grad(f))`` with ``f`` looping), by forward mode over it."""
     try:
         return build_grad(fn, wrt, with_value=with_value, optimize=optimize,
                           has_aux=has_aux, check_finite=check_finite, specs=specs,
-                          by_structure=by_structure)
+                          by_structure=by_structure, complex_values=complex_values)
     except TapedDerivativeError:
         if has_aux:
             raise
@@ -94,6 +94,7 @@ class Jacobian(Assembled):
         if self.mode == "fwd":
             return self._forward(args, kwargs)
         value = self.fn(*args, **kwargs)
+        self._refuse_complex_to_complex(value, args, kwargs)
         if self.mode == "rev":
             return self._reverse(args, kwargs, value)
         outputs = sum(np.size(leaf) for leaf in tree.leaves(value))
@@ -102,27 +103,48 @@ class Jacobian(Assembled):
             return self._reverse(args, kwargs, value)
         return self._forward(args, kwargs)
 
+    def _refuse_complex_to_complex(self, value, args: tuple, kwargs: dict) -> None:
+        """A complex output of a complex argument has a Jacobian for holomorphic functions
+        alone (JAX's holomorphic=True): refused, where a real one (of a real output, or
+        in a real argument) is always defined."""
+        if complex_among(value) and complex_among(self.inputs(args, kwargs)):
+            raise ArgumentKindError(
+                f"the Jacobian of {self.fn.__name__}'s complex output in a complex argument "
+                "is defined for holomorphic functions alone",
+                hint="use ad.vjp or ad.jvp, or the Jacobian of its real and imaginary parts "
+                "(np.real, np.imag) apart",
+                **Location.error_fields(Location.of_function(inspect.unwrap(self.fn))))
+
     def _reverse(self, args: tuple, kwargs: dict, value):
         """One vector-Jacobian product per element of the output (of each of its array
         leaves, for a structure): a block per output leaf and input leaf, in the
-        output's structure of the inputs' structures."""
+        output's structure of the inputs' structures. A complex output element (of real
+        arguments) takes two: along 1 and 1j, d Re / dx + i d Im / dx."""
         pull = self.vjp
         flat, differentiated = self.leaves(args, kwargs)
         outputs, out_structure = tree.flatten(value)
+
+        def row(k: int, element: tuple, unit) -> list:
+            seed = [np.zeros(np.shape(o), dtype=type(unit)) if _is_numeric(o) else 0.0
+                    for o in outputs]
+            seed[k][element] = unit
+            grads = pull(*args, **kwargs, **{pull.seed_name: tree.unflatten(out_structure, seed)})
+            return [_leaf_gradients(g, mask) for g, mask in
+                    zip(grads if self.several else (grads,), differentiated)]
+
         per_output = []
         for k, out in enumerate(outputs):
             rows = []  # per output element, per input, the gradient of each input leaf
             for element in np.ndindex(np.shape(out)) if _is_numeric(out) else ():
-                seed = [np.zeros(np.shape(o)) if _is_numeric(o) else 0.0 for o in outputs]
-                seed[k][element] = 1.0
-                grads = pull(*args, **kwargs,
-                             **{pull.seed_name: tree.unflatten(out_structure, seed)})
-                rows.append([_leaf_gradients(g, mask) for g, mask in
-                             zip(grads if self.several else (grads,), differentiated)])
+                rows.append(row(k, element, 1.0))
+                if np.iscomplexobj(out):
+                    rows[-1] = tree.map(lambda re, im: None if re is None else re - 1j * im,
+                                        rows[-1], row(k, element, 1j))
             per_input = []
             for w, (leaves, structure) in enumerate(flat):
-                blocks = [assemble([np.asarray(r[w][j], dtype=float) for r in rows],
-                                   np.shape(out), leaf, first="output")
+                blocks = [assemble([np.asarray(r[w][j]) for r in rows],
+                                   np.shape(out), leaf, first="output",
+                                   complex_output=np.iscomplexobj(out))
                           if differentiated[w][j] and _is_numeric(out) else None
                           for j, leaf in enumerate(leaves)]
                 per_input.append(tree.unflatten(structure, blocks))
@@ -144,23 +166,29 @@ class Jacobian(Assembled):
                 if zeros[w][j] is None:
                     continue
                 for element in np.ndindex(np.shape(leaf)):
-                    tangents = [list(z) for z in zeros]
-                    tangents[w][j] = np.zeros(np.shape(leaf))
-                    tangents[w][j][element] = 1.0
-                    trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
-                    tangent = tuple(trees) if self.several else trees[0]
-                    value, out = push(*args, **kwargs, **{push.tangent_name: tangent})
-                    columns.setdefault((w, j), []).append(tree.leaves(out))
+                    column = []
+                    # a complex leaf: along 1 and 1j, the gradient's d / dx - i d / dy
+                    for unit in (1.0, 1j) if np.iscomplexobj(leaf) else (1.0,):
+                        tangents = [list(z) for z in zeros]
+                        tangents[w][j] = np.zeros(np.shape(leaf), dtype=type(unit))
+                        tangents[w][j][element] = unit
+                        trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
+                        tangent = tuple(trees) if self.several else trees[0]
+                        value, out = push(*args, **kwargs, **{push.tangent_name: tangent})
+                        column.append(tree.leaves(out))
+                    if len(column) == 2:
+                        column = [[re - 1j * im for re, im in zip(*column)]]
+                    columns.setdefault((w, j), []).append(column[0])
         if value is None:  # every argument is empty: one call for the output's shape
             value = self.fn(*args, **kwargs)
+        self._refuse_complex_to_complex(value, args, kwargs)
         outputs, out_structure = tree.flatten(value)
         per_output = []
         for k, out in enumerate(outputs):
             per_input = []
             for w, (leaves, structure) in enumerate(flat):
-                blocks = [assemble([np.asarray(c[k], dtype=float)
-                                    for c in columns.get((w, j), [])], np.shape(out), leaf,
-                                   first="input")
+                blocks = [assemble([np.asarray(c[k]) for c in columns.get((w, j), [])],
+                                   np.shape(out), leaf, first="input", complex_output=np.iscomplexobj(out))
                           if zeros[w][j] is not None and _is_numeric(out) else None
                           for j, leaf in enumerate(leaves)]
                 per_input.append(tree.unflatten(structure, blocks))
@@ -223,11 +251,14 @@ def _leaf_gradients(gradient, differentiated: list[bool]) -> list:
     return [next(given) if has else None for has in differentiated]
 
 
-def assemble(parts: list, out_shape: tuple, x, first: str):
+def assemble(parts: list, out_shape: tuple, x, first: str, complex_output: bool = False):
     """The block ``out_shape + shape(x)`` from rows (one per output element) or
-    columns (one per element of ``x``)."""
+    columns (one per element of ``x``): of x's gradient dtype, complex for a complex
+    output."""
     in_shape = np.shape(x)
     dtype = gradient_dtype(x)
+    if complex_output:
+        dtype = np.result_type(dtype, np.complex64)
     if not parts:
         block = np.zeros(out_shape + in_shape, dtype=dtype)
     elif first == "output":
@@ -236,5 +267,5 @@ def assemble(parts: list, out_shape: tuple, x, first: str):
         stacked = np.stack([np.broadcast_to(p, out_shape) for p in parts], axis=-1)
         block = stacked.reshape(out_shape + in_shape).astype(dtype, copy=False)
     if block.ndim == 0 and isinstance(x, (float, int)):
-        return float(block)
+        return block.item()  # a Python float (complex, of a complex output)
     return block

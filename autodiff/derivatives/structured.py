@@ -31,6 +31,7 @@ from autodiff.codegen.compile import remember_source
 from autodiff.codegen.python import function_name
 from autodiff.errors import raised_at_call
 from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec, is_structured
+from autodiff.ops.runtime import complex_among
 
 # Structures kept per derivative; the oldest is dropped beyond this.
 MAX_STRUCTURES = 32
@@ -38,9 +39,10 @@ MAX_STRUCTURES = 32
 
 class ByStructure:
     """The derivatives of one transform of one function, compiled per structure of the
-    arguments by ``build(specs)`` (``specs``: argument name -> spec)."""
+    arguments, and for complex values or not, by ``build(specs, complex_values)``
+    (``specs``: argument name -> spec)."""
 
-    def __init__(self, name: str, build: Callable[[dict], Callable]) -> None:
+    def __init__(self, name: str, build: Callable[[dict, bool], Callable]) -> None:
         self.name = name
         self.build = build
         self.names: list[str] = []  # the parameters, in the order calls pass them
@@ -62,17 +64,19 @@ class ByStructure:
     def derivative_for(self, args: tuple, kwargs: dict) -> Callable:
         """The derivative compiled for arguments structured like these (all of them
         passed: the positional ones by position, the keyword-only ones by name)."""
-        key = tuple(argument_spec(a) for a in args) + tuple(
+        specs = tuple(argument_spec(a) for a in args) + tuple(
             argument_spec(value) for value in kwargs.values())
+        key = (*specs, complex_among((*args, *kwargs.values())))
         derivative = self.built.get(key)
         if derivative is None:
             names = [*self.names[:len(args)], *kwargs]
-            derivative = self._build(key, dict(zip(names, key)))
+            derivative = self._build(key, dict(zip(names, specs)))
         return derivative
 
-    def for_specs(self, specs: dict[str, tuple]) -> Callable:
-        """The derivative compiled for arguments of these specs (the others arrays)."""
-        key = tuple(specs.get(name, ARRAY) for name in self.names)
+    def for_specs(self, specs: dict[str, tuple], complex_values: bool = False) -> Callable:
+        """The derivative compiled for arguments of these specs (the others arrays), and
+        for complex values or not."""
+        key = (*(specs.get(name, ARRAY) for name in self.names), complex_values)
         return self.built.get(key) or self._build(key, dict(zip(self.names, key)))
 
     def _build(self, key: tuple, specs: dict[str, tuple]) -> Callable:
@@ -81,7 +85,7 @@ class ByStructure:
             if derivative is not None:
                 return derivative
             derivative = self.build({name: spec for name, spec in specs.items()
-                                     if is_structured(spec)})
+                                     if is_structured(spec)}, key[-1])
             if len(self.built) >= MAX_STRUCTURES:
                 del self.built[next(iter(self.built))]
                 self.quick.clear()
@@ -97,13 +101,18 @@ _ARRAY_TYPES = (np.ndarray, float)
 
 
 def _quick_key(args: tuple) -> tuple | None:
-    """For arguments that are arrays, floats, and dicts, lists and tuples of arrays and
-    floats: a key that determines their structure (their keys and their values'
-    types), cheaper than :func:`argument_spec`. None for anything else."""
+    """For arguments that are real arrays, floats, and dicts, lists and tuples of them: a
+    key that determines their structure (their keys and their values' types), cheaper
+    than :func:`argument_spec`. None for anything else."""
     key = []
     for a in args:
         kind = type(a)
-        if kind is np.ndarray or kind is float:
+        if kind is float:
+            key.append(kind)
+            continue
+        if kind is np.ndarray:
+            if a.dtype.kind == "c":
+                return None
             key.append(kind)
             continue
         if kind is dict:
@@ -116,7 +125,7 @@ def _quick_key(args: tuple) -> tuple | None:
             return None
         for part in parts:  # float arrays and floats: what a type alone cannot tell
             if type(part) is np.ndarray:
-                if part.dtype.kind not in "fc":
+                if part.dtype.kind != "f":
                     return None
             elif type(part) is not float:
                 return None
@@ -245,7 +254,8 @@ def per_structure(fn: Callable, name: str, build: Callable[..., Callable],
     calls over), or, for code reading an argument as a structure, one compiled per
     structure alone; ``build(specs=...)`` compiles it for one structure. ``extra``:
     the parameters the derivative adds to ``fn``'s, ``(name, optional)``."""
-    by_structure = ByStructure(name, lambda specs: build(specs=specs))
+    by_structure = ByStructure(name, lambda specs, complex_values: build(
+        specs=specs, complex_values=complex_values))
     try:
         derivative = build(by_structure=by_structure)
     except NeedsStructure as reason:

@@ -21,7 +21,8 @@ from autodiff.frontend.structures import (
 from autodiff.graph.ir import Graph, Location, Operand, Signature, Value
 
 
-def function_to_graph(fn, specs: dict[str, tuple] | None = None) -> tuple[Graph, FunctionSource]:
+def function_to_graph(fn, specs: dict[str, tuple] | None = None,
+                      complex_values: bool = False) -> tuple[Graph, FunctionSource]:
     """Build the static graph of the Python function ``fn`` from its source.
 
     Without ``specs``, every argument is an array or a number, and code reading one
@@ -34,6 +35,11 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None) -> tuple[Graph,
     >>> def f(x):
     ...     return np.sum(np.sin(x))
     >>> graph, _ = function_to_graph(f)  # doctest: +SKIP
+
+    ``complex_values`` says the arguments may be complex (``graph.complex``): the
+    derivatives ``fn`` calls are then inlined in their form for complex values. A
+    graph that turns out to compute with complex values (a complex number written in
+    it) after inlining one in its form for real values is built again that way.
     """
     source = read_function(fn)
     tree = source.tree
@@ -47,6 +53,7 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None) -> tuple[Graph,
     params = [Value(name) for name in names]
     graph = Graph(fn.__name__, params, filename=source.filename,
                   signature=signature_of(arguments, fn))
+    graph.complex = complex_values
     converter = Converter(GraphBuilder(graph), source, fn.__globals__, closure_cells(fn))
     converter.arguments = set(params)
     if specs is None:
@@ -69,6 +76,8 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None) -> tuple[Graph,
     result = converter.run(tree.body)
     graph.outputs = [converter.returned(tree.body[-1], result)]
     graph.return_location = converter.return_location
+    if graph.complex and converter.builder.inlined_real_derivative:
+        return function_to_graph(fn, specs, complex_values=True)
     return graph, source
 
 

@@ -3,7 +3,8 @@
 ``GraphBuilder.emit`` is the single door through which nodes enter a graph,
 for the user's code and for inlined gradient rules alike. On the way in it
 tries the op's own simplification, folds ops whose inputs are all constant,
-and records what is statically known about the result (shape token, floating).
+and records what is statically known about the result (shape token, floating)
+and about the graph (it computes with complex values).
 """
 
 from __future__ import annotations
@@ -37,6 +38,27 @@ def literal(value) -> bool:
     return False
 
 
+_COMPLEX_DTYPE_NAMES = frozenset({"complex", "complex64", "complex128", "complex256", "c8",
+                                  "c16", "c32", "cfloat", "cdouble", "clongdouble"})
+
+
+def complex_constant(operand) -> bool:
+    """Whether ``operand`` is a complex constant or names a complex type (``1j``,
+    ``complex``, ``np.complex128``, ``dtype="complex128"``)."""
+    if isinstance(operand, tuple):
+        return any(complex_constant(item) for item in operand)
+    if not isinstance(operand, Const):
+        return False
+    value = operand.value
+    if isinstance(value, complex | np.complexfloating):
+        return True
+    if isinstance(value, type):
+        return issubclass(value, complex | np.complexfloating)
+    if isinstance(value, np.dtype):
+        return value.kind == "c"
+    return isinstance(value, str) and value in _COMPLEX_DTYPE_NAMES
+
+
 class GraphBuilder:
     """Emits nodes into ``graph`` with a current location and phase."""
 
@@ -54,6 +76,9 @@ class GraphBuilder:
         self.sources: dict[Value, list[Operand]] = {}
         # Whether a handler bound the exception it caught (``except E as e``).
         self.caught = False
+        # A derivative was inlined in its form for real values while the graph did not
+        # compute with complex ones yet (see frontend.function_to_graph).
+        self.inlined_real_derivative = False
 
     @property
     def nodes(self) -> list:
@@ -74,6 +99,8 @@ class GraphBuilder:
     def emit(self, op: Op, args: tuple, hint: str = "") -> Operand:
         """Append ``op(*args)`` (canonical argument order) and return its result."""
         named = dict(zip(op.params, args))
+        if op.makes_complex or any(complex_constant(arg) for arg in args):
+            self.graph.complex = True  # its derivative uses the rules for complex values
         if op.simplify is not None:
             replacement = op.simplify(named, self)
             if replacement is not None:

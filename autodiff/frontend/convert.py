@@ -24,7 +24,6 @@ import numpy as np
 
 from autodiff.errors import (
     AutodiffError,
-    NonDifferentiableError,
     UnknownFunctionError,
     UnsupportedSyntaxError,
 )
@@ -51,7 +50,17 @@ from autodiff.frontend.structures import (
     contains_record,
 )
 from autodiff.frontend.updates import UpdatesMixin, list_items, makes_new_array
-from autodiff.graph.ir import UNDEFINED, Const, Graph, Location, Node, Operand, SliceSpec, Value
+from autodiff.graph.ir import (
+    UNDEFINED,
+    Const,
+    Graph,
+    Location,
+    Node,
+    Operand,
+    Region,
+    SliceSpec,
+    Value,
+)
 from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS, registry
@@ -127,10 +136,6 @@ def _is_list(operand: Operand) -> bool:
     return isinstance(operand, tuple) or (isinstance(operand, Value) and operand.shape is LIST)
 
 
-_COMPLEX_DTYPE_NAMES = frozenset({"complex", "complex64", "complex128", "complex256", "c8",
-                                  "c16", "c32", "cfloat", "cdouble", "clongdouble"})
-
-
 def _flat(operands):
     """The operands inside nested tuples, one by one."""
     for operand in operands:
@@ -138,23 +143,6 @@ def _flat(operands):
             yield from _flat(operand)
         else:
             yield operand
-
-
-def _complex_constant(operand) -> bool:
-    """Whether ``operand`` is a complex constant or names a complex type (``1j``,
-    ``complex``, ``np.complex128``, ``dtype="complex128"``)."""
-    if isinstance(operand, tuple):
-        return any(_complex_constant(item) for item in operand)
-    if not isinstance(operand, Const):
-        return False
-    value = operand.value
-    if isinstance(value, complex | np.complexfloating):
-        return True
-    if isinstance(value, type):
-        return issubclass(value, complex | np.complexfloating)
-    if isinstance(value, np.dtype):
-        return value.kind == "c"
-    return isinstance(value, str) and value in _COMPLEX_DTYPE_NAMES
 
 
 class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
@@ -233,10 +221,6 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                              "passes them to map, filter, functools.reduce and your own "
                              "functions", kind=UnsupportedSyntaxError,
                              hint="call the function here, or pass what it returns")
-        if any(_complex_constant(arg) for arg in args):
-            raise self.error(node, f"'{ast.unparse(node)}' makes a complex number, and "
-                             "autodiff differentiates real values", kind=NonDifferentiableError,
-                             hint="compute with the real and imaginary parts as real arrays")
         try:
             return self.builder.emit(op, args, hint)
         except AutodiffError:
@@ -754,6 +738,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
         binding = registry.method_binding(name)
         if binding is None:
+            if _library_object(receiver) and not hasattr(np.ndarray, name):
+                # a method of a library's object (a random generator's rng.normal): run as it
+                # is, as a library's function is
+                op = call_op(len(args), tuple(kwargs), method=name)
+                args, kwargs = self.passed_whole(node, args, kwargs)
+                return self.emit(node, op, (receiver, *args, *kwargs.values()))
             if name in DICT_METHODS or not hasattr(np.ndarray, name):
                 self.read_as_structure(node, receiver, "a dict or an object")
             raise self.error(node, f"the method '.{name}()' is not supported",
@@ -941,6 +931,14 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(node, f"cannot call '{ast.unparse(node.func)}' here: it has no "
                              "name generated code can refer to", kind=UnknownFunctionError,
                              hint="call it through a global name")
+        stated = registry.without_rule(callee.value)
+        if stated is not None and any(isinstance(item, LocalFunction) or isinstance(
+                item, Const) and isinstance(item.value, LocalFunction)
+                for item in _flat((*args, *kwargs.values()))):
+            # (a function defined in the code never reaches it: say why it has no rule)
+            raise self.error(node, f"'{ast.unparse(node.func)}' is not differentiated, and "
+                             f"takes no function defined in the code: {stated[0]}",
+                             hint=stated[1], kind=UnknownFunctionError)
         op = call_op(len(args), tuple(kwargs))
         args, kwargs = self.passed_whole(node, args, kwargs)
         return self.emit(node, op, (callee, *args, *kwargs.values()))
@@ -990,6 +988,23 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         if obj is not MISSING and _holds_functions(obj):
             return _functions_held(obj)
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+
+
+def _library_object(value: Value) -> bool:
+    """Whether ``value`` is an object of a library's (a random generator), neither an
+    array nor a structure: what a function run as it is returned (``np.random.default_rng
+    (seed)``), or a global or closure variable holding such an object now."""
+    node = value.node
+    if node is None or isinstance(node, Region):
+        return False
+    if node.op.opaque and node.op.name == "call":
+        return True
+    if node.op.name != "variable":
+        return False
+    name, scope = (arg.value for arg in node.args)
+    obj = scope.read(name)
+    return obj is not MISSING and not isinstance(
+        obj, (np.ndarray, np.generic, int, float, complex, bool, str, list, tuple, dict))
 
 
 def _holds_functions(obj: object) -> bool:

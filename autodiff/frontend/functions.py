@@ -137,14 +137,25 @@ class CallsMixin:
         if source is None and not structured:  # compiled per structure alone
             for value in arguments.values():
                 self.read_as_structure(node, value, "a structure")
-        if by_structure is not None and (structured or source is None):
-            # the derivative compiled for these structures, their parts read here
+        complex_values = self.builder.graph.complex
+        if by_structure is not None and (structured or source is None or complex_values
+                                         and not source.complex):
+            # the derivative compiled for these structures (and complex values), their
+            # parts read here
             fn = by_structure.for_specs({name: spec_of_operand(value)
-                                         for name, value in structured.items()})
+                                         for name, value in structured.items()},
+                                        complex_values=complex_values)
             source = self.parts_bound(node, fn.graph, structured)
         elif structured and any(isinstance(v, Record) for v in structured.values()):
             raise self.error(node, f"'{fn.__name__}' takes arrays, and this call passes a "
                              "dict or an object", kind=UnsupportedSyntaxError)
+        if source.complex:
+            self.builder.graph.complex = True
+        elif by_structure is not None:
+            self.builder.inlined_real_derivative = True
+        # (rules for real values alone, inlined with it: a derivative of this graph is
+        # compiled for complex values apart)
+        self.builder.graph.real_values_assumed |= source.real_values_assumed
         bindings = {param: arguments[param.hint] for param in source.params
                     if param.hint in arguments}
         graph, _ = source.copy(bindings, phase="forward")
@@ -189,6 +200,7 @@ class CallsMixin:
                              hint="pass its arrays one by one")
         trimmed = Graph(graph.name, graph.params, kept, graph.outputs, graph.filename,
                         graph.signature)
+        trimmed.complex = graph.complex
         copy, _ = trimmed.copy(bindings)
         return copy
 

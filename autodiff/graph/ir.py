@@ -71,6 +71,13 @@ class Graph:
         # A param passed as a structure (a dict of arrays): by its index, the operands
         # standing for its leaves, in the order of ``autodiff.tree.leaves``.
         self.argument_leaves: dict[int, list[Operand]] = {}
+        # The graph computes with complex values: a complex argument, a complex number
+        # written in it, an op making them (np.fft.fft). Its derivative uses each op's
+        # rules for complex values (see ``Op.rules_for``).
+        self.complex = False
+        # A derivative graph of one holding ops whose rules hold for real values alone,
+        # differentiated with those rules: it assumes real values too.
+        self.real_values_assumed = False
 
     def copy(self, bindings: dict[Value, Operand] | None = None,
              phase: str | None = None) -> tuple[Graph, dict[Value, Operand]]:
@@ -115,6 +122,8 @@ class Graph:
         outputs = [operand(o) for o in self.outputs]
         graph = Graph(self.name, params, nodes, outputs, self.filename, self.signature)
         graph.return_location = self.return_location
+        graph.complex = self.complex
+        graph.real_values_assumed = self.real_values_assumed
         graph.tangent_params = [mapping.get(p, p) for p in self.tangent_params]
         graph.argument_leaves = {i: [operand(leaf) for leaf in leaves]
                                  for i, leaves in self.argument_leaves.items()}

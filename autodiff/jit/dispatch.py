@@ -33,6 +33,7 @@ from autodiff.jit.infer import infer, of_argument, signature_key
 from autodiff.jit.numba_backend import compile_numba, require_numba
 from autodiff.jit.specialize import specialize
 from autodiff.ops.control import variable as variable_op
+from autodiff.ops.runtime import complex_among
 
 BACKENDS = ("python", "numba")
 # Signatures kept per derivative; the least recently compiled is dropped beyond this.
@@ -96,9 +97,13 @@ class Specialized:
         by_structure = getattr(general, "by_structure", None)
         specs = [argument_spec(v) for v in values.values()]
         containers = any(is_container(spec) for spec in specs)
-        if by_structure is not None and (containers or getattr(general, "graph", None) is None
+        graph = getattr(general, "graph", None)
+        complex_values = complex_among(tuple(values.values())) and not (
+            graph is not None and graph.complex)
+        if by_structure is not None and (containers or complex_values or graph is None
                                          and any(map(is_structured, specs))):
-            args, kwargs = self._split(values)  # the derivative for this structure
+            # the derivative for this structure, or for complex values
+            args, kwargs = self._split(values)
             general = by_structure.derivative_for(tuple(args), kwargs)
         graph = getattr(general, "graph", None)
         if graph is None:  # assembled from several products (forward over a loop): as is

@@ -52,6 +52,10 @@ def check_graph(graph: Graph, where: dict | None = None) -> None:
 
     The first helper with a line of the user's is named; one without (the
     gradients' final conversion) points at ``where``, the user's ``def``."""
+    if graph.complex:  # (its checks of real values are Python's: see transforms.complex_values)
+        raise AutodiffError(
+            "jit='numba' compiles derivatives of real values, and this one computes with "
+            "complex values", **(where or {}), hint="use jit=True (NumPy) for this function")
     found = []
     for node in walk(graph.nodes):
         if isinstance(node, Region) and node.kind == "try":

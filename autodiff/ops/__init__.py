@@ -3,6 +3,7 @@
 from autodiff.ops import (  # noqa: F401
     along_axis,
     calls,
+    complex_numbers,
     control,
     conversions,
     custom,
@@ -23,6 +24,7 @@ except ImportError:
     pass
 else:
     from autodiff.ops import (
+        integrate,  # noqa: F401
         scipy_linalg,  # noqa: F401
         signal,  # noqa: F401
         special,  # noqa: F401

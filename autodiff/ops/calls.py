@@ -19,20 +19,24 @@ from __future__ import annotations
 import functools
 
 from autodiff.errors import UnknownFunctionError
-from autodiff.ops.registry import Op, stub_taking
+from autodiff.ops.registry import Op, stub_taking, without_rule
 
 
 @functools.cache
-def call_op(positional: int, keywords: tuple[str, ...]) -> Op:
-    """The op calling its first operand with ``positional`` arguments and ``keywords``."""
+def call_op(positional: int, keywords: tuple[str, ...], method: str | None = None) -> Op:
+    """The op calling its first operand (or, given ``method``, that method of it: a
+    library's object, ``rng.normal(size=3)``) with ``positional`` arguments and
+    ``keywords``."""
     args = [f"arg{i}" for i in range(positional)]
     kwargs = [f"kw_{name}" for name in keywords]
     params = ["function", *args, *kwargs]
     words = [*args, *(f"{name}={kw}" for name, kw in zip(keywords, kwargs))]
-    op = Op("call", stub_taking(params), f"function({', '.join(words)})", diff=tuple(args + kwargs),
-            fresh=False, no_sympy="a function run as it is: SymPy cannot see what it computes")
+    called = f"function.{method}" if method else "function"
+    op = Op("call", stub_taking(params), f"{called}({', '.join(words)})",
+            diff=tuple(args + kwargs), fresh=False,
+            no_sympy="a function run as it is: SymPy cannot see what it computes")
     op.opaque = op.effect = True
-    op.missing_rule = _missing_rule
+    op.missing_rule = functools.partial(_missing_rule, method=method)
     return op
 
 
@@ -95,9 +99,22 @@ def formatted_op(template: str, count: int) -> Op:
     return op
 
 
-def _missing_rule(named: dict, where: dict) -> UnknownFunctionError:
+def _missing_rule(named: dict, where: dict, method: str | None = None) -> UnknownFunctionError:
     function = named["function"]
+    if method is not None:  # a method of a library's object: no rule can be registered
+        return UnknownFunctionError(
+            f"'.{method}()' of a library's object is not a function autodiff knows how to "
+            "differentiate, and the result depends on it through an argument that carries "
+            "a gradient", **where,
+            hint="compute it from NumPy operations autodiff knows (rng.normal(loc=mu) is "
+            "mu + rng.normal()), or wrap the argument in ad.stop_gradient if no gradient "
+            "should flow through it")
     text = function.path or getattr(function.value, "__name__", "this function")
+    stated = without_rule(function.value)
+    if stated is not None:  # a library function whose lack of a rule has a reason
+        reason, hint = stated
+        return UnknownFunctionError(f"'{text}' is not differentiated: {reason}", **where,
+                                    hint=hint)
     return UnknownFunctionError(
         f"'{text}' is not a function autodiff knows how to differentiate, and the result "
         "depends on it through an argument that carries a gradient", **where,

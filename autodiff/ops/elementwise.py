@@ -458,6 +458,18 @@ def _(g, ans, x):
     return g * np.sign(x)
 
 
+# |z| of a complex z: its gradient is conj(z) / |z| (JAX's and autograd's convention, 0 at
+# z = 0), its tangent Re(conj(z) t) / |z|; the adjoint of the real |z| is real.
+@abs_.defvjp_complex
+def _(g, ans, x):
+    return np.real(g) * np.conj(x) / np.where(ans == 0.0, 1.0, ans)
+
+
+@abs_.defjvp_complex
+def _(t, ans, x):
+    return np.real(np.conj(x) * t) / np.where(ans == 0.0, 1.0, ans)
+
+
 @defop("square", "np.square(x)", aliases=(np.square,), diff=("x",), shape=UNARY, sympy=elementwise(lambda x: x ** 2), ufunc_out=True, jvp="same")
 def square(x): ...
 
@@ -762,7 +774,7 @@ def sinc_derivative(x, k):
     >>> float(sinc_derivative(0.0, 1)), bool(sinc_derivative(0.0, 2) == -np.pi ** 2 / 3)
     (0.0, True)
     """
-    a = np.asarray(x, dtype=float)
+    a = np.asarray(x, dtype=np.result_type(x, float))  # (complex too: sinc is holomorphic)
     near = np.abs(a) < 0.25
     safe = np.where(near, 1.0, a)
     far = np.sinc(safe)
@@ -773,7 +785,7 @@ def sinc_derivative(x, k):
         series += ((-1) ** n * np.pi ** (2 * n) * math.factorial(2 * n)
                    / (math.factorial(2 * n - k) * math.factorial(2 * n + 1))) * a ** (2 * n - k)
     result = np.where(near, series, far)
-    return float(result) if isinstance(x, (int, float)) else result
+    return result.item() if isinstance(x, (int, float, complex)) else result
 
 
 _sinc_derivative_op = helper_op(sinc_derivative, diff=("x",), impl=sinc_derivative,
@@ -813,7 +825,7 @@ def _(rewrite, x, k):
 # The normalised sinc, 1 at 0; its derivatives of every order are exact there too (as
 # JAX's), through sinc_derivative.
 @defop("sinc", "np.sinc(x)", aliases=(np.sinc,), diff=("x",), shape=UNARY, floating="always",
-       sympy=elementwise(lambda x: sp.sinc(sp.pi * x)), jvp="same", real_rules=True)
+       sympy=elementwise(lambda x: sp.sinc(sp.pi * x)), jvp="same")
 def sinc(x): ...
 
 

@@ -515,15 +515,16 @@ def _(t, ans, seed, out, where):
 def _as_gradient_of_statement(named) -> str:
     # Python floats, the common scalar case, skip the call altogether. When the
     # gradient is plain arithmetic on x alone, it is a float whenever x is one.
+    call = "as_gradient_of(g, x, where=where" + (
+        ", complex_values=True)" if named["complex_values"].value else ")")
     if named["float_when_x_is"].value:
-        return "if x.__class__ is not float:\n    g = as_gradient_of(g, x, where=where)"
-    return ("if g.__class__ is not float or x.__class__ is not float:\n"
-            "    g = as_gradient_of(g, x, where=where)")
+        return f"if x.__class__ is not float:\n    g = {call}"
+    return f"if g.__class__ is not float or x.__class__ is not float:\n    g = {call}"
 
 
 @defop("as_gradient_of", None, aliases=(runtime.as_gradient_of,), diff=("g",), shape=shape_like("x"),
        floating="always", inplace=_as_gradient_of_statement)
-def as_gradient_of(g, x, where=None, float_when_x_is=False): ...
+def as_gradient_of(g, x, where=None, complex_values=False, float_when_x_is=False): ...
 
 
 # Reuses the gradient's name when it can, else starts from the gradient itself.
@@ -535,7 +536,7 @@ as_gradient_of.kind_params = ("x",)  # its shape, dtype and kind
 # The gradient as it is, when it already is what as_gradient_of would return: a new
 # array of the argument's shape and floating dtype, returned once.
 @as_gradient_of.defspecialize(after_optimizing=True)
-def _(rewrite, g, x, where, float_when_x_is):
+def _(rewrite, g, x, where, complex_values, float_when_x_is):
     kind_g, kind_x = rewrite.kind(g), rewrite.kind(x)
     if kind_g is None or kind_x is None:
         return None
@@ -553,23 +554,42 @@ def _(rewrite, g, x, where, float_when_x_is):
 
 
 @as_gradient_of.defjvp
-def _(dg, result, g, x, where, float_when_x_is):
-    return runtime.as_gradient_of(dg, x)
+def _(dg, result, g, x, where, complex_values, float_when_x_is):
+    return runtime.as_gradient_of(dg, x, complex_values=complex_values)
 
 
 @as_gradient_of.defvjp
-def _(gg, result, g, x, where, float_when_x_is):
+def _(gg, result, g, x, where, complex_values, float_when_x_is):
     return runtime.unbroadcast(gg, g)
 
 # It raises on a non-scalar output: keep it even when nothing reads the seed.
 OPS["scalar_output_seed"].effect = True
 
-# Forward mode's check that no argument is complex, where an op's rules are real ones
-# (reverse mode's is as_gradient_of's): a statement of its own at the top.
-_call("real_arguments", "values", nondiff_output=True, floating=None,
-      no_gradient="a check of the arguments' kinds")
-OPS["real_arguments"].effect = OPS["real_arguments"].statement = True
-OPS["real_arguments"].outside_tables = "build_jvp writes it (tests/api/test_complex_refused.py)"
+# The checks of a derivative that computes with complex values (see
+# transforms/complex_values.py): grad's output is real; an op whose rules hold for real
+# values alone gets real operands; a real argument's tangent is real.
+_call("real_output", "out, where", diff=("out",), shape=shape_like("out"), fresh=False)
+OPS["real_output"].effect = True
+OPS["real_output"].outside_tables = "reverse mode writes it (tests/api/test_complex.py)"
+
+
+@OPS["real_output"].defvjp
+def _(g, ans, out, where):
+    return g
+
+
+@OPS["real_output"].defjvp
+def _(t, ans, out, where):
+    return t
+
+
+for _name, _params, _what in (("real_operands", "values, what", "the operands of an op"),
+                              ("real_tangents", "pairs", "the tangents")):
+    _call(_name, _params, nondiff_output=True, floating=None,
+          no_gradient=f"a check of {_what}: real values",
+          sympy=lambda *checked: None)  # (SymPy's symbols are real: the check holds)
+    OPS[_name].effect = OPS[_name].statement = True
+    OPS[_name].outside_tables = "the transforms write it (tests/api/test_complex.py)"
 
 
 # Linear in g; its transpose is np.linspace of the two adjoints.

@@ -248,6 +248,18 @@ def _(t, ans, x, ord, axis, keepdims):
     return np.sum(x * t, axis=axis, keepdims=keepdims) / ans
 
 
+# Of complex values, sqrt(sum |x|^2): conj(x) / norm, and Re(conj(x) t) / norm.
+@norm.defvjp_complex
+def _(g, ans, x, ord, axis, keepdims):
+    return np.conj(x) * (expand_reduced(np.real(g), axis, keepdims)
+                         / expand_reduced(ans, axis, keepdims))
+
+
+@norm.defjvp_complex
+def _(t, ans, x, ord, axis, keepdims):
+    return np.sum(np.real(np.conj(x) * t), axis=axis, keepdims=keepdims) / ans
+
+
 def _einsum_call(*args, **kwargs):
     """``np.einsum(x, [0, 1], y, [1, 2], [0, 2])``, the sublist form, as the subscripts
     string ``"ab,bc->ac"``, written at compile time; the string form as it is.
@@ -610,6 +622,19 @@ def _(g, ans, a, computed):
 @slogdet_logabsdet.defjvp
 def _(t, ans, a, computed):
     return np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1))
+
+
+# Of a complex matrix, log|det A| = Re log det A: the gradient of log det A, A^-T, times
+# the real adjoint; the tangent, the real part of trace(A^-1 dA).
+@slogdet_logabsdet.defvjp_complex
+def _(g, ans, a, computed):
+    return (np.expand_dims(np.expand_dims(np.real(g), -1), -1)
+            * np.swapaxes(np.linalg.inv(a), -1, -2))
+
+
+@slogdet_logabsdet.defjvp_complex
+def _(t, ans, a, computed):
+    return np.real(np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * t, axis=(-2, -1)))
 
 
 # np.linalg.eigh: w ascending and V with A = V diag(w) V^T, A the symmetric matrix of
@@ -1361,6 +1386,14 @@ def _(g, ans, a, b):
     return np.reshape(g * np.ravel(b), np.shape(a)), np.reshape(g * np.ravel(a), np.shape(b))
 
 
+# np.vdot(a, b) = sum(conj(a) b) of complex values: holomorphic in b (conj(a)), and in a
+# the conjugate's transpose (conj(g b)).
+@vdot.defvjp_complex
+def _(g, ans, a, b):
+    return (np.reshape(np.conj(g * np.ravel(b)), np.shape(a)),
+            np.reshape(g * np.conj(np.ravel(a)), np.shape(b)))
+
+
 # numba's np.vdot takes contiguous vectors: the dot of the two flattened.
 @vdot.defnumba
 def _(rewrite, a, b):
@@ -1594,13 +1627,14 @@ def _moved_last(builder, operand, axis):
 
 
 def _vecdot_forms(named, builder):
-    """np.vecdot: the sum of the product along the axis, of each operand's own axis."""
+    """np.vecdot: the sum of the product along the axis, of each operand's own axis (the
+    first conjugated, as NumPy does for complex values)."""
     settings = _settings(named, "axis")
     if settings is None:
         return None
     (axis,) = settings
-    product = _emit(builder, "multiply", _moved_last(builder, named["x1"], axis),
-                    _moved_last(builder, named["x2"], axis))
+    first = _emit(builder, "conj", _moved_last(builder, named["x1"], axis))
+    product = _emit(builder, "multiply", first, _moved_last(builder, named["x2"], axis))
     return _emit(builder, "sum", product, -1, False)
 
 
@@ -1610,7 +1644,8 @@ def _matvec_forms(named, builder):
 
 
 def _vecmat_forms(named, builder):
-    row = _emit(builder, "expand_dims", named["x1"], -2)
+    # (the vector conjugated, as NumPy does for complex values)
+    row = _emit(builder, "expand_dims", _emit(builder, "conj", named["x1"]), -2)
     return _emit(builder, "squeeze", _emit(builder, "matmul", row, named["x2"]), -2)
 
 

@@ -72,10 +72,13 @@ helper_op(convolution_pads, nondiff_output=True, floating=None, shape_params=("a
 def convolve(a, v, mode="full"): ...
 
 
+# The adjoint, padded to the 'full' result, correlated with the other operand: written as
+# a convolution with it reversed, which np.correlate conjugates for complex values.
 @convolve.defvjp
 def _(g, ans, a, v, mode):
     full = np.pad(g, convolution_pads(a, v, mode, "np.convolve"))
-    return np.correlate(full, v, mode="valid"), np.correlate(full, a, mode="valid")
+    return (np.convolve(full, np.flip(v), mode="valid"),
+            np.convolve(full, np.flip(a), mode="valid"))
 
 
 @defop("correlate", "np.correlate(a, v, mode=mode)", aliases=(np.correlate,), diff=("a", "v"),
@@ -88,6 +91,15 @@ def correlate(a, v, mode="valid"): ...
 def _(g, ans, a, v, mode):
     full = np.pad(g, convolution_pads(a, v, mode, "np.correlate"))
     return np.convolve(full, v, mode="valid"), np.flip(np.correlate(full, a, mode="valid"))
+
+
+# Of complex values np.correlate(a, v) correlates a with conj(v): holomorphic in a, and in
+# v the conjugate of the rule in conj(v).
+@correlate.defvjp_complex
+def _(g, ans, a, v, mode):
+    full = np.pad(g, convolution_pads(a, v, mode, "np.correlate"))
+    return (np.convolve(full, np.conj(v), mode="valid"),
+            np.conj(np.flip(np.correlate(full, np.conj(a), mode="valid"))))
 
 
 # ----- sliding windows -----

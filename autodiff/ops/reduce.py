@@ -170,6 +170,22 @@ def _(t, ans, a, axis, ddof, keepdims):
     return 2.0 * np.sum(centred * t, axis=axis, keepdims=keepdims) / (reduced_size(a, axis) - ddof)
 
 
+# Of complex values, the mean of |a - mean|^2: the gradient is 2 conj(centred) / (n - ddof)
+# (JAX's and autograd's convention), the tangent 2 Re(conj(centred) t) / (n - ddof).
+@var.defvjp_complex
+def _(g, ans, a, axis, ddof, keepdims):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return (expand_reduced(np.real(g), axis, keepdims) * 2.0 * np.conj(centred)
+            / (reduced_size(a, axis) - ddof))
+
+
+@var.defjvp_complex
+def _(t, ans, a, axis, ddof, keepdims):
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return 2.0 * np.sum(np.real(np.conj(centred) * t), axis=axis, keepdims=keepdims) / (
+        reduced_size(a, axis) - ddof)
+
+
 @defop("std", "np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.std, _reduction_call(np.std, "std")),),
        methods=(("std", _reduction_call(np.std, "std")),), floating="always", **REDUCE, sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_variance(a, axis, ddof, keepdims)),
        real_rules=True)
@@ -194,6 +210,23 @@ def _(t, ans, a, axis, ddof, keepdims):
     n = reduced_size(a, axis)
     centred = a - np.mean(a, axis=axis, keepdims=True)
     return np.sum(centred * t, axis=axis, keepdims=keepdims) / (ans * (n - ddof) + (n <= 1))
+
+
+# Of complex values, as var's: conj(centred) for centred, Re(conj(centred) t) for centred t.
+@std.defvjp_complex
+def _(g, ans, a, axis, ddof, keepdims):
+    n = reduced_size(a, axis)
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    spread = expand_reduced(ans, axis, keepdims) * (n - ddof) + (n <= 1)
+    return expand_reduced(np.real(g), axis, keepdims) * np.conj(centred) / spread
+
+
+@std.defjvp_complex
+def _(t, ans, a, axis, ddof, keepdims):
+    n = reduced_size(a, axis)
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return np.sum(np.real(np.conj(centred) * t), axis=axis, keepdims=keepdims) / (
+        ans * (n - ddof) + (n <= 1))
 
 
 @defop("ptp", "np.ptp(a, axis=axis, keepdims=keepdims)", aliases=(np.ptp,), **REDUCE,

@@ -88,8 +88,15 @@ class Op:
     - ``shape_params``: parameters read for their shape alone; ``query``: its result
       depends on its operands' shapes and dtypes alone;
     - ``real_rules``: its rules hold for real operands alone (``np.abs``, ``np.var``,
-      ``np.correlate``, which NumPy conjugates for complex ones): a complex argument of
-      a derivative holding it is refused;
+      ``np.correlate``, which NumPy conjugates for complex ones). A derivative compiled
+      for real values that holds it hands calls with complex arguments to the one
+      compiled for complex values, which uses its complex rules (``defvjp_complex``,
+      ``defjvp_complex``) or, without them, checks when it runs that its operands are
+      real. Every other op's rules hold for complex values too, in the convention of
+      JAX and autograd (holomorphic and linear ops: ``g * f'(z)``, transposes without
+      conjugation);
+    - ``makes_complex``: its result is complex whatever its operands (``np.fft.fft``):
+      a graph holding it computes with complex values;
     - ``python_arithmetic``: an operator that gives a Python float on Python floats;
     - ``holds``: the parameter it keeps a reference to (a list or a tape holds the item);
       ``updates``: the parameter its result is an updated version of (``out[i] = v``);
@@ -141,6 +148,7 @@ class Op:
         per_call: bool = False,
         taped: str | None = None,
         real_rules: bool = False,
+        makes_complex: bool = False,
     ) -> None:
         self.name = name
         self.signature = inspect.signature(stub)
@@ -225,9 +233,13 @@ class Op:
         # Why no gradient flows into a parameter outside ``diff``, by parameter (a count:
         # poisson.logpmf's k), given by the error refusing a gradient that reaches it.
         self.no_gradient_to: dict[str, str] = {}
-        # Its rules hold for real operands only (np.abs, np.var, eigh): a complex value
-        # reaching it is refused (autodiff differentiates real values).
+        # Its rules hold for real operands only (np.abs, np.var, eigh); the rules for
+        # complex values, where it has them, are these (a derivative that sees complex
+        # values uses them: see ``rules_for``).
         self.real_rules = real_rules
+        self.complex_vjp: Callable | None = None
+        self.complex_jvps: dict[str, Callable] = {}
+        self.makes_complex = makes_complex
         # Parameters the result is piecewise constant in (an index, a condition, a sign):
         # their gradient is zero almost everywhere, and none is passed to them.
         self.piecewise_params: tuple[str, ...] = ()
@@ -293,6 +305,49 @@ class Op:
             return rule
 
         return attach
+
+    def defvjp_complex(self, rule: Callable) -> Callable:
+        """Attach the VJP for complex operands of an op with ``real_rules``, in the
+        convention of JAX and autograd (the gradient of a real function of z = x + iy
+        is df/dx - i df/dy); it holds for real operands too. A derivative that sees
+        complex values uses it in place of the real one."""
+        self.complex_vjp = _checked_rule(self, rule, "VJP", "g")
+        if self.jvp == "same":
+            self.complex_jvps[self.diff[0]] = self.complex_vjp
+        changed()
+        return rule
+
+    def defjvp_complex(self, param: str | Callable) -> Callable:
+        """Attach the JVP for complex operands of one differentiable parameter of an op
+        with ``real_rules`` (as :meth:`defjvp`); a real operand's tangent gives a real
+        result's tangent."""
+        if callable(param):
+            return self.defjvp_complex(self.diff[0])(param)
+
+        def attach(rule: Callable) -> Callable:
+            self.complex_jvps[param] = _checked_rule(self, rule, "JVP", "t")
+            changed()
+            return rule
+
+        return attach
+
+    def rules_for(self, complex_values: bool) -> tuple[Callable | None, dict[str, Callable]]:
+        """The VJP and the JVPs a derivative uses: for one that sees complex values, the
+        complex rules of an op with ``real_rules`` where it has them."""
+        if complex_values and self.real_rules:
+            return (self.complex_vjp or self.vjp, {**self.jvps, **self.complex_jvps})
+        return self.vjp, self.jvps
+
+    def checks_real_operands(self, complex_values: bool, param: str | None = None) -> bool:
+        """Whether a derivative that sees complex values must check, when it runs, that
+        the operands of this op are real: its rules (of ``param``'s JVP, or its VJP)
+        hold for real values alone."""
+        if not (complex_values and self.real_rules):
+            return False
+        if param is None:
+            return self.complex_vjp is None
+        # (an op linear in it computes its own tangent, right for complex values too)
+        return param not in self.complex_jvps and (param in self.jvps or self.jvp != "linear")
 
     def defrewrite(self, rule: Callable) -> Callable:
         """Attach ``rule(rewrite, node, *operands)``, an algebraic rewrite the optimiser
@@ -532,6 +587,31 @@ def defer_alias(module: str, name: str, op: Op, adapter: Callable | None = None)
     autodiff. A call to it is resolved after that import, so no derivative built
     before could have met the name."""
     _DEFERRED.append((module, name, op, adapter))
+
+
+# Library functions run as they are (no op), which know why a gradient reaching them is
+# refused: by the identity of the function, (reason, hint).
+_WITHOUT_RULES: dict[int | tuple[int, int], tuple[Any, str, str]] = {}
+_DEFERRED_WITHOUT_RULES: list[tuple[str, str, str, str]] = []
+
+
+def defer_without_rule(module: str, name: str, reason: str, hint: str) -> None:
+    """Say why ``module.name``, a library's function called as it is, has no rule
+    (``scipy.integrate.odeint``: adaptive steps autodiff cannot see), once ``module`` is
+    imported: the error for a gradient reaching it gives ``reason`` and ``hint``."""
+    _DEFERRED_WITHOUT_RULES.append((module, name, reason, hint))
+
+
+def without_rule(fn: Any) -> tuple[str, str] | None:
+    """``(reason, hint)`` for a library function stated to have no rule, else None."""
+    for entry in list(_DEFERRED_WITHOUT_RULES):
+        module, name, reason, hint = entry
+        if module in sys.modules:
+            _DEFERRED_WITHOUT_RULES.remove(entry)
+            found = getattr(sys.modules[module], name)
+            _WITHOUT_RULES[callable_key(found)] = (found, reason, hint)
+    entry = _WITHOUT_RULES.get(callable_key(fn))
+    return None if entry is None or not _same_callable(entry[0], fn) else entry[1:]
 
 
 def _bind_deferred() -> None:

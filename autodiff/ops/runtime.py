@@ -21,6 +21,7 @@ from autodiff import tree
 from autodiff.errors import (
     ArgumentKindError,
     AutodiffError,
+    NonDifferentiableError,
     NonScalarOutputError,
     UnsupportedSyntaxError,
 )
@@ -383,13 +384,17 @@ def _non_scalar_output(shape, where: str):
     )
 
 
-def as_gradient_of(g, x, where=None):
+def as_gradient_of(g, x, where=None, complex_values=False):
     """Give the gradient ``g`` the kind, shape and floating dtype of the argument ``x``.
 
     A Python float or int argument gets a Python float; an array gets a fresh,
     writable array of its own shape, in its floating dtype (float64 for integers).
     ``where`` is given when ``x`` has the shape of the function's output, which
     must then be a scalar: it names the return statement for the error.
+    A complex argument's gradient is complex (df/dx - i df/dy, the convention of JAX
+    and autograd). ``complex_values``: the derivative computes with complex values
+    (see ``Op.rules_for``), and a real argument's gradient is the real part of ``g``;
+    else a complex ``g`` is refused: the derivative's rules are real ones.
     """
     if where is not None and np.size(x) != 1:
         _non_scalar_output(np.shape(x), where)
@@ -398,45 +403,97 @@ def as_gradient_of(g, x, where=None):
                 and g.shape == x.shape and g is not x and g.flags.writeable
                 and x.dtype.kind == "f"):
             return g  # the common case, checked with the cheapest tests first
-        if x.dtype.kind not in "fiu":
+        if x.dtype.kind not in "fiuc":
             _not_differentiable(x)
-        if _is_complex(g):
-            raise complex_refused()
+        g = _real_part(g, x, complex_values)
         dtype = gradient_dtype(x)
         if (type(g) is np.ndarray and g.dtype == dtype and g.shape == x.shape
                 and g.base is None and g is not x and g.flags.writeable):
             return g
         return np.array(np.broadcast_to(g, x.shape), dtype=dtype)
-    if _is_complex(g):
-        raise complex_refused()
+    g = _real_part(g, x, complex_values)
     if isinstance(x, (float, int)) and not isinstance(x, (bool, np.generic)):
         return float(np.sum(g)) if np.ndim(g) else float(g)
+    if type(x) is complex:
+        return complex(np.sum(g)) if np.ndim(g) else complex(g)
     # NumPy scalars (np.float32(1.0)) keep their type.
-    if not isinstance(x, np.generic) or x.dtype.kind not in "fiu":
+    if not isinstance(x, np.generic) or x.dtype.kind not in "fiuc":
         _not_differentiable(x)
     return gradient_dtype(x).type(np.sum(g) if np.ndim(g) else g)
 
 
-def _is_complex(value) -> bool:
-    return isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind", "") == "c"
+def _real_part(g, x, complex_values: bool):
+    """``g``, the gradient of ``x``: its real part for a real ``x`` (when the derivative
+    computes with complex values), refused when complex in a derivative that does not."""
+    if not is_complex(g):
+        return g
+    if not complex_values:
+        raise complex_refused()
+    return g if is_complex(x) else np.real(g)
+
+
+def is_complex(value) -> bool:
+    """Whether ``value`` is a complex number or array."""
+    return isinstance(value, complex | np.complexfloating) or getattr(
+        getattr(value, "dtype", None), "kind", "") == "c"
 
 
 def complex_refused() -> ArgumentKindError:
-    """The error for complex values in a derivative: its rules are real ones."""
+    """The error for a complex value in a derivative compiled for real values."""
     return ArgumentKindError(
-        "complex numbers are not differentiated: the derivative's rules hold for real "
-        "values, and a complex argument (or a gradient that became complex) would get "
-        "a wrong result",
-        hint="pass the real and imaginary parts as real arrays and compute with them "
-        "(z = (a, b); |z|^2 = a**2 + b**2)")
+        "a complex value reached a gradient that this derivative computes for real values: "
+        "the function's output is complex, and grad differentiates a real output, or the "
+        "function computed with complex values it did not get from its arguments (a "
+        "global, a function autodiff calls as it is)",
+        hint="return a real value (np.real(z), np.abs(z) ** 2), use ad.vjp with a seed "
+        "for a complex output, and pass complex data as an argument")
 
 
-def real_arguments(values: tuple) -> None:
-    """Refuse complex arguments of a forward-mode derivative whose rules are real ones
-    (``np.abs``, ``np.var``, ``np.linalg.eigh``, ...: ``Op.real_rules``)."""
+def complex_values(*values) -> bool:
+    """Whether any of ``values`` is complex: the first line of a derivative compiled for
+    real values hands such calls to the one compiled for complex values."""
     for value in values:
-        if _is_complex(value):
-            raise complex_refused()
+        if is_complex(value):
+            return True
+    return False
+
+
+def complex_among(values) -> bool:
+    """Whether a leaf of ``values`` (arrays, numbers, structures of them) is complex."""
+    return any(is_complex(leaf) for leaf in tree.leaves(values))
+
+
+def real_output(out, where):
+    """``out``, checked to be real: grad differentiates a real output."""
+    if is_complex(out):
+        filename, _, lineno = where.rpartition(":")
+        raise ArgumentKindError(
+            "grad needs a real output, but the function returns a complex value",
+            filename=filename or None, lineno=int(lineno) if lineno.isdigit() else None,
+            hint="return np.real(z), np.abs(z) ** 2 or another real function of it, or use "
+            "ad.vjp with a complex seed")
+    return out
+
+
+def real_operands(values: tuple, what: str) -> None:
+    """Refuse complex ``values``, the operands of an op whose rules hold for real values
+    alone (``what`` names the op), in a derivative that computes with complex values."""
+    for value in values:
+        if is_complex(value):
+            raise NonDifferentiableError(
+                f"{what} of complex values is not differentiated: its rules hold for real "
+                "values alone", hint="compute this part from real values, or write it with "
+                "ops differentiated for complex values")
+
+
+def real_tangents(pairs: tuple) -> None:
+    """Refuse a complex tangent for a real argument (``pairs``: argument, tangent)."""
+    for value, tangent in pairs:
+        if is_complex(tangent) and not is_complex(value):
+            raise ArgumentKindError(
+                "the tangent of a real argument is complex",
+                hint="pass a real tangent for a real argument (a complex one for a complex "
+                "argument)")
 
 
 def gradient_dtype(x) -> np.dtype:
@@ -456,8 +513,6 @@ STRUCTURES = (list, tuple, dict)
 def not_differentiable(x) -> ArgumentKindError:
     """The error for differentiating with respect to ``x``, which has no gradient."""
     kind = f"{x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
-    if _is_complex(x):
-        return complex_refused()
     if isinstance(x, STRUCTURES):  # (a derivative made for arrays alone: a rule's)
         return ArgumentKindError(
             f"cannot differentiate with respect to an argument, a {kind}, here: this "

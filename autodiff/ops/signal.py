@@ -48,11 +48,13 @@ signal_convolve.runtime = SCIPY
 defer_alias("scipy.signal", "convolve", signal_convolve)
 
 
+# (correlations written as convolutions with the operand reversed: scipy.signal.correlate
+# conjugates complex values)
 @signal_convolve.defvjp
 def _(g, ans, in1, in2, mode, method):
     full = np.pad(g, convolution_pads(in1, in2, mode, "scipy"))
-    return (scipy.signal.correlate(full, in2, mode="valid"),
-            scipy.signal.correlate(full, in1, mode="valid"))
+    return (scipy.signal.convolve(full, np.flip(in2), mode="valid"),
+            scipy.signal.convolve(full, np.flip(in1), mode="valid"))
 
 
 @defop("signal_correlate", "scipy.signal.correlate(in1, in2, mode=mode, method=method)",
@@ -70,3 +72,12 @@ def _(g, ans, in1, in2, mode, method):
     full = np.pad(g, convolution_pads(in1, in2, mode, "scipy"))
     return (scipy.signal.convolve(full, in2, mode="valid"),
             np.flip(scipy.signal.correlate(full, in1, mode="valid")))
+
+
+# Of complex values it correlates in1 with conj(in2): holomorphic in in1, and in in2 the
+# conjugate of the rule in conj(in2).
+@signal_correlate.defvjp_complex
+def _(g, ans, in1, in2, mode, method):
+    full = np.pad(g, convolution_pads(in1, in2, mode, "scipy"))
+    return (scipy.signal.convolve(full, np.conj(in2), mode="valid"),
+            np.conj(np.flip(scipy.signal.correlate(full, np.conj(in1), mode="valid"))))

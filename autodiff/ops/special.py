@@ -759,7 +759,8 @@ def _(t, ans, v, x):
 # v >= 1, iv(v, 0) is 0 and there is no kink).
 @defop("ive", "scipy.special.ive(v, x)", aliases=(scipy.special.ive,), diff=("x",),
        shape=broadcast("v", "x"), floating="always", no_gradient=ORDER,
-       sympy=elementwise(lambda v, x: sp.exp(-sp.Abs(x)) * sp.besseli(v, x), 2))
+       sympy=elementwise(lambda v, x: sp.exp(-sp.Abs(x)) * sp.besseli(v, x), 2),
+       real_rules=True)  # (of a complex x it scales by exp(-|Re x|), no holomorphic function)
 def ive(v, x): ...
 
 

@@ -76,7 +76,7 @@ def _(gg, ans, g, m, rowvar, second):
 # ----- np.cov and np.corrcoef -----
 #
 # As NumPy computes them: the variables' rows X (m's, then y's), centred on their
-# (weighted) means, c = (X - avg) * w @ (X - avg).T / fact, with NumPy's divisor fact
+# (weighted) means, c = (X - avg) * w @ conj(X - avg).T / fact, with NumPy's divisor fact
 # for ddof and the weights (w is fweights * aweights, either alone, or none). The
 # result is squeezed (one variable gives a number). corrcoef divides c by the standard
 # deviations on its diagonal, on both sides, and clips to [-1, 1] as NumPy does (the
@@ -122,7 +122,8 @@ def _covariance(builder, named):
             correction = emit(OPS["divide"], (emit(OPS["multiply"], (Const(ddof), spread)), total))
             fact = emit(OPS["subtract"], (total, correction))
         weighted = emit(OPS["multiply"], (centred, weights))
-    product = emit(OPS["matmul"], (weighted, emit(OPS["swapaxes"], (centred, Const(0), Const(1)))))
+    transposed = emit(OPS["conj"], (emit(OPS["swapaxes"], (centred, Const(0), Const(1))),))
+    product = emit(OPS["matmul"], (weighted, transposed))
     return emit(OPS["divide"], (product, fact))
 
 
@@ -148,6 +149,9 @@ def _corrcoef_form(named, builder):
     if matrix is None:
         return None
     emit = builder.emit
+    # NumPy clips complex coefficients part by part, and these ops as a whole: real ones only
+    samples = tuple(named[n] for n in ("m", "y") if n in named and not is_none(named[n]))
+    emit(OPS["real_operands"], (samples, Const("np.corrcoef")))
     deviations = emit(OPS["sqrt"], (emit(OPS["diagonal"], (matrix, Const(0), Const(0),
                                                             Const(1))),))
     scaled = emit(OPS["divide"], (matrix, emit(OPS["expand_dims"], (deviations, Const(1)))))

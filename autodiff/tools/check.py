@@ -183,7 +183,9 @@ def _numeric_gradient(f: Callable, args: list, position: int, name: str, method:
         gradient = _differences(f, args, np.asarray(original), place, method, step)
     finally:
         args[position] = original
-    return float(gradient) if scalar else gradient
+    if scalar:
+        return complex(gradient) if np.iscomplexobj(gradient) else float(gradient)
+    return gradient
 
 
 def _numeric_structure(f: Callable, args: list, position: int, name: str, method: str,
@@ -198,12 +200,6 @@ def _numeric_structure(f: Callable, args: list, position: int, name: str, method
             if not has_gradient(leaf):
                 gradients.append(None)
                 continue
-            if method == "complex" and np.iscomplexobj(leaf):
-                raise ArgumentKindError(
-                    f"the complex step cannot differentiate {function_name(f)} with respect "
-                    f"to {paths[i]}, which is complex: the step itself is imaginary",
-                    hint="use method='central'", **_def_line(f))
-
             def place(point: np.ndarray, i: int = i, leaf=leaf) -> None:
                 # fresh copies of every array: in-place updates by f (a leaf *= 2) never
                 # reach the caller's arrays, nor the point the next evaluation starts from
@@ -245,10 +241,15 @@ def _like_leaf(values: np.ndarray, leaf):
 def _differences(f: Callable, args: list, x: np.ndarray, place: Callable, method: str,
                  step: float | None, leaf: str | None = None) -> np.ndarray:
     """The derivatives of ``f(*args)`` along each element of ``x``, which ``place`` puts
-    in ``args``. A complex ``x`` that is the ``leaf`` of a structure (its path) has the
-    derivative along its real part plus ``1j`` times the one along its imaginary part,
-    as ``ad.grad`` gives."""
-    complex_ = leaf is not None and np.iscomplexobj(x)
+    in ``args`` (``leaf``: its path, for a leaf of a structure). A complex ``x`` has the
+    derivative along its real part minus ``1j`` times the one along its imaginary part,
+    ``df/dx - i df/dy``, as ``ad.grad`` gives (the convention of JAX and autograd)."""
+    complex_ = np.iscomplexobj(x)
+    if complex_ and method == "complex":
+        raise ArgumentKindError(
+            f"the complex step cannot differentiate {function_name(f)} with respect to "
+            f"{leaf or 'an argument'}, which is complex: the step itself is imaginary",
+            hint="use method='central'", **_def_line(f))
     if complex_:
         dtype = x.dtype
     else:
@@ -287,7 +288,7 @@ def _differences(f: Callable, args: list, x: np.ndarray, place: Callable, method
                 work[index] = centre - unit * h
                 slopes.append((above - at(work)) / (2 * h))
             work[index] = centre
-        gradient[index] = slopes[0] if len(slopes) == 1 else slopes[0] + 1j * slopes[1]
+        gradient[index] = slopes[0] if len(slopes) == 1 else slopes[0] - 1j * slopes[1]
     return gradient
 
 
@@ -471,7 +472,7 @@ def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
 def _low_precision(value) -> bool:
     """Whether an argument (any leaf with a gradient, for a structure) is float32 or less."""
     if not _is_structure(value):
-        return np.asarray(value).dtype in (np.float32, np.float16)
+        return np.asarray(value).dtype in (np.float32, np.float16, np.complex64)
     return any(np.result_type(leaf) in (np.float32, np.float16, np.complex64)
                for leaf in tree.leaves(value) if has_gradient(leaf))
 
@@ -531,14 +532,17 @@ def _random_like(output, rng: np.random.Generator):
 
 
 def _inner(seeds, output) -> float:
-    """``sum(seeds * output)`` over the leaves a seed weighs (arrays and numbers)."""
-    return sum(np.sum(np.asarray(v) * np.asarray(o))
-               for v, o in zip(tree.leaves(seeds), tree.leaves(output))
-               if isinstance(v, (np.ndarray, float)))
+    """``sum(seeds * output)`` over the leaves a seed weighs (arrays and numbers): its
+    real part, for a complex output (the real seeds weigh the real parts)."""
+    return np.real(sum(np.sum(np.asarray(v) * np.asarray(o))
+                       for v, o in zip(tree.leaves(seeds), tree.leaves(output))
+                       if isinstance(v, (np.ndarray, float))))
 
 
 def _compare(name: str, ours, numeric, rtol: float, atol: float,
              dtype=np.float64) -> Comparison:
+    # (complex gradients compared in both parts)
+    dtype = np.result_type(dtype, np.asarray(ours).dtype, np.asarray(numeric).dtype)
     ours = np.asarray(ours, dtype=dtype)
     numeric = np.asarray(numeric, dtype=dtype)
     if ours.shape != numeric.shape:
@@ -598,9 +602,9 @@ def _check_forward_mode(f, args, wrt, single, seeds, numeric, rng, report, jvp,
     except AutodiffError as error:
         report.notes.append(f"forward mode not checked: {_jvp_failure(error, structures)}")
         return
-    # in the gradients' structures: None where a leaf has no gradient
-    directions = tuple(tree.map(lambda g: rng.standard_normal(np.shape(g)), g)
-                       for g in numeric)
+    # in the gradients' structures: None where a leaf has no gradient (complex for a
+    # complex leaf: both its parts vary)
+    directions = tuple(tree.map(lambda g: _direction(rng, g), g) for g in numeric)
     tangent = directions[0] if single else directions
     try:
         _, tangent_out = push(*args, **{push.tangent_name: tangent})
@@ -623,10 +627,19 @@ def _jvp_failure(error: AutodiffError, structures: Sequence[str]) -> str:
             f"{error.message}")
 
 
+def _direction(rng: np.random.Generator, gradient):
+    """A random direction of a gradient's shape, complex for a complex gradient."""
+    direction = rng.standard_normal(np.shape(gradient))
+    if np.iscomplexobj(gradient):
+        direction = direction + 1j * rng.standard_normal(np.shape(gradient))
+    return direction
+
+
 def _along(gradient, direction) -> float:
-    """``<gradient, direction>`` over the leaves of a gradient (the real part of a complex
-    one: the direction is real)."""
-    return sum(np.sum(np.real(g) * np.asarray(u))
+    """``<gradient, direction>`` over the leaves of a gradient: the real part of
+    ``sum(gradient * direction)`` (a complex gradient is df/dx - i df/dy, so this is
+    the derivative along a complex direction)."""
+    return sum(np.real(np.sum(np.asarray(g) * np.asarray(u)))
                for g, u in zip(tree.leaves(gradient), tree.leaves(direction)))
 
 

@@ -107,7 +107,8 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
     positions = [position for position, _ in named]
     structured = [p for p in positions if tree.items(args[p]) is not None]
     # one size per leaf with a gradient: a dict's, a list's, an object's, or the array
-    sizes = [int(np.size(leaf)) for p, path in named
+    # (a complex one counts its two parts)
+    sizes = [int(np.size(leaf)) * (2 if np.iscomplexobj(leaf) else 1) for p, path in named
              for leaf in tree.leaves(tree.part(args[p], path))
              if p not in structured or has_gradient(leaf)]
     # the arguments, or the parts of them that wrt names ("params['W1']")
@@ -180,12 +181,16 @@ def _reverse_row(f: Callable, args: tuple, positions: list) -> MethodResult:
 def relative_error(gradient: tuple, reference: tuple) -> float:
     """The largest difference over every leaf of the gradients, relative to the largest
     element of the reference."""
-    pairs = list(zip(tree.leaves(gradient), tree.leaves(reference)))
-    difference = max((np.max(np.abs(np.asarray(g, float) - np.asarray(r, float)), initial=0.0)
-                      for g, r in pairs), default=0.0)
-    scale = max((np.max(np.abs(np.asarray(r, float)), initial=0.0) for _, r in pairs),
-                default=0.0)
+    pairs = [(_inexact(g), _inexact(r))
+             for g, r in zip(tree.leaves(gradient), tree.leaves(reference))]
+    difference = max((np.max(np.abs(g - r), initial=0.0) for g, r in pairs), default=0.0)
+    scale = max((np.max(np.abs(r), initial=0.0) for _, r in pairs), default=0.0)
     return float(difference / scale) if scale > 0 else float(difference)
+
+
+def _inexact(leaf) -> np.ndarray:
+    """A gradient's leaf as a float array (complex for a complex one: both parts count)."""
+    return np.asarray(leaf, dtype=np.result_type(leaf, float))
 
 
 def median_seconds(run: Callable[[], object], budget: float = 0.2, samples: int = 5) -> float:

@@ -191,6 +191,11 @@ class SymbolicGradient:
         else:
             values = list(args)
         for argument, value in zip(self.arguments, values):
+            if np.iscomplexobj(value):
+                raise SymbolicError(f"{argument.name} is complex, and this gradient's symbols "
+                                    "are real ones", **Location.error_fields(self.where),
+                                    hint="check a function of complex values against finite "
+                                    "differences (ad.check_grad)")
             if np.shape(value) != argument.shape:
                 built = f"shape {argument.shape}" if argument.shape else "a scalar"
                 raise SymbolicError(f"{argument.name} has shape {np.shape(value)}, but this "

@@ -46,6 +46,7 @@ from autodiff.transforms.activity import (
     useful_values,
     varied_values,
 )
+from autodiff.transforms.complex_values import check_steps, jvp_rules
 from autodiff.transforms.control import path_taken
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -70,6 +71,7 @@ def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = Tru
     targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
     varied, tapes = _varied(graph, targets)
     refuse_gradients_into_settings(graph, varied, useful_values(graph))
+    check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="tangent")
     transform = _Tangents(builder, varied, tapes)
     tangent_params = []
@@ -174,7 +176,8 @@ class _Tangents:
                   if any(v in self.tangents for v in operand_values(named[p]))]
         if not active:
             return
-        missing = [p for p in active if p not in op.jvps and op.jvp != "linear"]
+        jvps = op.rules_for(self.builder.graph.complex)[1]
+        missing = [p for p in active if p not in jvps and op.jvp != "linear"]
         where = Location.error_fields(node.loc)
         problem = op.vjp_check(named) if op.vjp_check is not None else None
         if problem:  # arguments the rules do not cover (np.linalg.norm with ord=1)
@@ -185,21 +188,23 @@ class _Tangents:
             raise NonDifferentiableError(
                 f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'"
                 + (f" ({op.no_gradient})" if op.no_gradient else ""), **where, hint="use reverse mode (mode='rev'), or ad.register_gradient a rule")
-        parts = [self.part(node, p) for p in active]
+        jvps = jvp_rules(self.builder, node, active)
+        parts = [self.part(node, p, jvps) for p in active]
         total = parts[0]
         for part in parts[1:]:
             total = self.emit("add_lists" if node.out.shape is LIST else "add", total, part)
         self.name(node.out, total)
 
-    def part(self, node: Node, param: str) -> Operand:
-        """The result's tangent due to the tangent of ``param`` alone: its JVP rule, or
-        for an op linear in ``param``, the op itself applied to that tangent."""
+    def part(self, node: Node, param: str, jvps: dict) -> Operand:
+        """The result's tangent due to the tangent of ``param`` alone: its JVP rule (of
+        ``jvps``), or for an op linear in ``param``, the op itself applied to that
+        tangent."""
         op, named, tangent = node.op, node.named_args, self.tangent(node.named_args[param])
-        if op.jvp == "linear" and param not in op.jvps:
+        if op.jvp == "linear" and param not in jvps:
             self.builder.loc = node.loc
             return self.builder.emit(op, tuple(tangent if p == param else named[p]
                                                for p in op.params))
-        return inline_rule(op.jvps[param], self.builder, named, node.loc,
+        return inline_rule(jvps[param], self.builder, named, node.loc,
                            leading=(tangent, node.out))
 
     def lockstep(self, node: Node) -> None:

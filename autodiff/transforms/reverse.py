@@ -44,6 +44,7 @@ from autodiff.transforms.activity import (
     varied_values,
 )
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
+from autodiff.transforms.complex_values import accepts_complex_gradients, check_steps, vjp_rule
 from autodiff.transforms.control import ControlFlowReverser, cut_back_tapes
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
@@ -154,6 +155,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     active = varied & useful
     _refuse_taped(graph, varied)
     refuse_gradients_into_settings(graph, varied, useful)
+    check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="backward")
     reverser = _Reverser(builder, active)
     adjoints = reverser.new_adjoints()
@@ -165,6 +167,8 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     if seed is not None:
         _seed_outputs(builder, adjoints, mapping[seed], output, active, where)
     elif isinstance(output, Value) and output in active:
+        if graph.complex:  # grad differentiates a real output
+            builder.emit(OPS["real_output"], (output, Const(where)))
         seed_value, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed_value, set())
     reverser.reverse_nodes(forward, adjoints)
@@ -172,10 +176,11 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
 
     builder.loc = None
     gradients = []
+    complex_gradients = Const(accepts_complex_gradients(graph, seed is not None))
     for param in targets:
         total = adjoints.total(param) if param in adjoints else Const(0.0)
         check = Const(where) if param is witness else Const(None)
-        gradient = builder.emit(OPS["as_gradient_of"], (total, param, check))
+        gradient = builder.emit(OPS["as_gradient_of"], (total, param, check, complex_gradients))
         gradient.adjoint_of = param
         gradients.append(gradient)
     graph.outputs = ([output] if with_value else []) + gradients + extra
@@ -293,7 +298,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     if not targets:
         return
     where = Location.error_fields(node.loc)
-    if op.vjp is None:
+    if op.rules_for(builder.graph.complex)[0] is None:
         if op.missing_rule is not None:
             raise op.missing_rule(named, where)
         raise NonDifferentiableError(
@@ -303,8 +308,9 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     problem = op.vjp_check(named) if op.vjp_check is not None else None
     if problem:
         raise NonDifferentiableError(problem, **where)
+    vjp = vjp_rule(builder, node, targets)
     start = len(builder.nodes)
-    result = inline_rule(op.vjp, builder, named, node.loc, leading=(g, node.out))
+    result = inline_rule(vjp, builder, named, node.loc, leading=(g, node.out))
     result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
     results = dict(zip(op.diff, result))
@@ -547,4 +553,4 @@ def _mark_float_arithmetic(graph: Graph) -> None:
     for node in graph.nodes:
         if node.op is as_gradient_of_op:
             gradient, param = node.args[0], node.args[1]
-            node.args = (*node.args[:3], Const(closed(gradient, param)))
+            node.args = (*node.args[:4], Const(closed(gradient, param)))

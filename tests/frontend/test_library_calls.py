@@ -133,3 +133,103 @@ def test_a_derivative_built_inside_the_differentiated_function(user):
     check_against_finite_differences(user.gradient_norm, [A, b], wrt=(0, 1))
     with pytest.raises(ad.UnknownFunctionError, match="known only when the code runs"):
         ad.grad(user.built_from_a_value)
+
+
+# ----- methods of a library's objects -----
+
+RNG_CODE = """
+    import numpy as np
+
+    RNG = np.random.default_rng(0)
+
+
+    def reparameterised(mu, log_sigma, seed):
+        rng = np.random.default_rng(seed)
+        eps = rng.normal(size=mu.shape)
+        z = mu + np.exp(log_sigma) * eps
+        return np.sum(z ** 2) + 0.1 * np.sum(rng.uniform(0.0, 1.0, size=3))
+
+
+    def dropout(x):
+        keep = RNG.random(x.shape) > 0.5
+        return np.sum(np.tanh(x) * keep)
+
+
+    def noise_of_x(mu):
+        return np.sum(np.random.default_rng(0).normal(loc=mu))
+
+
+    def sorted_in_place(x):
+        y = x * 2.0
+        y.sort()
+        return np.sum(y)
+
+
+    def swapped(x):
+        return np.sum(RNG.normal(size=2) * (x * 2.0).byteswap())
+"""
+
+
+def test_a_random_generators_methods_run_as_they_are(tmp_path):
+    code = UserModules(tmp_path)(RNG_CODE)
+    mu, log_sigma = np.array([0.5, -1.0]), np.array([0.1, 0.3])
+    check_against_finite_differences(code.reparameterised, [mu, log_sigma, 7], wrt=(0, 1),
+                                     second_order=True)
+    assert "rng.normal(size=" in ad.grad(code.reparameterised).source
+    x = np.linspace(-1.0, 1.0, 6)
+    code.RNG = np.random.default_rng(3)  # the generator the code reads, when it runs
+    gradient = ad.grad(code.dropout)(x)
+    keep = np.random.default_rng(3).random(x.shape) > 0.5
+    np.testing.assert_allclose(gradient, (1 - np.tanh(x) ** 2) * keep)
+
+
+def test_a_gradient_into_a_library_method_or_an_unknown_array_method_is_refused(tmp_path):
+    code = UserModules(tmp_path)(RNG_CODE)
+    with pytest.raises(ad.UnknownFunctionError, match="normal") as raised:
+        ad.grad(code.noise_of_x)(np.ones(2))
+    assert raised.value.lineno == code.noise_of_x.__code__.co_firstlineno + 1
+    # an array's own methods are never run as they are: they may change it in place
+    with pytest.raises(ad.UnsupportedSyntaxError, match=r"'y.sort\(\)' is called for its "
+                       "effect"):
+        ad.grad(code.sorted_in_place)(np.ones(2))
+    with pytest.raises(ad.UnknownFunctionError, match=r"the method '\.byteswap\(\)' is not "
+                       "supported"):
+        ad.grad(code.swapped)(np.ones(2))
+
+
+ODE_CODE = """
+    import numpy as np
+    import scipy.integrate
+
+
+    def decay(y, t, k):
+        return -k * y
+
+
+    def solved(k):
+        return np.sum(scipy.integrate.odeint(decay, 1.0, np.linspace(0.0, 1.0, 5), args=(k,)))
+
+
+    def rk4(k, y0):
+        h = 0.05
+        y, t = y0, 0.0
+        for _ in range(20):
+            k1 = decay(y, t, k)
+            k2 = decay(y + h / 2 * k1, t + h / 2, k)
+            k3 = decay(y + h / 2 * k2, t + h / 2, k)
+            k4 = decay(y + h * k3, t + h, k)
+            y, t = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), t + h
+        return np.sum(y)
+"""
+
+
+def test_an_ode_solver_is_refused_with_the_fixed_steps_that_replace_it(tmp_path):
+    code = UserModules(tmp_path)(ODE_CODE)
+    with pytest.raises(ad.UnknownFunctionError, match="is not differentiated: its steps are "
+                       r"chosen .*\n.*\n  hint: integrate with fixed steps"):
+        ad.grad(code.solved)(0.5)
+    # the alternative: RK4 in the code, differentiated step by step; y(1) = y0 exp(-k)
+    y0 = np.array([1.0, 2.0])
+    check_against_finite_differences(code.rk4, [0.5, y0], wrt=(0, 1), second_order=True)
+    np.testing.assert_allclose(ad.grad(code.rk4)(0.5, y0), -np.sum(y0) * np.exp(-0.5),
+                               rtol=1e-6)

@@ -39,28 +39,38 @@ def signatures(cases) -> tuple:
     return tuple((case[0], len(case[1])) for case in cases)
 
 
-def build_module(directory, signatures: tuple, preamble: str = "") -> object:
+def build_module(directory, signatures: tuple, preamble: str = "",
+                 complex_values: bool = False) -> object:
+    """The functions of a table: ``value_i``, the expression, and ``loss_i``, its sum
+    weighted by ``w`` (with ``complex_values``, the real part of that sum, for complex
+    weights: a real loss of complex values)."""
     lines = ["import math", "import numpy as np", "", preamble, ""]
+    loss = "np.sum(np.real(w * ({})))" if complex_values else "np.sum(w * ({}))"
     for index, (expr, arity) in enumerate(signatures):
         params = "x, y" if arity == 2 else "x"
         lines += [f"def value_{index}({params}):", f"    return {expr}", "",
-                  f"def loss_{index}({params}, w):", f"    return np.sum(w * ({expr}))", ""]
+                  f"def loss_{index}({params}, w):", f"    return {loss.format(expr)}", ""]
     return UserModules(GENERATED)("\n".join(lines))
 
 
 @functools.cache
-def shared_module(signatures: tuple, preamble: str = "") -> object:
+def shared_module(signatures: tuple, preamble: str = "", complex_values: bool = False) -> object:
     """The module of a table's functions, built once per session."""
-    return build_module(GENERATED, signatures, preamble)
+    return build_module(GENERATED, signatures, preamble, complex_values)
 
 
-def check_case(module, cases, index: int, seed: int = 0, routes: tuple = ()) -> None:
+def check_case(module, cases, index: int, seed: int = 0, routes: tuple = (),
+               complex_values: bool = False) -> None:
+    """Check case ``index``; with ``complex_values`` (a table of complex functions) its
+    inputs are complex unless its domain says otherwise, and so are the weights."""
     _, shapes, *rest = cases[index]
-    domain = rest[0] if rest else "real"
+    domain = rest[0] if rest else "complex" if complex_values else "real"
     rng = np.random.default_rng(seed + index)
     args = [random_array(rng, shape, domain) for shape in shapes]
     out_shape = np.shape(getattr(module, f"value_{index}")(*args))
     weights = rng.uniform(0.5, 1.5, size=out_shape)
+    if complex_values:
+        weights = weights + 1j * rng.uniform(0.5, 1.5, size=out_shape)
     wrt = tuple(range(len(args))) if len(args) > 1 else 0
     marker = rest[1] if len(rest) > 1 else True
     loss = getattr(module, f"loss_{index}")
@@ -89,27 +99,30 @@ def case_ids(cases) -> list[str]:
     return [f"{c[0]}-{c[1]}" for c in cases]
 
 
-def table_test(cases, seed: int, preamble: str = "", routes: tuple = ()):
+def table_test(cases, seed: int, preamble: str = "", routes: tuple = (),
+               complex_values: bool = False):
     """A parametrized test checking every case of ``cases``; one user module per table,
     whose source starts with ``preamble`` (functions the cases may call), over the
-    extra ``routes`` (see :func:`check_routes`)."""
+    extra ``routes`` (see :func:`check_routes`); ``complex_values``: a table of complex
+    functions (see :func:`check_case`)."""
 
     @pytest.mark.parametrize("index", range(len(cases)), ids=case_ids(cases))
     def test(index):
-        check_case(shared_module(signatures(cases), preamble), cases, index, seed=seed,
-                   routes=routes)
+        check_case(shared_module(signatures(cases), preamble, complex_values), cases, index,
+                   seed=seed, routes=routes, complex_values=complex_values)
 
     return test
 
 
-def ops_reached(cases, preamble: str = "") -> set[str]:
+def ops_reached(cases, preamble: str = "", complex_values: bool = False) -> set[str]:
     """The names of the ops the derivatives a table's checks build go through (each
     family's test that its ops, and their rules, are reached by a case)."""
-    module = shared_module(signatures(cases), preamble)
+    module = shared_module(signatures(cases), preamble, complex_values)
     seen = set()
     for index, (_, arity) in enumerate(signatures(cases)):
         loss = getattr(module, f"loss_{index}")
-        for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
+        for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0,
+                                         complex_values):
             for name in ("original_graph", "graph"):
                 graph = getattr(derivative, name, None)
                 if graph is not None:

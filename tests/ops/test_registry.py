@@ -115,6 +115,9 @@ def _tables() -> list[tuple]:
     from tests.ops import test_statistics
     tables.append((shared_module(signatures(test_statistics.CASES)),
                    signatures(test_statistics.CASES)))
+    from tests.ops import test_complex  # complex values: the real part of a weighted sum
+    tables.append((shared_module(signatures(test_complex.CASES), "", True),
+                   signatures(test_complex.CASES)))
     return tables
 
 

@@ -29,7 +29,7 @@ def doubling_vjp(x, seed=None):
         del dy
         # the gradients, with the shapes and dtypes of the arguments
         if dx.__class__ is not float or x.__class__ is not float:
-            dx = as_gradient_of(dx, x)
+            dx = as_gradient_of(dx, x, complex_values=True)
         return dx
     except Exception as error:
         raise at_user_line(error)

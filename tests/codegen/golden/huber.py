@@ -1,5 +1,6 @@
 def huber_grad(r, delta=1.0):
-    if type(r) not in array_kinds or type(delta) not in array_kinds:
+    if (type(r) not in array_kinds or type(delta) not in array_kinds or
+            complex_values(r, delta)):
         return by_structure(r, delta)
     try:
         # line 60: if abs(r) <= delta:

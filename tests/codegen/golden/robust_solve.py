@@ -1,5 +1,5 @@
 def robust_solve_grad(A, b):
-    if type(A) not in array_kinds or type(b) not in array_kinds:
+    if type(A) not in array_kinds or type(b) not in array_kinds or complex_values(A, b):
         return by_structure(A, b)
     try:
         # line 96: try:
