@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from autodiff.graph.nodes import Node, Region, Value, operand_values
+from autodiff.graph.nodes import CAUGHT, Node, Region, Value, operand_values
 
 if TYPE_CHECKING:  # the graph module names its values with this one
     from autodiff.graph.ir import Graph
@@ -187,6 +187,8 @@ class _Namer:
                 while name in reads:
                     name = self.fresh(name + "_", position)
         self.claim(value, name)
+        if node.op.name == CAUGHT:  # (Python unbinds it when its handler ends)
+            self.busy[name] = math.inf
 
     def region(self, region: Region) -> None:
         position, end = self.layout.position[region], self.layout.end[region]

@@ -248,6 +248,9 @@ REGION_KINDS = {name: RegionKind(name, branches=name in ("if", "switch", "try"))
 # The op of the node that ends the part of a try's body its handlers guard: the nodes
 # after it are the statements of the try's ``else:``.
 TRY_ELSE = "try_else"
+# The op of the node binding the exception a handler caught (``except E as e``). Python
+# unbinds ``e`` when the handler ends: its variable holds nothing else.
+CAUGHT = "caught"
 
 
 class Region:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 
+from autodiff.graph import nodes
 from autodiff.ops.registry import Op, stub_taking
 from autodiff.ops.shape_rules import scalar_result
 
@@ -55,13 +56,13 @@ def raise_op(form: str, positional: int = 0, keywords: tuple[str, ...] = (),
     return _statement(op, "written by the frontend for a raise statement")
 
 
-CAUGHT = Op("caught", stub_taking([]), "caught()", nondiff_output=True, fresh=False, floating=None,
+CAUGHT = Op(nodes.CAUGHT, stub_taking([]), "caught()", nondiff_output=True, fresh=False, floating=None,
             no_gradient="the exception a handler caught is read by statements run for "
             "their effect alone")
 CAUGHT.opaque = CAUGHT.distinct = True  # (each handler catches its own)
 CAUGHT.outside_tables = "written by the frontend for 'except E as e:'"
 
-TRY_ELSE = _statement(Op("try_else", stub_taking([]), "pass", nondiff_output=True, floating=None,
+TRY_ELSE = _statement(Op(nodes.TRY_ELSE, stub_taking([]), "pass", nondiff_output=True, floating=None,
                          no_gradient="a mark between a try's body and its else: block"),
                       "written by the frontend for a try statement's else: block")
 

@@ -207,6 +207,28 @@ def test_else_runs_when_the_body_completes_and_finally_on_every_path(capsys, x, 
     np.testing.assert_allclose(ad.grad(exp_or_tanh, jit=True)(np.array(x)), gradient)
 
 
+def rebinds_the_exception_name(x):
+    try:
+        y = np.log(x)
+        if np.any(np.isnan(y)):
+            raise ValueError("nan")
+    except ValueError as e:
+        print(e)
+        e = np.tanh(x)
+        y = e * 3.0
+    return np.sum(y * y)
+
+
+def test_the_variable_of_except_as_holds_nothing_else(capsys):
+    """Python unbinds it when the handler ends: a value the backward sweep reads after
+    the handler must live in another variable."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check_against_finite_differences(rebinds_the_exception_name, [np.array([-0.5, 0.3])],
+                                         second_order=True)
+    assert "e_1 = np.tanh(x)" in ad.grad(rebinds_the_exception_name).source
+
+
 def finally_on_the_way_out(x):
     try:
         y = np.log(x)
@@ -263,6 +285,27 @@ def test_return_inside_the_body_or_a_handler(x):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         check_against_finite_differences(returns_inside, [np.array(x)], second_order=True)
+
+
+def grown_until_it_fails(x):
+    s = x
+    for i in range(5):
+        try:
+            t = s * 0.9 + np.sin(s)
+            if np.sum(t) > 3.0:
+                raise ValueError("grown")
+            if i == 1:
+                continue
+            s = t
+        except ValueError:
+            break
+    return np.sum(s ** 2)
+
+
+@pytest.mark.parametrize("x", [[0.3, 0.2], [0.6, 0.7], [1.5, 1.2]])
+def test_break_in_a_handler_and_continue_in_the_body(x):
+    check_against_finite_differences(grown_until_it_fails, [np.array(x)], second_order=True)
+    check_with_jit(grown_until_it_fails, np.array(x))
 
 
 def unrolled_until_saturated(x):
