@@ -945,6 +945,13 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
 
     # ----- names -----
 
+    def binds(self, name: str) -> bool:
+        """Whether ``name`` is a local of this function or of one it is defined in."""
+        scope = self
+        while scope is not None and name not in scope.env:
+            scope = scope.enclosing
+        return scope is not None
+
     def name(self, node: ast.Name) -> Operand:
         name = node.id
         scope = self

@@ -164,17 +164,18 @@ class ExceptionsMixin:
         if handler.type is None:
             return Const(None)
         classes = self.expr(handler.type)
-        if isinstance(handler.type, ast.Name) and isinstance(classes, tuple) and all(
-                _exception_class(item) for item in classes):  # RETRIED = (ValueError, ...)
-            classes = Const(tuple(item.value for item in classes), path=handler.type.id,
-                            scope=self.scope_of(handler.type.id))
-            return classes
+        if isinstance(handler.type, ast.Name) and not self.binds(handler.type.id) and (
+                isinstance(classes, tuple) and all(_exception_class(c) for c in classes)):
+            # a global tuple of classes (RETRIED = (ValueError, ...)), read by its name
+            return Const(tuple(item.value for item in classes), path=handler.type.id,
+                         scope=self.scope_of(handler.type.id))
         items = classes if isinstance(classes, tuple) else (classes,)
         if not all(_exception_class(item) and item.path is not None for item in items):
             raise self.error(handler, f"'except {ast.unparse(handler.type)}' needs exception "
                              "classes known while compiling, by their names",
                              hint="name the classes in the except clause (except "
-                             "(ValueError, np.linalg.LinAlgError):)")
+                             "(ValueError, np.linalg.LinAlgError):), or a global tuple of "
+                             "them")
         return classes
 
     # ----- the exception a handler caught -----

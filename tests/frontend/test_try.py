@@ -408,6 +408,16 @@ def test_classes_of_another_module_and_a_global_tuple_of_them(user_module):
             except RETRIED:
                 y = x * 0.1
             return y
+
+        def settle_locally(x):
+            retried = (Diverged, ValueError)
+            try:
+                y = np.tanh(x) * 3.0
+                if np.max(np.abs(y)) > 2.5:
+                    raise Diverged("too far")
+            except retried:
+                y = x * 0.1
+            return np.sum(y)
     """, name="settling")
     module = user_module("""
         import numpy as np
@@ -420,6 +430,9 @@ def test_classes_of_another_module_and_a_global_tuple_of_them(user_module):
     assert "raise settling.Diverged('too far')" in source and "except settling.RETRIED:" in source
     for x in ([3.0, 2.0], [0.3, 0.2]):
         check_against_finite_differences(module.loss, [np.array(x)], second_order=True)
+    settling = sys.modules["settling"]
+    assert "except (Diverged, ValueError):" in ad.grad(settling.settle_locally).source
+    check_against_finite_differences(settling.settle_locally, [np.array([3.0, 2.0])])
 
 
 def validated(x):
