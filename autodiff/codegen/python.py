@@ -486,7 +486,11 @@ class _Writer:
         guarded = region.guarded()
         rest = body.nodes[len(guarded) + 1:]  # (after the try_else node)
         ending = self.ending(body, region.outs)
+        # check_finite's error is a FloatingPointError, which the user's handler would
+        # catch: the guarded part is checked through the values the statement gives
+        check, self.check = self.check, None
         lines = ["try:", *_indent(self.block(guarded) + ([] if rest else ending))]
+        self.check = check
         for classes, handler in zip(region.args, handlers):
             caught = next((node for node in handler.nodes
                            if isinstance(node, Node) and node.op is CAUGHT), None)
@@ -498,6 +502,13 @@ class _Writer:
         if rest:
             lines += ["else:", *_indent(self.block(rest) + ending)]
         self.previous_comment = None  # (the next line's comment, after the clauses)
+        if self.check and region.outs:
+            comment = _comment(region)
+            if comment:
+                lines.append(comment)
+                self.previous_comment = comment
+                self.locations[comment] = (region.loc, region.phase)
+            lines += [f"{self.check}({self.names[out]})" for out in region.outs]
         return lines
 
     def expression(self, block: Block) -> ast.expr | None:

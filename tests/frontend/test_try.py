@@ -641,3 +641,23 @@ def validated_plainly(x):
     if np.min(x) < 0.0:
         raise ValueError("x must not be negative")
     return np.sum(x ** 2)
+
+
+def log_or_linear(x):
+    try:
+        y = np.log(x)
+    except FloatingPointError:
+        y = x * 5.0
+    return np.sum(y * y)
+
+
+def test_check_finite_never_changes_the_path_a_try_takes():
+    """Its error is a FloatingPointError: raised inside the body, the handler would take
+    it. The body's values are checked as the statement gives them (y here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ad.NonFiniteError) as info:
+            ad.grad(log_or_linear, check_finite=True)(np.array([-1.0, 2.0]))
+    assert info.value.lineno == log_or_linear.__code__.co_firstlineno + 1  # the try
+    np.testing.assert_allclose(
+        ad.grad(log_or_linear, check_finite=True)(np.array([1.0, 2.0])), [0.0, np.log(2.0)])
