@@ -89,8 +89,8 @@ class Op:
       depends on its operands' shapes and dtypes alone;
     - ``real_rules``: its rules hold for real operands alone (``np.abs``, ``np.var``,
       ``np.correlate``, which NumPy conjugates for complex ones). A derivative compiled
-      for real values that holds it hands calls with complex arguments to the one
-      compiled for complex values, which uses its complex rules (``defvjp_complex``,
+      for real values that inlines those rules hands calls with complex arguments to the
+      one compiled for complex values, which uses its complex rules (``defvjp_complex``,
       ``defjvp_complex``) or, without them, checks when it runs that its operands are
       real. Every other op's rules hold for complex values too, in the convention of
       JAX and autograd (holomorphic and linear ops: ``g * f'(z)``, transposes without
