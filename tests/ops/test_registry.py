@@ -116,8 +116,8 @@ def _tables() -> list[tuple]:
     tables.append((shared_module(signatures(test_statistics.CASES)),
                    signatures(test_statistics.CASES)))
     tables = [(module, table, False) for module, table in tables]
-    from tests.ops import test_complex  # tables of complex values
-    for cases in (test_complex.CASES,):
+    from tests.ops import test_complex, test_fft  # tables of complex values
+    for cases in (test_complex.CASES, test_fft.CASES):
         tables.append((shared_module(signatures(cases), "", True), signatures(cases), True))
     return tables
 
