@@ -25,6 +25,7 @@ CASES = [
     ("np.fft.ifft(x, n=6, axis=1, norm='forward') ** 2", [(2, 4)]),
     ("np.fft.ifft(x, n=2, axis=-2, norm='ortho') ** 2", [(3, 4, 2)]),
     ("np.fft.fft(x, norm=None) * np.fft.ifft(x)", [(1,)]),
+    ("np.fft.fft(x, n=4)[1:] ** 2 + np.fft.ifftn(x ** 2, axes=(0,))", [(3,)], "real"),
     # real to complex, complex to real
     ("np.fft.rfft(x) ** 2", [(6,)], "real"),
     ("np.fft.rfft(x, n=4, norm='ortho') ** 2", [(7,)], "real"),
