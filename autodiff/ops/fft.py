@@ -188,13 +188,14 @@ def _(rewrite, g, x):
 # ----- one dimension -----
 
 
-def _transform(name: str, settings: str, complex_result: bool = True):
-    """The defop of ``np.fft.NAME``: linear in ``a`` (its JVP the transform of the tangent),
-    complex unless it is a real inverse."""
+def _transform(name: str, settings: str):
+    """The defop of ``np.fft.NAME``: linear in ``a`` (its JVP the transform of the tangent).
+    A graph holding it computes with complex values from the start, irfft's too: its
+    result is real, but its rule transforms the adjoint into complex values, and the
+    ops before it must not be differentiated with rules for real values alone."""
     return defop(name, f"np.fft.{name}(a, {settings}, norm=norm)",
                  aliases=(getattr(np.fft, name),), diff=("a",), jvp="linear", zeros="first",
-                 floating="always", ndarray=True, makes_complex=complex_result,
-                 no_sympy=_NO_SYMPY)
+                 floating="always", ndarray=True, makes_complex=True, no_sympy=_NO_SYMPY)
 
 
 @_transform("fft", "n=n, axis=axis")
@@ -230,7 +231,7 @@ def _(g, ans, a, n, axis, norm):
     return np.real(fitted_to(full, a))
 
 
-@_transform("irfft", "n=n, axis=axis", complex_result=False)
+@_transform("irfft", "n=n, axis=axis")
 def irfft(a, n=None, axis=-1, norm=None): ...
 
 
@@ -275,7 +276,7 @@ _SWAPPED = ("np.fft.{} is differentiated with a constant norm: it is built, as N
 
 
 @defop("hfft", "np.fft.hfft(a, n=n, axis=axis, norm=norm)", aliases=(np.fft.hfft,),
-       diff=("a",), floating="always", simplify=_hfft_form,
+       diff=("a",), floating="always", makes_complex=True, simplify=_hfft_form,
        no_gradient=_SWAPPED.format("hfft", "np.conj and np.fft.irfft"),
        no_sympy="built from np.conj and np.fft.irfft")
 def hfft(a, n=None, axis=-1, norm=None): ...
@@ -328,7 +329,7 @@ def _(g, ans, a, s, axes, norm):
     return np.real(fitted_to(full, a))
 
 
-@_transform("irfftn", "s=s, axes=axes", complex_result=False)
+@_transform("irfftn", "s=s, axes=axes")
 def irfftn(a, s=None, axes=None, norm=None): ...
 
 
@@ -351,13 +352,12 @@ def _along(op):
     return form
 
 
-for _name, _op, _complex in (("fft2", fftn, True), ("ifft2", ifftn, True),
-                             ("rfft2", rfftn, True), ("irfft2", irfftn, False)):
+for _name, _op in (("fft2", fftn), ("ifft2", ifftn), ("rfft2", rfftn), ("irfft2", irfftn)):
     def _stub(a, s=None, axes=(-2, -1), norm=None): ...
 
     defop(_name, f"np.fft.{_name}(a, s=s, axes=axes, norm=norm)",
           aliases=(getattr(np.fft, _name),), diff=("a",), floating="always",
-          makes_complex=_complex, simplify=_along(_op),
+          makes_complex=True, simplify=_along(_op),
           no_gradient=f"built from np.fft.{_op.name}", no_sympy=f"built from np.fft.{_op.name}")(
               _stub)
 

@@ -38,6 +38,7 @@ CASES = [
     ("np.fft.irfft(x, n=6, axis=-2, norm='ortho') ** 2", [(2, 4, 3)]),
     ("np.fft.irfft(x, n=1) * x[0]", [(3,)]), ("np.fft.irfft(x, n=2) ** 2", [(1,)]),
     ("np.fft.irfft(x) ** 3", [(2,)]), ("np.fft.irfft(x, n=5) ** 2", [(4,)], "real"),
+    ("np.fft.irfft(x) ** 2 * np.abs(x[0])", [(3,)]),
     ("np.fft.hfft(x) ** 2", [(4,)]), ("np.fft.hfft(x, n=5, axis=0, norm='ortho') ** 2", [(4, 2)]),
     ("np.fft.ihfft(x, norm='forward') ** 2", [(5,)], "real"),
     ("np.fft.ihfft(x, n=4, axis=0) ** 2", [(3, 2)], "real"),
@@ -58,6 +59,8 @@ CASES = [
     # settings computed when the code runs
     ("np.fft.rfft(x, axis=x.ndim - 1) ** 2", [(3, 4)], "real"),
     ("np.fft.irfftn(np.fft.rfftn(x) ** 2, s=x.shape, axes=(0, 1))", [(3, 5)], "real"),
+    ("np.fft.irfft(x, norm='ortho' if len(x) > 3 else 'forward') ** 2", [(4,)]),
+    ("np.fft.rfftn(x, s=(-1, 6), axes=(0, 1)) ** 2", [(3, 4)], "real"),
     # shifts and frequencies
     ("np.fft.fftshift(x) * x", [(5,)]), ("np.fft.fftshift(x, axes=1) * x", [(2, 5)]),
     ("np.fft.ifftshift(x, axes=(0,)) * x", [(3, 4)]), ("np.fft.ifftshift(x) ** 2", [(5, 2)]),
