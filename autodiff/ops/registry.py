@@ -95,8 +95,9 @@ class Op:
       real. Every other op's rules hold for complex values too, in the convention of
       JAX and autograd (holomorphic and linear ops: ``g * f'(z)``, transposes without
       conjugation);
-    - ``makes_complex``: its result is complex whatever its operands (``np.fft.fft``):
-      a graph holding it computes with complex values;
+    - ``makes_complex``: its result is complex whatever its operands (``np.fft.fft``),
+      or its rules make complex values (``np.fft.irfft``'s): a graph holding it computes
+      with complex values from the start;
     - ``python_arithmetic``: an operator that gives a Python float on Python floats;
     - ``holds``: the parameter it keeps a reference to (a list or a tape holds the item);
       ``updates``: the parameter its result is an updated version of (``out[i] = v``);
