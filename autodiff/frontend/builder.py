@@ -79,6 +79,9 @@ class GraphBuilder:
         # A derivative was inlined in its form for real values while the graph did not
         # compute with complex ones yet (see frontend.function_to_graph).
         self.inlined_real_derivative = False
+        # A derivative's rules made complex values: the graph computes with them once the
+        # transform is done, never midway (a rule chosen before would be a real one).
+        self.made_complex = False
 
     @property
     def nodes(self) -> list:
@@ -100,7 +103,10 @@ class GraphBuilder:
         """Append ``op(*args)`` (canonical argument order) and return its result."""
         named = dict(zip(op.params, args))
         if op.makes_complex or any(complex_constant(arg) for arg in args):
-            self.graph.complex = True  # its derivative uses the rules for complex values
+            if self.phase == "forward":  # its derivative uses the rules for complex values
+                self.graph.complex = True
+            else:
+                self.made_complex = True
         if op.simplify is not None:
             replacement = op.simplify(named, self)
             if replacement is not None:

@@ -99,11 +99,11 @@ STATIC_COMPARE_OPS = {
 PURE_BUILTINS = frozenset({
     builtins.abs, builtins.all, builtins.any, builtins.bool, builtins.divmod, builtins.float,
     builtins.int, builtins.isinstance, builtins.len, builtins.max, builtins.min, builtins.round,
-    builtins.sorted, builtins.str, builtins.sum, builtins.tuple,
+    builtins.sorted, builtins.str, builtins.sum, builtins.tuple, builtins.type,
 })
 
 # Builtins that take a structure known while compiling apart (see structural_builtin).
-STRUCTURAL_BUILTINS = (dict, len, list, tuple, sorted, isinstance)
+STRUCTURAL_BUILTINS = (dict, len, list, tuple, sorted, isinstance, type)
 # Builtins calling a function on each item of one (see functional_builtin).
 FUNCTIONAL_BUILTINS = (map, filter, functools.reduce)
 
@@ -518,8 +518,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         return result
 
     def static_comparison(self, node: ast.Compare, op: ast.cmpop, left: Operand,
-                          right: Operand) -> Const:
-        """``a is None``, ``axis in (0, 1)``: decided now, on constants only."""
+                          right: Operand) -> Operand:
+        """``a is None``, ``axis in (0, 1)``: decided now, on constants only; ``type(x) is
+        np.ndarray`` when the code runs."""
         word = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(op)]
         if isinstance(right, Record) and isinstance(op, (ast.In, ast.NotIn)):
             right = Const(tuple(k.value for k in self.static_items(node, right)))
@@ -527,6 +528,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 right.value is None) and (isinstance(left, (Record, tuple)) or (
                     isinstance(left, Value) and left in self.not_none)):
             return Const(isinstance(op, ast.IsNot))  # a structure or an array is not None
+        tested = _type_of(left) if isinstance(right, Const) and isinstance(right.value, type) else (
+            _type_of(right) if isinstance(left, Const) and isinstance(left.value, type) else None)
+        if tested is not None and isinstance(op, (ast.Is, ast.IsNot)):
+            # type(x) is np.ndarray: tested when the code runs, as the kind of x is known then
+            kind = right if isinstance(right, Const) else left
+            return self.emit(node, "type_is", (tested, kind, Const(isinstance(op, ast.IsNot))))
         if not (isinstance(left, Const) and isinstance(right, Const)):
             if isinstance(right, Const):  # b is None: b may be None when called
                 self.read_as_structure(node, left, "a setting known while compiling")
@@ -810,10 +817,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         return total
 
     def structural_builtin(self, node: ast.Call, fn, args: tuple, kwargs: dict):
-        """``dict(...)``, and ``len``, ``list``, ``tuple``, ``sorted`` and ``isinstance``
-        of structures known while compiling; None for any other call."""
+        """``dict(...)``, and ``len``, ``list``, ``tuple``, ``sorted``, ``isinstance`` and
+        ``type`` of structures known while compiling; None for any other call."""
         if fn is dict:
             return self.dict_call(node, args, kwargs)
+        if fn is type:
+            return Const(args[0].type) if len(args) == 1 and isinstance(args[0], Record) else None
         if fn is isinstance and len(args) == 2 and isinstance(args[0], Record) and (
                 isinstance(args[1], Const)):
             try:
@@ -995,6 +1004,14 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         if obj is not MISSING and _holds_functions(obj):
             return _functions_held(obj)
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+
+
+def _type_of(operand: Operand) -> Operand | None:
+    """``x`` for ``operand``, the result of ``type(x)``, else None."""
+    node = operand.node if isinstance(operand, Value) else None
+    if node is None or isinstance(node, Region) or node.op.name != "type_of":
+        return None
+    return node.args[0]
 
 
 def _library_object(value: Value) -> bool:

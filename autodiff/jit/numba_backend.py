@@ -25,6 +25,7 @@ from autodiff.codegen.compile import compile_generated
 from autodiff.codegen.derivative import anchor
 from autodiff.codegen.python import RUNTIME_NAMES, generate
 from autodiff.errors import AutodiffError
+from autodiff.frontend.builder import complex_constant
 from autodiff.graph.ir import Const, Graph, Location, Region, walk
 from autodiff.graph.scopes import MISSING, Home
 from autodiff.jit.leaves import cut
@@ -53,9 +54,14 @@ def check_graph(graph: Graph, where: dict | None = None) -> None:
     The first helper with a line of the user's is named; one without (the
     gradients' final conversion) points at ``where``, the user's ``def``."""
     if graph.complex:  # (its checks of real values are Python's: see transforms.complex_values)
+        maker = next((node for node in walk(graph.nodes) if not isinstance(node, Region)
+                      and node.loc is not None and (node.op.makes_complex or any(
+                          complex_constant(arg) for arg in node.args))), None)
         raise AutodiffError(
             "jit='numba' compiles derivatives of real values, and this one computes with "
-            "complex values", **(where or {}), hint="use jit=True (NumPy) for this function")
+            "complex values" + ("" if maker is None else " (from this line on)"),
+            **(Location.error_fields(maker.loc) if maker is not None else where or {}),
+            hint="use jit=True (NumPy) for this function")
     found = []
     for node in walk(graph.nodes):
         if isinstance(node, Region) and node.kind == "try":

@@ -8,6 +8,7 @@ from autodiff.ops import (  # noqa: F401
     conversions,
     custom,
     elementwise,
+    fft,
     helpers,
     linalg,
     numerical,

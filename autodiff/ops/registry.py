@@ -89,14 +89,15 @@ class Op:
       depends on its operands' shapes and dtypes alone;
     - ``real_rules``: its rules hold for real operands alone (``np.abs``, ``np.var``,
       ``np.correlate``, which NumPy conjugates for complex ones). A derivative compiled
-      for real values that holds it hands calls with complex arguments to the one
-      compiled for complex values, which uses its complex rules (``defvjp_complex``,
+      for real values that inlines those rules hands calls with complex arguments to the
+      one compiled for complex values, which uses its complex rules (``defvjp_complex``,
       ``defjvp_complex``) or, without them, checks when it runs that its operands are
       real. Every other op's rules hold for complex values too, in the convention of
       JAX and autograd (holomorphic and linear ops: ``g * f'(z)``, transposes without
       conjugation);
-    - ``makes_complex``: its result is complex whatever its operands (``np.fft.fft``):
-      a graph holding it computes with complex values;
+    - ``makes_complex``: its result is complex whatever its operands (``np.fft.fft``),
+      or its rules make complex values (``np.fft.irfft``'s): a graph holding it computes
+      with complex values from the start;
     - ``python_arithmetic``: an operator that gives a Python float on Python floats;
     - ``holds``: the parameter it keeps a reference to (a list or a tape holds the item);
       ``updates``: the parameter its result is an updated version of (``out[i] = v``);

@@ -549,6 +549,24 @@ _query("len", "len(a)", builtins.len, shape=scalar_result, sympy=builtins.len)
 _query("result_type", "np.result_type(a)", np.result_type, of_shape=False,
        sympy=lambda a: np.dtype(float))
 
+
+# ``type(x)`` of a value known when the code runs (an array, a float), and ``type(x) is
+# np.ndarray``, tested then (``type(3.0)`` is folded while compiling). Not queries:
+# specialised code keys on shapes and dtypes, which a float64 scalar and a Python float
+# share.
+_NO_KIND = "SymPy's symbols have no kind of NumPy's or Python's"
+
+
+@defop("type_of", "type(a)", aliases=(builtins.type,), nondiff_output=True, floating=None,
+       no_gradient="the kind of a value", no_sympy=_NO_KIND)
+def type_of(a): ...
+
+
+@defop("type_is", lambda named: "type(a) is not kind" if named["negated"].value
+       else "type(a) is kind", nondiff_output=True, floating=None, shape=scalar_result,
+       no_gradient="a test of a value's kind", no_sympy=_NO_KIND)
+def type_is(a, kind, negated=False): ...
+
 # ----- constructors (no gradient) -----
 
 

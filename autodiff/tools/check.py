@@ -176,8 +176,9 @@ def _numeric_gradient(f: Callable, args: list, position: int, name: str, method:
 
     def place(point: np.ndarray) -> None:
         # A fresh copy each time: a function that updates its argument in place
-        # (x *= 2) must not move the point the next evaluation starts from.
-        args[position] = point[()] if scalar else point.copy()
+        # (x *= 2) must not move the point the next evaluation starts from. A number of
+        # its own kind for a number (a Python float stays one: the code may test it).
+        args[position] = _like_leaf(point, original) if scalar else point.copy()
 
     try:
         gradient = _differences(f, args, np.asarray(original), place, method, step)

@@ -54,8 +54,9 @@ def jvp_rules(builder: GraphBuilder, node: Node, active: list[str]) -> dict[str,
 
 def hands_over_complex(derivative: Graph) -> bool:
     """Whether ``derivative`` hands calls with complex arguments to the one compiled for
-    complex values: it inlined rules for real values alone."""
-    return derivative.real_values_assumed and not derivative.complex
+    complex values: it inlined rules for real values alone (whether or not those rules,
+    or others, compute with complex values inside)."""
+    return derivative.real_values_assumed
 
 
 def accepts_complex_gradients(derivative: Graph, seeded: bool) -> bool:

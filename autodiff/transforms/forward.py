@@ -90,6 +90,7 @@ def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = Tru
     graph.nodes = top.nodes
     graph.outputs = outputs + results
     graph.tangent_params = tangent_params
+    graph.complex |= builder.made_complex  # (for the rules of its own derivative)
     if optimized:
         optimize(graph)
     else:

@@ -177,6 +177,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     builder.loc = None
     gradients = []
     complex_gradients = Const(accepts_complex_gradients(graph, seed is not None))
+    graph.complex |= builder.made_complex  # (for the rules of its own derivative)
     for param in targets:
         total = adjoints.total(param) if param in adjoints else Const(0.0)
         check = Const(where) if param is witness else Const(None)

@@ -108,6 +108,7 @@ def test_complex_numbers_made_in_the_code():
 def test_a_holomorphic_function_has_a_vjp_and_a_jvp_but_no_grad():
     np.testing.assert_allclose(ad.vjp(holomorphic)(Z, 1.0 + 0j), 2 * Z)
     value, tangent = ad.jvp(holomorphic)(Z, W)
+    np.testing.assert_allclose(value, holomorphic(Z))
     np.testing.assert_allclose(tangent, np.sum(2 * Z * W))
     with pytest.raises(ad.ArgumentKindError, match="grad differentiates a real output"):
         ad.grad(holomorphic)(Z)
@@ -118,10 +119,11 @@ def test_a_holomorphic_function_has_a_vjp_and_a_jvp_but_no_grad():
 
 def test_forward_mode_gives_a_real_tangent_for_a_real_output():
     value, tangent = ad.jvp(squared_modulus)(Z, W)
-    assert not np.iscomplexobj(tangent)
+    assert value == pytest.approx(squared_modulus(Z))
+    assert not np.iscomplexobj(tangent) and not np.iscomplexobj(value)
     assert tangent == pytest.approx(np.real(np.sum(2 * np.conj(Z) * W)))
     # a real tangent along a complex argument is a direction of its real parts
-    value, along_x = ad.jvp(squared_modulus)(Z, np.ones(3))
+    _, along_x = ad.jvp(squared_modulus)(Z, np.ones(3))
     assert along_x == pytest.approx(np.sum(2 * Z.real))
 
 

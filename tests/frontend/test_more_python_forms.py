@@ -288,3 +288,40 @@ def test_reduce_and_map_over_a_list_argument_compile_for_the_list_passed():
         reduced_list_argument)(xs, w)
     for ours, theirs in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
         np.testing.assert_allclose(ours, theirs)
+
+
+# ----- the kind of a value: type(x) is ..., isinstance -----
+
+
+def by_kind(x):
+    if type(x) is not np.ndarray:  # a number
+        return x ** 3
+    return np.sum(x ** 3)
+
+
+def by_kind_of_its_type(x):
+    kind = type(x)
+    scale = 2.0 if kind is float else 1.0
+    return scale * np.sum(np.tanh(x))
+
+
+def structure_or_array(params, x):
+    if type(params) is dict:
+        return np.sum(params["w"] * x)
+    return np.sum(params * x)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (by_kind, (np.array([0.5, -1.0]),)), (by_kind, (0.7,)),
+    (by_kind_of_its_type, (np.array([0.5, -1.0]),)), (by_kind_of_its_type, (0.7,)),
+], ids=["array", "float", "array, type read once", "float, type read once"])
+def test_type_of_a_value_is_tested_when_it_runs(fn, args):
+    check_with_jit(fn, *args)
+    assert "type(x) is not np.ndarray" in ad.grad(by_kind).source
+
+
+def test_type_of_a_structure_is_known_while_compiling():
+    x = np.array([1.0, 2.0])
+    gradient = ad.grad(structure_or_array)({"w": np.array([3.0, 4.0])}, x)
+    np.testing.assert_allclose(gradient["w"], x)
+    np.testing.assert_allclose(ad.grad(structure_or_array)(np.array([3.0, 4.0]), x), x)

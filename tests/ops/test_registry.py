@@ -83,7 +83,7 @@ def test_missing_rules_are_errors_that_give_the_reason(user_module):
 
 
 def _tables() -> list[tuple]:
-    """Each op table as (its shared module, its signatures)."""
+    """Each op table as (its shared module, its signatures, whether its values are complex)."""
     tables = [(shared_module(test_elementwise.SIGNATURES), test_elementwise.SIGNATURES)]
     for cases, preamble in ((test_linalg.CASES, ""), (test_reduce.CASES, ""), (test_along_axis.CASES, ""),
                             (test_shape.CASES, test_shape.PREAMBLE), (test_numerical.CASES, "")):
@@ -115,9 +115,10 @@ def _tables() -> list[tuple]:
     from tests.ops import test_statistics
     tables.append((shared_module(signatures(test_statistics.CASES)),
                    signatures(test_statistics.CASES)))
-    from tests.ops import test_complex  # complex values: the real part of a weighted sum
-    tables.append((shared_module(signatures(test_complex.CASES), "", True),
-                   signatures(test_complex.CASES)))
+    tables = [(module, table, False) for module, table in tables]
+    from tests.ops import test_complex, test_fft  # tables of complex values
+    for cases in (test_complex.CASES, test_fft.CASES):
+        tables.append((shared_module(signatures(cases), "", True), signatures(cases), True))
     return tables
 
 
@@ -133,10 +134,11 @@ def _graphs(derivative):
 
 def test_every_op_with_rules_is_checked_by_an_op_table():
     seen = set()
-    for module, table in _tables():
+    for module, table, complex_values in _tables():
         for index, (_, arity) in enumerate(table):
             loss = getattr(module, f"loss_{index}")
-            for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0):
+            for derivative in derivatives_of(loss, arity + 1, (0, 1) if arity == 2 else 0,
+                                             complex_values):
                 for graph in _graphs(derivative):
                     seen.update(node.op.name for node in walk(graph.nodes)
                                 if hasattr(node, "op"))
@@ -159,7 +161,7 @@ def _written_by_users(op) -> bool:
 
 def test_every_op_users_write_has_a_sympy_form_or_says_why_not():
     seen = set()
-    for module, table in _tables():
+    for module, table, _ in _tables():
         for index in range(len(table)):
             graph = ad.grad(getattr(module, f"loss_{index}")).original_graph
             seen.update(node.op for node in walk(graph.nodes) if isinstance(node, Node))
