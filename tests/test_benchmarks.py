@@ -71,14 +71,12 @@ def test_a_case_autodiff_rejects_is_unsupported_not_a_crash(harness):
     from cases import Case
     from implementations import OURS, OURS_JIT, UNSUPPORTED, build_all, first_calls
 
-    def tries(x):
-        try:
+    def quiet(x):
+        with np.errstate(all="ignore"):
             y = np.sum(x)
-        except ValueError:
-            y = 0.0
         return y
 
-    case = Case("rejected", tries, lambda x: np.ones_like(x), 0,
+    case = Case("rejected", quiet, lambda x: np.ones_like(x), 0,
                 lambda: (np.arange(3.0),))
     found = build_all(case, [OURS, OURS_JIT], peers=[])
     first_calls(case, found)

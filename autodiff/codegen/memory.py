@@ -133,7 +133,7 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
             position = layout.position[region]
             for j, out in enumerate(region.outs):
                 carried = (region.body.params[1:] if region.kind == "for"
-                           else region.body.params) if region.kind != "if" else []
+                           else region.body.params) if not region.branches else []
                 inside = [(block.params[1:] if region.kind == "for" else block.params)[j]
                           for block in region.blocks] if carried else []
                 # The variable inside the loop may be owned when the value after it is not
@@ -141,7 +141,7 @@ def _owned_values(graph: Graph, layout: Layout, pushed: set[Value]) -> set[Value
                 if out not in owned and not any(p in owned for p in inside):
                     continue
                 sources = []
-                if region.kind != "if":
+                if not region.branches:
                     start = region.init[j]
                     sources.append((start, position))
                     if sum(1 for s in region.init if s is start) > 1:

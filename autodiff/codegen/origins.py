@@ -108,15 +108,40 @@ def at_user_line(error: BaseException) -> BaseException:
         return _located_copy(type(refused)(refused.message.replace("an argument", f"'{name}'", 1),
                                            hint=refused.hint), _location_fields(None, origins), "")
     kind = _builtin_kind(type(error))
-    if kind is None:
+    if kind is None:  # a class of the user's or a library's: the error itself, noted
+        _note_user_line(error, fields)
         return error
     doing = PHASES.get(phase, PHASES["forward"]) if loc is not None else (
         "while giving the gradients the kinds and shapes of the arguments")
-    located = _derivative_error_class(kind)(
-        f"{type(error).__name__} {doing}: {error}", **fields,
-        hint=_generated_statement_hint(origins, frame, line))
+    located = _located_error(error, kind, f"{type(error).__name__} {doing}: {error}", fields,
+                             _generated_statement_hint(origins, frame, line))
     located.__cause__ = error
     return located
+
+
+def _located_error(error: BaseException, kind: type, message: str, fields: dict,
+                   hint: str) -> DerivativeError:
+    """A DerivativeError that is also an instance of ``error``'s own class (NumPy's
+    ``LinAlgError`` stays one, for the caller's ``except``), or else of its built-in
+    ``kind``."""
+    for cls in dict.fromkeys((type(error), kind)):
+        try:
+            return _derivative_error_class(cls)(message, **fields, hint=hint)
+        except TypeError:  # a class whose constructor takes other arguments
+            continue
+    return DerivativeError(message, **fields, hint=hint)
+
+
+def _note_user_line(error: BaseException, fields: dict) -> None:
+    """Name the user's line in the notes of an error whose class is not Python's or
+    NumPy's (shown under its traceback; Python 3.11 and later)."""
+    add_note = getattr(error, "add_note", None)
+    if add_note is None or fields.get("filename") is None:
+        return
+    note = (f"raised at {os.path.basename(fields['filename'])}:{fields['lineno']}: "
+            f"{(fields.get('source_line') or '').strip()}")
+    if note not in getattr(error, "__notes__", ()):
+        add_note(note)
 
 
 _GRADIENT_OF = re.compile(r"as_gradient_of\(\w+, (\w+)")
@@ -199,10 +224,14 @@ def warn_at_user_line(message, category=None, stacklevel=1, source=None) -> None
     else:
         loc = mark[0]
         filename, lineno, module_globals = loc.filename, loc.lineno, frame.f_globals
+    # (warn_explicit reads the line through module_globals' loader, which must then be
+    # the file's: a derivative inlined into another module's has that module's globals)
+    own = module_globals.get("__file__") is not None and os.path.abspath(
+        module_globals["__file__"]) == os.path.abspath(filename)
     warnings.warn_explicit(message, category, filename, lineno,
                            module=module_globals.get("__name__", "__main__"),
                            registry=module_globals.setdefault("__warningregistry__", {}),
-                           module_globals=module_globals, source=source)
+                           module_globals=module_globals if own else None, source=source)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

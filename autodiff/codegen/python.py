@@ -24,6 +24,7 @@ from autodiff.codegen.memory import InPlace, releases
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.structures import ARRAY_KINDS
 from autodiff.graph.ir import (
+    UNDEFINED,
     Block,
     Const,
     Graph,
@@ -41,6 +42,7 @@ from autodiff.graph.names import Layout, assign_names
 from autodiff.graph.scopes import Home, Scope
 from autodiff.ops import runtime
 from autodiff.ops.control import variable as variable_op
+from autodiff.ops.exceptions import CAUGHT
 
 # What generated code may call besides the user's own names: bound as closure cells.
 RUNTIME_NAMES: dict[str, object] = {"np": np, "math": math} | {
@@ -245,7 +247,9 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
             helpers.update(node.op.runtime)
     outside = _Outside(graph, home, set(helpers) | reserved, numba)
     user_names = outside.names
-    aliases = _helper_aliases(user_names, helpers)
+    # (a name of the user's holding the helper itself, numpy as np, needs no alias)
+    aliases = _helper_aliases({name for name in user_names if name not in helpers
+                               or outside.home_values.get(name) is not helpers[name]}, helpers)
     taken = reserved | set(helpers) | set(aliases.values()) | _BUILTINS_USED | user_names
     layout = Layout(graph)
     in_place = InPlace(graph, layout)
@@ -386,9 +390,21 @@ class _Writer:
             value = ast.Tuple([self.render.operand(v) for _, v in pairs], ast.Load())
         return [_source(ast.Assign([target], value, lineno=0))]
 
+    def ending(self, block: Block, outs: list[Value]) -> list[str]:
+        """The copies that end a block of a branching region: none after a ``raise``, nor
+        in a block with nothing to do and no value to give (the backward sweep of a path
+        that raised), whose outs nothing reads on its path."""
+        if block.raises() or not block.nodes and all(r is UNDEFINED for r in block.results):
+            return []
+        return self.copies(outs, block.results)
+
     def region(self, region: Region) -> list[str]:
         if region.kind == "if":
             return self.branch(region)
+        if region.kind == "switch":
+            return self.switch(region)
+        if region.kind == "try":
+            return self.try_statement(region)
         carried = region.carried()
         lines = self.copies(carried, list(region.init))
         body = region.body
@@ -436,14 +452,63 @@ class _Writer:
     def branch(self, region: Region) -> list[str]:
         then, orelse = region.blocks
         cond = self.render.operand(region.args[0])
-        then_lines = self.block(then.nodes) + self.copies(region.outs, then.results)
-        else_lines = self.block(orelse.nodes) + self.copies(region.outs, orelse.results)
+        then_lines = self.block(then.nodes) + self.ending(then, region.outs)
+        else_lines = self.block(orelse.nodes) + self.ending(orelse, region.outs)
         if not then_lines:
             negated = ast.unparse(ast.UnaryOp(ast.Not(), cond))
             return [f"if {negated}:", *_indent(else_lines)]
         lines = [f"if {ast.unparse(cond)}:", *_indent(then_lines)]
         if else_lines:
             lines += ["else:", *_indent(else_lines)]
+        return lines
+
+    def switch(self, region: Region) -> list[str]:
+        """``if caught == 0: ... elif caught == 1: ...``: the blocks that do something."""
+        selector = ast.unparse(self.render.operand(region.args[0]))
+        cases = [(k, self.block(block.nodes) + self.ending(block, region.outs))
+                 for k, block in enumerate(region.blocks)]
+        cases = [(k, lines) for k, lines in cases if lines]
+        lines: list[str] = []
+        for position, (k, case) in enumerate(cases):
+            if position == 0:
+                lines.append(f"if {selector} == {k}:")
+            elif position == len(cases) - 1 == len(region.blocks) - 1:
+                lines.append("else:")
+            else:
+                lines.append(f"elif {selector} == {k}:")
+            lines.extend(_indent(case))
+        return lines
+
+    def try_statement(self, region: Region) -> list[str]:
+        """The user's ``try``: its body, a clause per handler (``except E as e:``, the
+        name bound when something reads the exception), and its ``else:``."""
+        body, *handlers = region.blocks
+        guarded = region.guarded()
+        rest = body.nodes[len(guarded) + 1:]  # (after the try_else node)
+        ending = self.ending(body, region.outs)
+        # check_finite's error is a FloatingPointError, which the user's handler would
+        # catch: the guarded part is checked through the values the statement gives
+        check, self.check = self.check, None
+        lines = ["try:", *_indent(self.block(guarded) + ([] if rest else ending))]
+        self.check = check
+        for classes, handler in zip(region.args, handlers):
+            caught = next((node for node in handler.nodes
+                           if isinstance(node, Node) and node.op is CAUGHT), None)
+            clause = "except" if isinstance(classes, Const) and classes.value is None else (
+                f"except {ast.unparse(self.render.operand(classes))}")
+            clause += f" as {self.names[caught.out]}:" if caught is not None else ":"
+            nodes = [node for node in handler.nodes if node is not caught]
+            lines += [clause, *_indent(self.block(nodes) + self.ending(handler, region.outs))]
+        if rest:
+            lines += ["else:", *_indent(self.block(rest) + ending)]
+        self.previous_comment = None  # (the next line's comment, after the clauses)
+        if self.check and region.outs:
+            comment = _comment(region)
+            if comment:
+                lines.append(comment)
+                self.previous_comment = comment
+                self.locations[comment] = (region.loc, region.phase)
+            lines += [f"{self.check}({self.names[out]})" for out in region.outs]
         return lines
 
     def expression(self, block: Block) -> ast.expr | None:
@@ -489,7 +554,9 @@ class _Outside:
     def __init__(self, graph: Graph, home: Home, taken: set[str], numba: bool) -> None:
         variables, paths = set(), set()
         for node in walk(graph.nodes):
-            if isinstance(node, Region):
+            if isinstance(node, Region):  # (the classes a try catches)
+                paths |= {(c.path.split(".")[0], c.scope) for c in _constants(node.args)
+                          if c.path}
                 continue
             if node.op is variable_op:
                 variables.add((node.args[0].value, node.args[1].value))
@@ -510,6 +577,8 @@ class _Outside:
         self.foreign = _scope_names(reads - set(self.variables.values()), home,
                                     taken | set(self.variables))
         self.names = own | builtins_read | set(self.variables) | set(self.foreign)
+        self.home_values = {name: scope.read(name) for name, scope in reads
+                            if scope is not None and home.holds(name, scope)}
         self.written = {read: name for name, read in self.variables.items()}
         alias_of = {scope: alias for alias, scope in self.foreign.items()}
         for name, scope in reads:

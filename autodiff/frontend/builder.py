@@ -74,6 +74,8 @@ class GraphBuilder:
         self._block: Block | None = None  # None: the graph's own node list
         # Where each loop-carried or branch-merged value may come from (for in-place checks).
         self.sources: dict[Value, list[Operand]] = {}
+        # Whether a handler bound the exception it caught (``except E as e``).
+        self.caught = False
         # A derivative was inlined in its form for real values while the graph did not
         # compute with complex ones yet (see frontend.function_to_graph).
         self.inlined_real_derivative = False

@@ -29,6 +29,7 @@ from autodiff.errors import (
 )
 from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
+from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.records import StructuresMixin
@@ -39,6 +40,7 @@ from autodiff.frontend.statements import (
     RESULT,
     RETURNED,
     Ambiguous,
+    Stale,
     StatementsMixin,
     assigned_names,
 )
@@ -110,7 +112,7 @@ DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
 
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
-    ast.With: "'with' statements", ast.Raise: "'raise' statements",
+    ast.With: "'with' statements",
     ast.Delete: "'del' statements",
     ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
     ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
@@ -119,6 +121,8 @@ UNSUPPORTED_STATEMENTS = {
 }
 if hasattr(ast, "Match"):
     UNSUPPORTED_STATEMENTS[ast.Match] = "'match' statements"
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED_STATEMENTS[ast.TryStar] = "'except*' clauses (exception groups)"
 UNSUPPORTED_EXPRESSIONS = {
     ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
     ast.Dict: "dict displays", ast.Set: "set displays", ast.NamedExpr: "assignment expressions (:=)",
@@ -141,8 +145,8 @@ def _flat(operands):
             yield operand
 
 
-class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, EffectsMixin,
-                FrozenMixin):
+class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
+                EffectsMixin, FrozenMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -188,6 +192,8 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         # body, the names it binds afresh on each trip (None outside loops).
         self.stale_views: dict[Value, tuple[str, str, int]] = {}
         self.loop_fresh_names: frozenset[str] | None = None
+        self.handling = 0  # except blocks around the code converted now (for 'raise')
+        self.guarding = 0  # try bodies around it (a call there may be made for its error)
 
     # ----- errors -----
 
@@ -206,6 +212,7 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         op = op_name if isinstance(op_name, registry.Op) else OPS[op_name]
         op_name = op.name
         self.refuse_records(node, args)
+        self.refuse_exception_uses(node, op_name, args)
         self.refuse_frozen(node, args)
         if any(isinstance(item, LocalFunction) or isinstance(item, Const) and isinstance(
                 item.value, LocalFunction) for item in _flat(args)):
@@ -292,13 +299,6 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
         method = getattr(self, "stmt_" + type(stmt).__name__, None)
         if method is not None:
             method(stmt)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            # The derivative would have to follow the path an exception chooses, known
-            # only once the body has run (partly) when the derivative runs.
-            raise self.error(stmt, "'try' statements are not supported in differentiated "
-                             "code: the derivative cannot follow a path an exception chooses",
-                             hint="test the condition beforehand and branch with if, or "
-                             "catch the exception around the call of the derivative")
         elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
             for target in stmt.targets:
@@ -954,6 +954,13 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
 
     # ----- names -----
 
+    def binds(self, name: str) -> bool:
+        """Whether ``name`` is a local of this function or of one it is defined in."""
+        scope = self
+        while scope is not None and name not in scope.env:
+            scope = scope.enclosing
+        return scope is not None
+
     def name(self, node: ast.Name) -> Operand:
         name = node.id
         scope = self
@@ -966,14 +973,23 @@ class Converter(StatementsMixin, UpdatesMixin, StructuresMixin, CallsMixin, Effe
                 if isinstance(value, Ambiguous):
                     raise self.error(node, f"'{name}' names different functions on different "
                                      "paths through the code")
+                if isinstance(value, Stale):
+                    raise self.error(node, value.message(), hint=STALE_HINT)
                 self.refuse_stale_view(node, value)
                 return value
             scope = scope.enclosing
+        outer = self.scope_of(name)
+        if outer is None:
+            return Const(getattr(builtins, name), path=name)
+        return self.outer(node, outer)
+
+    def scope_of(self, name: str) -> Scope | None:
+        """The namespace a name no local binds is read in (None for a builtin)."""
         if name in self.closure:
-            return self.outer(node, Scope.of_cell(self.closure[name], name))
+            return Scope.of_cell(self.closure[name], name)
         if name in self.globals or not hasattr(builtins, name):
-            return self.outer(node, self.scope)
-        return Const(getattr(builtins, name), path=name)
+            return self.scope
+        return None
 
     def outer(self, node: ast.Name, scope: Scope) -> Operand:
         """A name of the module or closure of the code being converted (which may be a

@@ -5,9 +5,10 @@ them and never differentiated; and the strings they print, f-strings, ``%`` and
 
 A call made as a statement is kept only when it is known to act through its side
 effects alone (print, logging, warnings) or is the user's own function (whose body
-is compiled, with the same rule). Any other call as a statement may change an
-argument in place (``x.sort()``), which the derivative would not see: it is refused
-rather than guessed. ``np.add.at(K, idx, v)`` on an array the function created is an
+is compiled, with the same rule); in a ``try``'s body, a function autodiff has as an
+op is kept too, for the exception it may raise (``np.linalg.cholesky(A)``). Any other
+call as a statement may change an argument in place (``x.sort()``), which the
+derivative would not see: it is refused rather than guessed. ``np.add.at(K, idx, v)`` on an array the function created is an
 element update (``frontend/updates.py``).
 """
 
@@ -112,6 +113,10 @@ class EffectsMixin:
         method = None
         if isinstance(callee, tuple):  # a method of a global object: logger.info
             callee, method = callee
+        elif self.guarding and isinstance(callee, Const) and (
+                registry.callable_binding(callee.value) is not None):
+            self.expr(call)  # a check a try guards: np.linalg.cholesky(A), for its exception
+            return
         elif isinstance(callee, Const) and for_its_effects(callee.value):
             if callee.path is None:
                 raise self.error(call, f"cannot call '{ast.unparse(call.func)}' here: it has "

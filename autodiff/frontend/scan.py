@@ -12,6 +12,8 @@ BROKE = "<break>"
 CONTINUED = "<continue>"
 EXIT = "<exit>"
 FLAGS = (RETURNED, BROKE, CONTINUED)
+# Set by ``raise``: nothing after it runs, and no path it ends is merged with others.
+RAISED = "<raised>"
 # How the variables standing for these read in generated code.
 READABLE_NAMES = {RETURNED: "returned", RESULT: "result", BROKE: "broke", CONTINUED: "skipped",
           EXIT: "stop"}
@@ -86,6 +88,34 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
         elif is_dict_update(node):
             names[node.value.func.value.id] = None
     return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+def assigned_part_way(body: list[ast.stmt]) -> list[str]:
+    """Names an exception raised part way through ``body`` may leave assigned or not:
+    every name the body assigns but those its last statement alone binds at once
+    (``x = f(y)``, ``a, b = g(y)``: an exception comes before any name is bound)."""
+    if not body:
+        return []
+    last = body[-1]
+    targets = (last.targets if isinstance(last, ast.Assign) else [last.target]
+               if isinstance(last, ast.AnnAssign) and last.value is not None else None)
+    whole = targets is not None and all(
+        isinstance(part, (ast.Name, ast.Tuple, ast.List, ast.Starred))
+        for target in targets for part in ast.walk(target) if isinstance(part, ast.expr))
+    early = assigned_names(body[:-1])
+    return early if whole else list(dict.fromkeys([*early, *assigned_names([last])]))
+
+
+def leaves_early(body: list[ast.stmt]) -> ast.stmt | None:
+    """A ``return``, ``break`` or ``continue`` of ``body`` that would leave it (not one of
+    a nested function, nor a ``break``/``continue`` of a loop inside it)."""
+    for node in _walk_local(body):
+        if isinstance(node, ast.Return):
+            return node
+    for node in _walk_local(body, loops=False):
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return node
+    return None
 
 
 def is_dict_update(stmt: ast.AST) -> bool:

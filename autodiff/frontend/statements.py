@@ -22,6 +22,7 @@ from autodiff.frontend.scan import (
     CONTINUED,
     EXIT,
     FLAGS,
+    RAISED,
     RESULT,
     RETURNED,
     always_exits,
@@ -31,7 +32,7 @@ from autodiff.frontend.scan import (
     readable_name,
 )
 from autodiff.frontend.structures import Record
-from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value
+from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
 from autodiff.ops.custom import no_grad
@@ -45,6 +46,39 @@ class Ambiguous:
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+
+class Stale:
+    """A name whose value is not known on some path: a ``try``'s body assigns it, and an
+    exception raised part way through the body may have left it assigned or not.
+
+    ``place`` says where it is read: in the ``"handler"`` of line ``where``, in the
+    ``"finally"`` block run for an exception, or ``"after"`` the statement, to which
+    the handler of line ``where`` leaves it unknown.
+    """
+
+    def __init__(self, name: str, statement: ast.Try, where: int, place: str) -> None:
+        self.name = name
+        self.statement = statement
+        self.where = where
+        self.place = place
+
+    def after(self) -> Stale:
+        return Stale(self.name, self.statement, self.where, "after")
+
+    def message(self) -> str:
+        line = self.statement.lineno
+        if self.place == "after":
+            seen = (f"after the try statement of line {line}, whose body assigns it part "
+                    f"way and whose handler at line {self.where} does not")
+        elif self.place == "handler":
+            seen = (f"in the handler at line {self.where}, and the body of the try statement "
+                    f"of line {line} assigns it")
+        else:
+            seen = (f"in the finally: block of the try statement of line {line}, which "
+                    "assigns it")
+        return (f"'{self.name}' is read {seen}: after an exception it holds what the code "
+                "left it when the exception was raised, which the derivative cannot follow")
 
 
 def _same(a: object, b: object) -> bool:
@@ -72,6 +106,27 @@ def _token(operand: Operand) -> object:
     return token if token is not None else Token()
 
 
+def _true(flag: Operand) -> bool:
+    return flag is TRUE or isinstance(flag, Const) and flag.value is True
+
+
+def _on_a_raising_path(value, before, inside: set[Value]):
+    """What a block that always raises yields for a name another path leaves as
+    ``value``: the same where that needs no value of its own (the value from before,
+    a function, a constant), ``UNDEFINED`` for a value computed ``inside`` the blocks."""
+    if _same(value, before):
+        return before
+    if isinstance(value, Value):
+        return UNDEFINED if value in inside else value
+    if isinstance(value, tuple):
+        return tuple(_on_a_raising_path(item, UNDEFINED, inside) for item in value)
+    if isinstance(value, Record):
+        return Record(value.kind, value.type, {
+            key: _on_a_raising_path(item, UNDEFINED, inside)
+            for key, item in value.items.items()}, value.caller)
+    return value
+
+
 def _iterated_names(node: ast.expr) -> set[str]:
     """The names a ``for`` loop over ``node`` reads rows of as it runs (``p`` in
     ``enumerate(p)`` or ``p[1:]``; not the bounds of a ``range``, read once)."""
@@ -90,6 +145,8 @@ class StatementsMixin:
     def body(self, stmts: list[ast.stmt]) -> None:
         """Convert statements until one leaves; guard the rest when one may have left."""
         for index, stmt in enumerate(stmts):
+            if self.env.get(RAISED) is TRUE:
+                return  # after a raise, as after a return
             left = self.exit_state()
             if left is TRUE:
                 return  # unreachable, as in Python
@@ -138,6 +195,7 @@ class StatementsMixin:
         if stmt.value is None:
             raise self.error(stmt, "the function returns None; it must return a number")
         self.env[RESULT] = self.expr(stmt.value)
+        self.refuse_exception_uses(stmt, "return", (self.env[RESULT],))
         self.env[RETURNED] = TRUE
         self.return_location = self.builder.loc
 
@@ -177,6 +235,7 @@ class StatementsMixin:
 
     def branch(self, node: ast.AST, cond: Operand, then, orelse) -> None:
         """Run ``then`` or ``orelse`` (callables converting code) under ``cond``."""
+        self.refuse_exception_uses(node, "branch", (cond,))
         if isinstance(cond, Const):
             (then if cond.value else orelse)()
             return
@@ -192,38 +251,64 @@ class StatementsMixin:
                 convert()
             blocks.append(block)
             envs.append(self.env)
-        self.env = dict(before)
-        outs = []
-        for name in dict.fromkeys([*envs[0], *envs[1]]):
-            a, b = envs[0].get(name, UNDEFINED), envs[1].get(name, UNDEFINED)
-            self.env[name] = self.merge(name, a, b, blocks, outs)
+        outs = self.merge_paths(before, blocks, envs)
         self.builder.loc = loc
         if outs or any(isinstance(node, Region) or node.op.effect  # (a print in a branch)
                        for block in blocks for node in block.nodes):
             self.builder.nodes.append(Region("if", (cond,), outs, blocks, loc, self.builder.phase))
 
-    def merge(self, name: str, a, b, blocks: list[Block], outs: list[Value]):
-        """The value of ``name`` after a branch that left it ``a`` or ``b``."""
-        if _same(a, b):
-            return a
-        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-            return tuple(self.merge(name, x, y, blocks, outs) for x, y in zip(a, b))
-        if isinstance(a, Record) and isinstance(b, Record) and (a.kind, a.type) == (
-                b.kind, b.type) and list(a.items) == list(b.items):
-            return Record(a.kind, a.type, {key: self.merge(name, a.items[key], b.items[key],
-                                                           blocks, outs) for key in a.items},
-                          a.caller and b.caller)
-        if not all(isinstance(v, (Value, Const)) for v in (a, b)) or any(
-            isinstance(v, Const) and v.path is not None and not _data(v.value) for v in (a, b)
+    def merge_paths(self, before: dict, blocks: list[Block], envs: list[dict]) -> list[Value]:
+        """Make ``self.env`` the names after alternative ``blocks`` that left them as
+        ``envs`` say (from ``before``); return the values the blocks yield. A block that
+        always raises yields nothing anyone reads: the names keep the other paths'
+        values, and when every path raises, the code after never runs. So does a name a
+        path that returned left unknown (:class:`Stale`): only its result is read."""
+        raised = [env.pop(RAISED, FALSE) is TRUE for env in envs]
+        self.env = dict(before)
+        if all(raised):
+            self.env[RAISED] = TRUE
+            return []
+        returned = [_true(env.get(RETURNED, FALSE)) for env in envs]
+        inside = defined_values(blocks)
+        outs: list[Value] = []
+        for name in dict.fromkeys(n for env, gone in zip(envs, raised) if not gone for n in env):
+            unset = FALSE if name in FLAGS else UNDEFINED  # (a loop drops its break flag)
+            values = [env.get(name, unset) for env in envs]
+            unread = [gone or done and isinstance(value, Stale)
+                      for gone, done, value in zip(raised, returned, values)]
+            read = [value for value, skip in zip(values, unread) if not skip]
+            kept = read[0] if read else next(v for v, gone in zip(values, raised) if not gone)
+            values = [_on_a_raising_path(kept, before.get(name, UNDEFINED), inside) if skip
+                      else value for value, skip in zip(values, unread)]
+            self.env[name] = self.merge(name, values, blocks, outs)
+        return outs
+
+    def merge(self, name: str, values: list, blocks: list[Block], outs: list[Value]):
+        """The value of ``name`` after alternative blocks that left it ``values``."""
+        first = values[0]
+        if all(_same(first, v) for v in values[1:]):
+            return first
+        stale = next((v for v in values if isinstance(v, Stale)), None)
+        if stale is not None:
+            return stale
+        if all(isinstance(v, tuple) and len(v) == len(first) for v in values):
+            return tuple(self.merge(name, list(items), blocks, outs) for items in zip(*values))
+        if all(isinstance(v, Record) and (v.kind, v.type) == (first.kind, first.type)
+               and list(v.items) == list(first.items) for v in values):
+            return Record(first.kind, first.type,
+                          {key: self.merge(name, [v.items[key] for v in values], blocks, outs)
+                           for key in first.items}, all(v.caller for v in values))
+        if not all(isinstance(v, (Value, Const)) for v in values) or any(
+            isinstance(v, Const) and v.path is not None and not _data(v.value) for v in values
         ):
             return Ambiguous(name)
         out = Value(readable_name(name))
-        tokens = [_token(v) for v in (a, b) if v is not UNDEFINED]
-        out.shape = tokens[0] if all(t is tokens[0] for t in tokens) else Token()
-        out.floating = all(_floating(v) for v in (a, b) if v is not UNDEFINED)
-        self.builder.sources[out] = [a, b]
-        blocks[0].results.append(a)
-        blocks[1].results.append(b)
+        tokens = [_token(v) for v in values if v is not UNDEFINED]
+        out.shape = tokens[0] if tokens and all(t is tokens[0] for t in tokens) else Token()
+        out.floating = all(_floating(v) for v in values if v is not UNDEFINED)
+        self.builder.sources[out] = list(values)
+        for block, value in zip(blocks, values):
+            block.results.append(value)
         outs.append(out)
         return out
 
@@ -347,6 +432,10 @@ class StatementsMixin:
             names = [*names, *(n for n in (RETURNED, RESULT) if n in exits)]
             if RETURNED in exits or BROKE in exits:
                 names.append(EXIT)
+        # A name a try left unknown on some path (before the loop, or at the end of an
+        # iteration) is not carried: the body may assign it before reading it.
+        stale = {n: self.env[n] for n in names if isinstance(self.env.get(n), Stale)}
+        names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
         for name, value in zip(names, init):
             if isinstance(value, Ambiguous) or not isinstance(value, (Value, Const)):
@@ -356,11 +445,19 @@ class StatementsMixin:
         floating = [_floating(v) for v in init]
         saved, saved_fresh = self.env, self.loop_fresh_names
         self.loop_fresh_names = frozenset(n for n, v in zip(names, init) if v is UNDEFINED)
-        # Each pass only forgets facts (a shared shape, floating): it ends within 2n + 1.
-        for _ in range(2 * len(names) + 1):
+        # Each pass only forgets facts (a shared shape, floating) or drops a name left
+        # unknown: it ends within 3n + 1.
+        for _ in range(3 * len(names) + 1):
             blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
-                                               bind, test)
+                                               bind, test, stale)
             self.env = saved
+            left = {n: r for n, r in zip(names, results) if isinstance(r, Stale)}
+            if left:
+                stale.update(left)
+                kept = [j for j, n in enumerate(names) if n not in left]
+                names, init, tokens, floating = ([items[j] for j in kept] for items in (
+                    names, init, tokens, floating))
+                continue
             changed = False
             for j, result in enumerate(results):
                 if result is UNDEFINED or names[j] == EXIT:
@@ -388,12 +485,14 @@ class StatementsMixin:
         for name, out in zip(names, outs):
             if name != EXIT:
                 self.env[name] = out
+        self.env.update(stale)
         for flag in (BROKE, CONTINUED):
             self.env.pop(flag, None)
         return outs[names.index(EXIT)] if EXIT in names else FALSE
 
-    def loop_blocks(self, kind, names, init, tokens, floating, body, bind, test):
-        """One conversion of a loop's blocks under assumed shape tokens of the carried values."""
+    def loop_blocks(self, kind, names, init, tokens, floating, body, bind, test, stale):
+        """One conversion of a loop's blocks under assumed shape tokens of the carried
+        values (``stale``: names left unknown at the start of an iteration)."""
 
         def params():
             values = []
@@ -406,6 +505,7 @@ class StatementsMixin:
 
         def enter(carried):
             self.env = dict(self.env)
+            self.env.update(stale)
             for name, value in zip(names, carried):
                 if name in (RETURNED, EXIT):
                     continue  # false at the start of every iteration that runs

@@ -36,8 +36,7 @@ def _nodes_to_dot(nodes: list, names: dict, ids: dict, lines: list, indent: str)
         if isinstance(node, Region):
             for index, block in enumerate(node.blocks):
                 lines.append(f"{indent}subgraph {_quote(f'cluster_{id(block)}')} {{")
-                label = f"{node.kind} ({'else' if index else 'then'})" if node.kind == "if" else (
-                    node.kind if block is node.body else "while test")
+                label = _block_label(node, index)
                 lines.append(f"{indent}    label={_quote(label)};")
                 for param in block.params:
                     lines.append(f"{indent}    {_quote(ids[param])} "
@@ -78,3 +77,13 @@ def graph_to_dot(graph: Graph) -> str:
     lines.append("}")
     return "\n".join(lines)
 
+
+def _block_label(region: Region, index: int) -> str:
+    """What a cluster of a region's block is: ``if (then)``, ``try (except 1)``, ..."""
+    if region.kind == "if":
+        return f"if ({'else' if index else 'then'})"
+    if region.kind == "switch":
+        return f"switch (case {index})"
+    if region.kind == "try":
+        return f"try (except {index})" if index else "try"
+    return region.kind if region.blocks[index] is region.body else "while test"

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from autodiff.graph.nodes import Node, Region, Value, operand_values
+from autodiff.graph.nodes import CAUGHT, Node, Region, Value, operand_values
 
 if TYPE_CHECKING:  # the graph module names its values with this one
     from autodiff.graph.ir import Graph
@@ -92,7 +92,7 @@ class Layout:
                 self.defined[out] = self.end[node]
 
     def _extend_through_loops(self) -> None:
-        loops = [(self.position[r], end) for r, end in self.end.items() if r.kind != "if"]
+        loops = [(self.position[r], end) for r, end in self.end.items() if not r.branches]
         if not loops:
             return
         for value, position in self._reads:
@@ -187,10 +187,12 @@ class _Namer:
                 while name in reads:
                     name = self.fresh(name + "_", position)
         self.claim(value, name)
+        if node.op.name == CAUGHT:  # (Python unbinds it when its handler ends)
+            self.busy[name] = math.inf
 
     def region(self, region: Region) -> None:
         position, end = self.layout.position[region], self.layout.end[region]
-        loop = region.kind != "if"
+        loop = not region.branches
         carried = [block.params[1:] if region.kind == "for" else block.params
                    for block in region.blocks] if loop else []
         group_names: list[str] = []
@@ -229,7 +231,7 @@ class _Namer:
     def group_name(self, region: Region, j: int, out: Value, others: list[str]) -> str:
         """The variable of a region's ``j``-th out (and of its loop params)."""
         position, end = self.layout.position[region], self.layout.end[region]
-        horizon = end if region.kind == "if" else position
+        horizon = end if region.branches else position
         wanted = self.prefer.get(out)
         if wanted is not None and wanted not in others and self.busy.get(wanted, -1) >= end:
             holder = self.holder.get(wanted)

@@ -215,12 +215,21 @@ class Block:
         self.nodes = nodes if nodes is not None else []
         self.results = results if results is not None else []
 
+    def raises(self) -> bool:
+        """Whether the block ends in ``raise`` (nothing reads what it yields)."""
+        return any(isinstance(node, Node) and node.op.raises for node in self.nodes)
+
 
 class RegionKind:
-    """The op-like facts passes read from any node, for a structured region."""
+    """The op-like facts passes read from any node, for a structured region.
 
-    def __init__(self, name: str) -> None:
+    ``branches``: the region runs one of its blocks, each yielding the outs (``if``,
+    ``switch``, ``try``), rather than a loop over blocks taking carried values.
+    """
+
+    def __init__(self, name: str, branches: bool) -> None:
         self.name = name
+        self.branches = branches
         self.params: list[str] = []
         self.defaults: dict = {}
         self.diff: tuple = ()
@@ -233,13 +242,33 @@ class RegionKind:
         return f"<region {self.name}>"
 
 
-REGION_KINDS = {name: RegionKind(name) for name in ("if", "for", "while")}
+REGION_KINDS = {name: RegionKind(name, branches=name in ("if", "switch", "try"))
+                for name in ("if", "switch", "try", "for", "while")}
+
+# The op of the node that ends the part of a try's body its handlers guard: the nodes
+# after it are the statements of the try's ``else:``.
+TRY_ELSE = "try_else"
+# The op of the node binding the exception a handler caught (``except E as e``). Python
+# unbinds ``e`` when the handler ends: its variable holds nothing else.
+CAUGHT = "caught"
 
 
 class Region:
     """Structured control flow, defining several values (``outs``).
 
     - ``if``: ``args = (cond,)``, blocks ``[then, orelse]``; each yields the outs.
+    - ``switch``: ``args = (selector,)``, an int; it runs ``blocks[selector]``, which
+      yields the outs (the backward and tangent sweeps of a ``try``, on the path taken).
+    - ``try``: ``args`` hold, per handler, the exception classes it catches (a constant,
+      a tuple of them, or ``Const(None)`` for a bare ``except:``); blocks ``[body,
+      *handlers]``, each yielding the outs. The body runs; if it raises one of a
+      handler's exceptions, that handler runs instead, from the values before the
+      ``try``. The body's nodes before a ``try_else`` node are the part the handlers
+      guard; those after it are the ``else:``. A handler's ``except E as e:`` binds
+      ``e`` with a ``caught`` node of its block. A block whose last node raises (a
+      handler ending in ``raise``) yields ``UNDEFINED`` for every out. An out whose
+      result is the int ``k`` in block ``k`` records which block ran (added when a
+      sweep needs it, see ``transforms/control.py``).
     - ``for``: ``args = (start, stop, step, count, *init)``; one block whose params
       are ``[index, *carried]`` and whose results are the next carried values.
       It runs ``range(start, stop, step)`` (reversed when ``reverse``), at most
@@ -271,6 +300,18 @@ class Region:
     @property
     def kind(self) -> str:
         return self.op.name
+
+    @property
+    def branches(self) -> bool:
+        """Whether the region runs one of its blocks (``if``, ``switch``, ``try``)."""
+        return self.op.branches
+
+    def guarded(self) -> list:
+        """A ``try``'s guarded nodes: those of its body before its ``else:``."""
+        nodes = self.blocks[0].nodes
+        end = next((i for i, node in enumerate(nodes) if isinstance(node, Node)
+                    and node.op.name == TRY_ELSE), len(nodes))
+        return nodes[:end]
 
     @property
     def init(self) -> tuple:

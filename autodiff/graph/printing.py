@@ -69,9 +69,10 @@ def _format_nodes(nodes: list, names: dict, rows: list, indent: str) -> None:
     for node in nodes:
         if isinstance(node, Region):
             outs = operands(node.outs)
-            if node.kind == "if":
-                rows.append((f"{indent}{outs} = if {operands(node.args)}:", _where(node)))
-                for label, block in zip(("", "else:"), node.blocks):
+            if node.branches:
+                header, labels = _branch_labels(node, operands)
+                rows.append((f"{indent}{outs} = {header}:", _where(node)))
+                for label, block in zip(labels, node.blocks):
                     if label:
                         rows.append((f"{indent}{label}", ""))
                     _format_block(block, names, rows, indent + "    ")
@@ -102,6 +103,16 @@ def _format_nodes(nodes: list, names: dict, rows: list, indent: str) -> None:
         )
         target = "" if node.op.statement else f"{names[node.out]} = "
         rows.append((f"{indent}{target}{node.op.name}({args})", _where(node)))
+
+
+def _branch_labels(region: Region, operands) -> tuple[str, list[str]]:
+    """The header of a region running one of its blocks, and the line before each block."""
+    if region.kind == "if":
+        return f"if {operands(region.args)}", ["", "else:"]
+    if region.kind == "switch":
+        return (f"switch {operands(region.args)}",
+                [f"case {k}:" for k in range(len(region.blocks))])
+    return "try", ["", *(f"except {operands((caught,))}:" for caught in region.args)]
 
 
 def _format_block(block, names: dict, rows: list, indent: str, keyword: str = "yield") -> None:

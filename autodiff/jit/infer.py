@@ -356,17 +356,15 @@ _ROUNDS = 4  # a carried value whose kind still changes after this many passes i
 
 
 def _region(region: Region, env: dict) -> None:
-    if region.kind == "if":
-        condition = _operand(region.args[0], env)
-        taken = None
-        if isinstance(condition, Known):
-            taken = 0 if condition.value else 1
+    if region.branches:
+        taken = _taken(region, env)
         results = []
         for index, block in enumerate(region.blocks):
             _block(block.nodes, env)
-            if taken is None or taken == index:
+            if (taken is None or taken == index) and not block.raises():
                 results.append([_operand(r, env) for r in block.results])
-        outs = results[0] if len(results) == 1 else [join(a, b) for a, b in zip(*results)]
+        outs = [functools.reduce(join, values) for values in zip(*results)] if results else [
+            None] * len(region.outs)
         env.update(zip(region.outs, outs))
         return
     carried = [_operand(v, env) for v in region.init]
@@ -382,6 +380,18 @@ def _region(region: Region, env: dict) -> None:
         carried = [None] * len(carried)
         _pass(region, carried, env)
     env.update(zip(region.outs, carried))
+
+
+def _taken(region: Region, env: dict) -> int | None:
+    """The block of a branching region the signature decides, if it does."""
+    if region.kind == "try":
+        return None
+    decided = _operand(region.args[0], env)
+    if not isinstance(decided, Known):
+        return None
+    if region.kind == "if":
+        return 0 if decided.value else 1
+    return decided.value
 
 
 def _pass(region: Region, carried: list, env: dict) -> list:

@@ -26,7 +26,7 @@ from autodiff.codegen.derivative import anchor
 from autodiff.codegen.python import RUNTIME_NAMES, generate
 from autodiff.errors import AutodiffError
 from autodiff.frontend.builder import complex_constant
-from autodiff.graph.ir import Graph, Location, Region, walk
+from autodiff.graph.ir import Const, Graph, Location, Region, walk
 from autodiff.graph.scopes import MISSING, Home
 from autodiff.jit.leaves import cut
 
@@ -64,8 +64,19 @@ def check_graph(graph: Graph, where: dict | None = None) -> None:
             hint="use jit=True (NumPy) for this function")
     found = []
     for node in walk(graph.nodes):
+        if isinstance(node, Region) and node.kind == "try":
+            raise AutodiffError(
+                "jit='numba' cannot compile a try statement: numba does not catch exceptions "
+                "by their classes as Python does", **Location.error_fields(node.loc),
+                hint="use jit=True (NumPy) for this function")
         if isinstance(node, Region):
             continue
+        if node.op.raises and not all(isinstance(arg, Const) for arg in node.args):
+            raise AutodiffError(
+                "jit='numba' raises an exception made of constants only (numba cannot "
+                "format its message or raise one the code holds)",
+                **Location.error_fields(node.loc),
+                hint="give the exception a constant message, or use jit=True (NumPy)")
         kernel = node.op.kernel
         if node.op.inplace is not None and kernel is None:
             text = node.op.inplace(node.named_args)

@@ -318,16 +318,20 @@ def always_fresh(value: Operand, assumed: set) -> bool:
     if not isinstance(node, Region):
         return node.op.fresh
     j = node.outs.index(value)
-    if node.kind == "if":
-        return all(always_fresh(block.results[j], assumed) for block in node.blocks)
+    if node.branches:
+        return all(always_fresh(block.results[j], assumed) for block in node.blocks
+                   if not block.raises())
     carried = node.carried()[j]  # fresh on entry and after each pass: fresh throughout
     return always_fresh(node.init[j], assumed) and always_fresh(node.body.results[j], assumed | {carried})
 
 
 def _taken_branch(region: Region, specializer: Specializer) -> Block | None:
-    if region.kind != "if":
+    """The block of an ``if`` or ``switch`` the signature decides, if it does."""
+    if region.kind not in ("if", "switch"):
         return None
-    condition = specializer.of(region.args[0])
-    if not isinstance(condition, Known):
+    decided = specializer.of(region.args[0])
+    if not isinstance(decided, Known):
         return None
-    return region.blocks[0] if condition.value else region.blocks[1]
+    if region.kind == "if":
+        return region.blocks[0] if decided.value else region.blocks[1]
+    return region.blocks[decided.value]

@@ -17,10 +17,9 @@ print).
 from __future__ import annotations
 
 import functools
-import inspect
 
 from autodiff.errors import UnknownFunctionError
-from autodiff.ops.registry import Op, without_rule
+from autodiff.ops.registry import Op, stub_taking, without_rule
 
 
 @functools.cache
@@ -31,15 +30,11 @@ def call_op(positional: int, keywords: tuple[str, ...], method: str | None = Non
     args = [f"arg{i}" for i in range(positional)]
     kwargs = [f"kw_{name}" for name in keywords]
     params = ["function", *args, *kwargs]
-
-    def stub(*operands): ...
-
-    stub.__signature__ = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
     words = [*args, *(f"{name}={kw}" for name, kw in zip(keywords, kwargs))]
     called = f"function.{method}" if method else "function"
-    op = Op("call", stub, f"{called}({', '.join(words)})", diff=tuple(args + kwargs),
-            fresh=False, no_sympy="a function run as it is: SymPy cannot see what it computes")
+    op = Op("call", stub_taking(params), f"{called}({', '.join(words)})",
+            diff=tuple(args + kwargs), fresh=False,
+            no_sympy="a function run as it is: SymPy cannot see what it computes")
     op.opaque = op.effect = True
     op.missing_rule = functools.partial(_missing_rule, method=method)
     return op
@@ -57,7 +52,7 @@ def effect_call_op(positional: int, keywords: tuple[str, ...], method: str | Non
     args = [f"arg{i}" for i in range(positional)]
     kwargs = [f"kw_{name}" for name in keywords]
     called = f"function.{method}" if method else "function"
-    op = Op("effect_call", _stub(["function", *args, *kwargs]),
+    op = Op("effect_call", stub_taking(["function", *args, *kwargs]),
             f"{called}({', '.join([*args, *(f'{n}={k}' for n, k in zip(keywords, kwargs))])})",
             nondiff_output=True, no_gradient=_FOR_ITS_EFFECT, fresh=False, floating=None)
     op.opaque = op.effect = op.statement = True
@@ -83,7 +78,7 @@ WARNING.outside_tables = "written by the frontend for warnings.warn (tests/front
 def assertion_op(with_message: bool) -> Op:
     """``assert condition, message``: checked in the forward sweep, where it was written."""
     params = ["condition", "message"] if with_message else ["condition"]
-    op = Op("assertion", _stub(params),
+    op = Op("assertion", stub_taking(params),
             "assert condition, message" if with_message else "assert condition",
             nondiff_output=True, no_gradient="an assert checks a value; it passes no gradient",
             fresh=False, floating=None)
@@ -96,20 +91,12 @@ def assertion_op(with_message: bool) -> Op:
 def formatted_op(template: str, count: int) -> Op:
     """A string formatted from ``count`` operands ``a0, a1, ...``: an f-string or ``%``
     formatting, ``template`` written with those names (``f'{a0:.3f}'``)."""
-    op = Op("formatted", _stub([f"a{i}" for i in range(count)]), template,
+    op = Op("formatted", stub_taking([f"a{i}" for i in range(count)]), template,
             nondiff_output=True, no_gradient="a string made for printing passes no gradient",
             floating=None)
     op.opaque = True
     op.outside_tables = "written by the frontend for an f-string or % formatting"
     return op
-
-
-def _stub(params: list[str]):
-    def stub(*operands): ...
-
-    stub.__signature__ = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
-    return stub
 
 
 def _missing_rule(named: dict, where: dict, method: str | None = None) -> UnknownFunctionError:

@@ -214,6 +214,8 @@ class Op:
         self.inplace_mutates = True
         # Codegen writes the kernel as a statement of its own; the result is never read.
         self.statement = False
+        # The statement always raises (``raise``): nothing after it in its block runs.
+        self.raises = False
         # Each call makes a new mutable object (a list): two calls are never one value.
         self.distinct = False
         # Python objects the kernel calls by name (a user's function with its own rule).
@@ -447,6 +449,16 @@ def defop(name: str, kernel: str | Callable, *, aliases: tuple = (), methods: tu
     return register
 
 
+def stub_taking(params: list[str]) -> Callable:
+    """A function that does nothing, whose signature takes ``params``: the stub of an op
+    made for one use (a call of so many arguments, a statement)."""
+    def stub(*operands): ...
+
+    stub.__signature__ = inspect.Signature([
+        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    return stub
+
+
 def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None = None,
               register: bool = True, **facts: Any) -> Op:
     """The plain function ``fn`` as an op that generated code calls by name: ``name``
@@ -458,10 +470,7 @@ def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None
         stub = fn
         params = list(inspect.signature(fn).parameters)
     else:
-        def stub(*args): ...
-
-        stub.__signature__ = inspect.Signature([
-            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        stub = stub_taking(params)
     kernel = f"{name}({', '.join(params)})"
     if register:
         op = defop(name, kernel, aliases=(fn,), **facts)(stub)

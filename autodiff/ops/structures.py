@@ -11,26 +11,17 @@ leaf it needs once, at the top, and builds each structure once, as a literal
 from __future__ import annotations
 
 import functools
-import inspect
 
 from autodiff.graph.ir import Const
-from autodiff.ops.registry import Op
+from autodiff.ops.registry import Op, stub_taking
 from autodiff.ops.shape import getitem
 
 _NOT_DIFFERENTIATED = ("a structure is taken apart while compiling: the gradient of each "
                        "leaf it holds is the leaf's own")
 
 
-def _stub(params: list[str]):
-    def stub(*operands): ...
-
-    stub.__signature__ = inspect.Signature([
-        inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
-    return stub
-
-
 def _leaf_reader(name: str, template: str) -> Op:
-    op = Op(name, _stub(["whole", "key"]) if "key" in template else _stub(["whole"]),
+    op = Op(name, stub_taking(["whole", "key"]) if "key" in template else stub_taking(["whole"]),
             template, fresh=False, floating=None, nondiff_output=False,
             no_gradient=_NOT_DIFFERENTIATED)
     op.outside_tables = "built by the frontend for a structured argument, never written as code"
@@ -72,7 +63,7 @@ def structure(template: str, count: int, like: bool, spec: tuple) -> Op:
     :mod:`autodiff.frontend.structures`) of ``count`` operands ``a0, a1, ...``, and of
     ``like``, the argument it takes kinds from, when ``like`` is true."""
     params = (["like"] if like else []) + [f"a{i}" for i in range(count)]
-    op = Op("structure", _stub(params), template, diff=tuple(params[like:]),
+    op = Op("structure", stub_taking(params), template, diff=tuple(params[like:]),
             no_gradient=_BUILT_HERE, floating=None, jvp="structure")
     op.outside_tables = "built by the frontend and the transforms, never written as code"
     op.spec = spec

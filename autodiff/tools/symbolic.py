@@ -375,7 +375,8 @@ class _Evaluator:
     # ----- regions: taken only where the data cannot change the path -----
 
     def region(self, region: Region) -> None:
-        handlers = {"if": self.branch, "for": self.for_loop, "while": self.while_loop}
+        handlers = {"if": self.branch, "for": self.for_loop, "while": self.while_loop,
+                    "try": self.try_statement}
         outs = handlers[region.kind](region)
         for out, value in zip(region.outs, outs):
             self.env[out] = value
@@ -398,6 +399,10 @@ class _Evaluator:
                             hint="choose elementwise with np.where (a Piecewise to SymPy), or "
                             f"use ad.grad({self.graph.name})")
         return self.block(region.blocks[0 if taken else 1], [])
+
+    def try_statement(self, region: Region) -> list:
+        raise self.error(region, "the SymPy route cannot take a try statement (which path "
+                         "runs depends on what raises)", hint=f"use ad.grad({self.graph.name})")
 
     def for_loop(self, region: Region) -> list:
         start, stop, step, count = (self.operand(a) for a in region.args[:4])

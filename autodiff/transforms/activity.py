@@ -17,7 +17,7 @@ from autodiff.graph.ir import Graph, Location, Region, Value, operand_values, wa
 
 
 def _slot_params(region: Region, j: int) -> list[Value]:
-    if region.kind == "if":
+    if region.branches:
         return []
     return [b.params[j + 1] if region.kind == "for" and b is region.body else b.params[j]
             for b in region.blocks]
@@ -44,7 +44,7 @@ def varied_values(graph: Graph, wrt: list[Value]) -> set[Value]:
             before = len(varied)
             for j, out in enumerate(node.outs):
                 params = _slot_params(node, j)
-                sources = [node.init[j]] if node.kind != "if" else []
+                sources = [node.init[j]] if not node.branches else []
                 sources += [b.results[j] for b in node.blocks
                             if node.kind != "while" or b is node.body]
                 if any(is_varied(s) for s in sources):
@@ -81,7 +81,7 @@ def useful_values(graph: Graph) -> set[Value]:
                     for block in node.blocks:
                         if node.kind != "while" or block is node.body:
                             useful.update(operand_values(block.results[j]))
-                    if node.kind != "if":
+                    if not node.branches:
                         useful.update(operand_values(node.init[j]))
             for block in reversed(node.blocks):
                 visit(block.nodes)

@@ -57,7 +57,7 @@ def may_be_borrowed(value: Operand, params: set[Value]) -> bool:
             return True
         if isinstance(node, Region):
             j = node.outs.index(source)
-            if node.kind != "if":
+            if not node.branches:
                 todo.append(node.init[j])
             todo.extend(b.results[j] for b in node.blocks if node.kind != "while" or b is node.body)
         elif node is not None and not node.op.fresh:

@@ -2,7 +2,10 @@
 
 - ``if``: the backward sweep takes the same branch (the condition is a forward
   value) and runs that branch's adjoint code; the adjoints of values from
-  outside the branch come out of the backward ``if`` as its results.
+  outside the branch come out of the backward ``if`` as its results. A ``switch``
+  likewise; a ``try`` records which of its blocks ran (:func:`path_taken`), and its
+  backward sweep is a ``switch`` on that path: the body's adjoint code when the body
+  completed, a handler's when it ran.
 - loops: the backward sweep is a loop running the iterations in reverse
   (``reversed(range(...))``, or ``range(count)`` for a ``while`` loop, whose
   forward sweep counts its iterations). It carries the adjoints of the loop's
@@ -28,6 +31,7 @@ from autodiff.graph.ir import (
     UNDEFINED,
     Block,
     Const,
+    Graph,
     Node,
     Operand,
     Region,
@@ -40,6 +44,8 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.shapes import LIST, SCALAR, Token
 from autodiff.ops import OPS
+from autodiff.ops.control import tape_push
+from autodiff.ops.exceptions import TAPE_LENGTH, TAPE_TRUNCATE
 
 
 def _zeros_like(builder, value: Operand, adjoint_of: Value | None = None) -> Value:
@@ -60,15 +66,48 @@ def _as_adjoint(value: Operand, primal: Value) -> Operand:
 
 
 def _nested_values(block: Block) -> list[Value]:
-    """Values defined by the nodes of ``block`` and of the ``if`` regions inside it, in
-    order (a loop's values inside it are not read from outside the loop)."""
+    """Values defined by the nodes of ``block`` and of the branches inside it, in order
+    (a loop's values inside it are not read from outside the loop)."""
     values = []
     for node in block.nodes:
         values.extend(node.outs)
-        if isinstance(node, Region) and node.kind == "if":
+        if isinstance(node, Region) and node.branches:
             for inner in node.blocks:
                 values.extend(_nested_values(inner))
     return values
+
+
+def _path_out(region: Region) -> Value | None:
+    """The out of a ``try`` that is ``k`` when its block ``k`` ran, if it has one."""
+    for j, out in enumerate(region.outs):
+        if all(j < len(block.results) and isinstance(block.results[j], Const)
+               and type(block.results[j].value) is int and block.results[j].value == k
+               for k, block in enumerate(region.blocks)):
+            return out
+    return None
+
+
+def path_taken(region: Region) -> Value:
+    """The out of the ``try`` region that says which of its blocks ran (0: the body
+    completed; ``k``: handler ``k`` ran), added when it has none."""
+    found = _path_out(region)
+    if found is not None:
+        return found
+    path = Value("caught")
+    path.shape = SCALAR
+    for k, block in enumerate(region.blocks):
+        block.results.append(Const(k))
+    region.outs.append(path)
+    path.node = region
+    return path
+
+
+def selector(region: Region) -> Value | None:
+    """The value deciding which block of a branching region runs: an ``if``'s condition,
+    a ``switch``'s selector, the path a ``try`` records (None while it records none)."""
+    if region.kind == "try":
+        return _path_out(region)
+    return region.args[0] if isinstance(region.args[0], Value) else None
 
 
 class ControlFlowReverser:
@@ -82,23 +121,25 @@ class ControlFlowReverser:
 
     def _branch_of(self, value: Value, region: Region) -> int | None:
         """Which branch of ``region`` alone defines ``value``: the value comes from a
-        branch of another ``if`` on the same condition (a derivative's forward branch),
-        or from an ``if`` nested in that branch."""
+        branch of another region deciding by the same value (a derivative's forward
+        branch, or the ``try`` whose path a ``switch`` follows), or from a branch nested
+        in that branch."""
         if self._branches is None:
             self._branches = {}
             for node in walk(self.builder.graph.nodes):
-                if isinstance(node, Region) and node.kind == "if":
+                if isinstance(node, Region) and node.branches:
                     for index, block in enumerate(node.blocks):
                         for value_ in _nested_values(block):
-                            self._branches.setdefault(value_, []).append(
-                                (node.args[0], index))
-        cond = region.args[0]
-        return next((index for c, index in self._branches.get(value, ())
-                     if c is cond and isinstance(c, Value)), None)
+                            self._branches.setdefault(value_, []).append((node, index))
+        decided_by = selector(region)
+        return next((index for other, index in self._branches.get(value, ())
+                     if decided_by is not None and selector(other) is decided_by), None)
 
-    # ----- if -----
+    # ----- if, switch, try -----
 
-    def reverse_if(self, region: Region, adjoints) -> None:
+    def reverse_branches(self, region: Region, adjoints) -> None:
+        """The backward sweep of a region running one of its blocks: the adjoint code of
+        the block that ran, chosen as the forward sweep chose it."""
         incoming = {j: adjoints.total(out) for j, out in enumerate(region.outs)
                     if out in adjoints}
         # A backward branch reads the values of its forward branch directly (the same
@@ -122,7 +163,8 @@ class ControlFlowReverser:
                         local.add(result, g, set())
                 for value in across:
                     local.add(value, adjoints.total(value), set())
-                self.reverser.reverse_nodes(block.nodes, local)
+                if not block.raises():  # (a path that raised never reaches the backward sweep)
+                    self.reverser.reverse_nodes(block.nodes, local)
             inside = defined_values([block])
             sweeps.append((backward, local, inside))
         targets = list(dict.fromkeys(
@@ -133,7 +175,9 @@ class ControlFlowReverser:
         for branch, (backward, local, _) in enumerate(sweeps):
             with builder.inside(backward):
                 for x in targets:
-                    if x in local:
+                    if region.blocks[branch].raises():
+                        backward.results.append(UNDEFINED)
+                    elif x in local:
                         if x in priors:
                             local.add(x, priors[x], set(), first=True)
                         backward.results.append(local.total(x))
@@ -149,8 +193,10 @@ class ControlFlowReverser:
             out.shape, out.floating = x.shape, True
             outs.append(out)
             adjoints.parts[x] = [out]
-        builder.nodes.append(Region("if", region.args[:1], outs, [b for b, _, _ in sweeps],
-                                    region.loc, "backward"))
+        kind, args = ("switch", (path_taken(region),)) if region.kind == "try" else (
+            region.kind, region.args[:1])
+        builder.nodes.append(Region(kind, args, outs, [b for b, _, _ in sweeps], region.loc,
+                                    "backward"))
 
     # ----- loops -----
 
@@ -262,6 +308,37 @@ class ControlFlowReverser:
         return counter
 
 
+def cut_back_tapes(graph: Graph) -> None:
+    """A ``try`` whose guarded part pushes onto tapes (a loop inside it) reads their
+    lengths before it runs, and each handler cuts them back to those: the pushes of
+    a body an exception ended are then never popped in place of another's."""
+    for block in list(_blocks(Block(nodes=graph.nodes))):  # (graph.nodes itself first)
+        for region in [node for node in block.nodes
+                       if isinstance(node, Region) and node.kind == "try"]:
+            at = next(i for i, node in enumerate(block.nodes) if node is region)
+            block.nodes[at:at] = _tape_lengths(region)
+
+
+def _tape_lengths(region: Region) -> list[Node]:
+    """The lengths read before ``region`` of the tapes its guarded part pushes onto (and
+    its handlers' cuts to them, put at their starts)."""
+    pushed = dict.fromkeys(node.args[0] for node in walk(region.guarded())
+                           if isinstance(node, Node) and node.op is tape_push)
+    cut = {node.args[0] for handler in region.blocks[1:] for node in handler.nodes
+           if isinstance(node, Node) and node.op is TAPE_TRUNCATE}
+    lengths = []
+    for tape in pushed:
+        if tape in cut:
+            continue
+        length = Value("pushed")
+        length.shape = SCALAR
+        lengths.append(Node(TAPE_LENGTH, (tape,), length, region.loc, "forward"))
+        for handler in region.blocks[1:]:
+            handler.nodes.insert(0, Node(TAPE_TRUNCATE, (tape, length), Value(), region.loc,
+                                         "forward"))
+    return lengths
+
+
 class _Tape:
     """Makes a backward loop body read only what it can: see the module docstring."""
 
@@ -287,7 +364,7 @@ class _Tape:
             for position, node in enumerate(block.nodes):
                 for out in node.outs:
                     self.where[out] = (block, position)
-                if isinstance(node, Region) and node.kind == "if":
+                if isinstance(node, Region) and node.branches:
                     for branch in node.blocks:
                         self.enclosing[id(branch)] = (node, block)
                     self._locate(node.blocks)
@@ -427,9 +504,12 @@ class _Tape:
         backward block (a derivative's backward ``if`` reads its forward branch's values,
         and differentiating it again reads them in the backward of that backward ``if``,
         which runs first) leaves its ``if`` as a result (None from the other branches):
-        it is pushed after the ``if`` and popped where the backward body starts."""
+        it is pushed after the ``if`` and popped where the backward body starts. So is a
+        value of a ``try``: pushed inside it, it would stay on the tape when an exception
+        ended the block, and the pops of the iterations before would be off by one."""
         block, _ = self.where[value]
-        if id(block) in self.enclosing and self.read_elsewhere(value, block):
+        if id(block) in self.enclosing and (self.read_elsewhere(value, block)
+                                            or self.inside_try(block)):
             exported = self.export(value)
             popped = self.push_pop(exported)
             self.replacement[value] = popped
@@ -445,6 +525,14 @@ class _Tape:
             Node(OPS["tape_pop"], (tape,), popped, loc, "backward"))
         self.replacement[value] = popped
         return popped
+
+    def inside_try(self, block: Block) -> bool:
+        """Whether ``block`` is one of a ``try``'s, or inside one, within the loop body."""
+        while id(block) in self.enclosing:
+            region, block = self.enclosing[id(block)]
+            if region.kind == "try":
+                return True
+        return False
 
     def read_elsewhere(self, value: Value, block: Block) -> bool:
         """Whether the backward body reads ``value`` outside the backward of ``block``."""
@@ -464,8 +552,8 @@ class _Tape:
         return reads_in(self.backward)
 
     def export(self, value: Value) -> Value:
-        """``value`` made a result of the ``if`` regions around it, up to the loop body:
-        the loop body's value that holds it (None when another branch ran)."""
+        """``value`` made a result of the branching regions around it, up to the loop
+        body: the loop body's value that holds it (None when another branch ran)."""
         block, _ = self.where[value]
         current = value
         while id(block) in self.enclosing:
@@ -536,4 +624,4 @@ def _reads_shape(node, position: int) -> bool:
     return node.op.from_shape is not None or node.op is OPS["shape"]
 
 
-__all__ = ["ControlFlowReverser"]
+__all__ = ["ControlFlowReverser", "cut_back_tapes", "path_taken", "selector"]

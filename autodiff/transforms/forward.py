@@ -4,7 +4,11 @@ Each value that depends on a differentiated argument gets a *tangent*, its
 directional derivative along the argument's tangent. The tangent of a node's
 result is computed right after the node, by inlining one JVP rule per varied
 parameter and summing the parts. Branches yield tangents beside their values;
-loops carry them beside the values they carry. The tape of a reverse sweep
+loops carry them beside the values they carry. A ``try`` runs as it is, and the
+tangents of its values are computed after it, by a ``switch`` on the path it took:
+an error the tangents' code raises is then never taken for one the user's handlers
+catch. (A ``try`` holding a loop, whose values each iteration overwrites, has its
+tangents computed inside it, as a branch has.) The tape of a reverse sweep
 (when differentiating a derivative) gets a twin tape of tangents, pushed and
 popped in step with it.
 
@@ -22,6 +26,7 @@ from autodiff.errors import NonDifferentiableError
 from autodiff.frontend import inline_rule
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.graph.ir import (
+    UNDEFINED,
     Block,
     Const,
     Graph,
@@ -42,6 +47,7 @@ from autodiff.transforms.activity import (
     varied_values,
 )
 from autodiff.transforms.complex_values import check_steps, jvp_rules
+from autodiff.transforms.control import path_taken
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
@@ -230,12 +236,16 @@ class _Tangents:
     # ----- regions -----
 
     def region(self, region: Region) -> None:
+        if region.kind == "try" and not _holds_loops(region):
+            self.builder.nodes.append(region)
+            self.tangents_after(region)
+            return
         slots = [j for j, out in enumerate(region.outs) if out in self.varied]
-        if region.kind == "if":
+        if region.branches:
             for block in region.blocks:
                 results = list(block.results)
                 block.results += self.block(block, lambda r=results: [
-                    self.tangent(r[j]) for j in slots])
+                    self.yielded(r[j]) for j in slots])
         else:
             init = region.init
             region.args += tuple(self.tangent(init[j]) for j in slots)
@@ -254,13 +264,56 @@ class _Tangents:
                     continue
                 results = list(block.results)
                 block.results += self.block(block, lambda r=results: [
-                    self.tangent(r[j]) for j in slots])
+                    self.yielded(r[j]) for j in slots])
         self.builder.nodes.append(region)
+        self.tangent_outs(region, region, slots)
+
+    def yielded(self, result: Operand) -> Operand:
+        """The tangent a block yields beside ``result``: none where the result is none (a
+        name a ``return`` left unassigned), which no zero of a made-up shape stands for."""
+        return UNDEFINED if result is UNDEFINED else self.tangent(result)
+
+    def tangent_outs(self, region: Region, primal: Region, slots: list[int]) -> None:
+        """Outs of ``region``, appended, for the tangents of ``primal``'s outs ``slots``."""
         for j in slots:
-            out = region.outs[j]
+            out = primal.outs[j]
             tangent = Value(out.hint + "_dot" if out.hint else "")
             tangent.shape, tangent.floating = out.shape, True
             tangent.node = region
             region.outs.append(tangent)
             self.tangents[out] = tangent
             self.named.add(tangent)
+
+    def tangents_after(self, region: Region) -> None:
+        """The tangents of a branching region that ran (a ``try``, and the branches
+        inside it), computed by a region after it that takes the same path: the
+        block that ran, its nodes' tangents after one another."""
+        slots = [j for j, out in enumerate(region.outs) if out in self.varied]
+        blocks = []
+        for block in region.blocks:
+            deferred = Block()
+            if block.raises():  # (a path that raised has no tangents to give)
+                deferred.results = [UNDEFINED] * len(slots)
+                blocks.append(deferred)
+                continue
+            with self.builder.inside(deferred):
+                for node in block.nodes:
+                    if isinstance(node, Region):
+                        self.tangents_after(node)
+                        continue
+                    self.builder.loc = node.loc
+                    self.node(node)
+                deferred.results = [self.yielded(block.results[j]) for j in slots]
+            blocks.append(deferred)
+        if not slots and not any(block.nodes for block in blocks):
+            return
+        kind, decided = (("switch", (path_taken(region),)) if region.kind == "try"
+                         else (region.kind, region.args[:1]))
+        after = Region(kind, decided, [], blocks, region.loc, "tangent")
+        self.builder.nodes.append(after)
+        self.tangent_outs(after, region, slots)
+
+
+def _holds_loops(region: Region) -> bool:
+    return any(isinstance(node, Region) and not node.branches
+               for block in region.blocks for node in walk(block.nodes))

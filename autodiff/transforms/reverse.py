@@ -45,7 +45,7 @@ from autodiff.transforms.activity import (
 )
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
 from autodiff.transforms.complex_values import accepts_complex_gradients, check_steps, vjp_rule
-from autodiff.transforms.control import ControlFlowReverser
+from autodiff.transforms.control import ControlFlowReverser, cut_back_tapes
 from autodiff.transforms.optimize import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
@@ -172,6 +172,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
         seed_value, witness = _seed(builder, output, targets, where)
         adjoints.add(output, seed_value, set())
     reverser.reverse_nodes(forward, adjoints)
+    cut_back_tapes(graph)
 
     builder.loc = None
     gradients = []
@@ -282,8 +283,8 @@ class _Reverser:
         for node in reversed(list(nodes)):
             self.builder.loc = node.loc
             if isinstance(node, Region):
-                if node.kind == "if":
-                    self.control.reverse_if(node, adjoints)
+                if node.branches:
+                    self.control.reverse_branches(node, adjoints)
                 else:
                     self.control.reverse_loop(node, adjoints)
             elif node.out in adjoints:

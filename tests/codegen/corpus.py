@@ -81,7 +81,7 @@ FUNCTIONS = [two_layer_net, rosenbrock, polynomial, softmax_cross_entropy, scala
              fan_out, shapes_and_indexing, reductions, rnn, huber, doubling, smoothed]
 GOLDEN = {"two_layer_net": (1, 2, 3, 4), "rosenbrock": 0, "polynomial": 0,
           "softmax_cross_entropy": 0, "rnn": (0, 1, 3), "huber": 0, "doubling": 0,
-          "smoothed": 0, "logged_loss": 0}
+          "smoothed": 0, "logged_loss": 0, "robust_solve": (0, 1), "clipped_log": (0, 1)}
 
 
 def logged_loss(W, x):
@@ -90,3 +90,33 @@ def logged_loss(W, x):
     loss = np.mean(h ** 2)
     print(f"loss {loss:.4f}, mean activation %.3f" % np.mean(h))
     return loss
+
+
+def robust_solve(A, b):
+    try:
+        L = np.linalg.cholesky(A)
+        x = np.linalg.solve(L.T, np.linalg.solve(L, b))
+    except np.linalg.LinAlgError:
+        x = np.linalg.lstsq(A, b, rcond=None)[0]
+    return np.sum(x ** 2)
+
+
+def clipped_log(x, floor):
+    if np.any(x < 0.0):
+        raise ValueError("x must not be negative")
+    try:
+        if np.min(x) == 0.0:
+            raise FloatingPointError("log of zero")
+        y = np.log(x)
+    except FloatingPointError as error:
+        print("clipping:", error)
+        y = np.log(np.maximum(x, floor))
+    else:
+        y = y * floor
+    finally:
+        print("done")
+    return np.sum(y ** 2)
+
+
+# (last in the file: the golden files quote the lines of the functions above)
+FUNCTIONS += [robust_solve, clipped_log]

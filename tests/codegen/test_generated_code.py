@@ -145,6 +145,7 @@ TOOLKIT_GOLDEN = {
     "two_layer_net_jvp": lambda: ad.jvp(corpus.two_layer_net, wrt=(1, 2)),
     "rnn_jvp": lambda: ad.jvp(corpus.rnn, wrt=0),
     "rosenbrock_hvp": lambda: ad.hvp(corpus.rosenbrock),
+    "robust_solve_jvp": lambda: ad.jvp(corpus.robust_solve, wrt=(0, 1)),
 }
 
 

@@ -47,14 +47,17 @@ def _compile_error(user_module, body: str, signature: str = "x, y", **grad_optio
 
 # (id, body of f(x, y), line of the offending statement, words the message must hold)
 UNSUPPORTED = [
-    ("try", "try:\n    s = np.sum(x)\nexcept ValueError:\n    s = 0.0\nreturn s\n", 5, "'try'"),
+    ("name a try may leave", ("try:\n    s = np.sum(x)\n    t = np.log(s)\nexcept ValueError:\n"
+     "    t = 0.0\nreturn s + t\n"), 10, "'s' is read after the try statement of line 5",
+     "hint:"),
     ("with", "with np.errstate(all='ignore'):\n    s = np.sum(np.log(x))\nreturn s\n", 5,
      "'with'"),
     ("del", "z = x * 2\ndel z\nreturn np.sum(x)\n", 6, "'del'"),
     ("global", "global G\nreturn np.sum(x)\n", 5, "'global'"),
     ("import", "z = x * 2\nimport math\nreturn np.sum(z)\n", 6, "'import'"),
     ("class", "class Box:\n    pass\nreturn np.sum(x)\n", 5, "class definitions"),
-    ("raise", "raise ValueError('no')\nreturn np.sum(x)\n", 5, "'raise'"),
+    ("bare raise", "if np.sum(x) > 0:\n    raise\nreturn np.sum(x)\n", 6,
+     "'raise' with no exception"),
     ("walrus", "z = (w := x * 2) + 1\nreturn np.sum(z * w)\n", 5, ":="),
     ("set display", "s = {1.0, 2.0}\nreturn np.sum(x)\n", 5, "set displays"),
     ("argument element assignment", "v = x[1:]\nv[0] = y\nreturn np.sum(x)\n", 6,

@@ -275,28 +275,6 @@ def test_recursion_of_a_depth_known_only_at_run_time_is_refused():
     assert "write the recursion as a loop" in info.value.hint
 
 
-# ----- try: refused, the derivative cannot follow a path an exception chooses -----
-
-
-def guarded_log(x):
-    try:
-        s = np.sum(np.log(x))
-    except FloatingPointError:
-        s = 0.0
-    return s
-
-
-def test_try_is_refused_at_its_line_with_a_hint():
-    for derivative in (lambda: ad.grad(guarded_log)(np.ones(3)),
-                       lambda: ad.jvp(guarded_log)(np.ones(3), np.ones(3))):
-        with pytest.raises(ad.UnsupportedSyntaxError, match="'try' statements are not "
-                           "supported in differentiated code: the derivative cannot follow a "
-                           "path an exception chooses") as info:
-            derivative()
-        assert info.value.lineno == guarded_log.__code__.co_firstlineno + 1
-        assert "branch with if" in info.value.hint
-
-
 def list_chosen_at_run_time(x, i):
     acc = []
     for k in range(3):

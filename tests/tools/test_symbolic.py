@@ -233,6 +233,14 @@ def loop_to_n(x, n):
     return s
 
 
+def guarded_square(x):
+    try:
+        y = x * x
+    except ValueError:
+        y = x
+    return y
+
+
 def rounded(x):
     return np.round(x) * x
 
@@ -251,6 +259,7 @@ def line_of(fn, text: str) -> int:
     (relu_by_if, "if x > 0", "an 'if' whose condition depends on the data"),
     (loop_to_n, "for", "a 'for' loop whose range depends on the arguments"),
     (rounded, "return", "'round'"),
+    (guarded_square, "try", "a try statement (which path runs depends on what raises)"),
 ])
 def test_what_sympy_cannot_take_is_named_with_its_line(fn, text, construct):
     with pytest.raises(SymbolicError) as caught:

@@ -45,6 +45,18 @@ def branch_then_zero_trip_while(x, y, n):
     return np.sum(h * x)
 
 
+def returned_from_a_nested_branch(x):
+    # Reverse over reverse: where the return left y unassigned (None), the zero adjoint
+    # made like it has shape (), and it was read as the shape of y's adjoints.
+    if np.sum(x) > 0.0:
+        if np.sum(x) > 1.0:
+            return np.sum(np.sin(x))
+        y = np.log(x)
+    else:
+        y = x * 2.0
+    return np.sum(y * x)
+
+
 def carried_from_an_argument(a):
     # The gradient of a loop's initial value and of a value read in the loop.
     y = a
@@ -65,3 +77,6 @@ def test_fuzzer_findings_match_finite_differences(user_module):
         check_against_finite_differences(module.branch_then_zero_trip_while, [x, y, n],
                                          wrt=(0, 1))
     check_against_finite_differences(module.carried_from_an_argument, [26.5])
+    for x in ([0.8, 0.4], [0.3, 0.4], [-0.3, -0.4]):
+        check_against_finite_differences(module.returned_from_a_nested_branch, [np.array(x)],
+                                         second_order=True)

@@ -95,7 +95,7 @@ def _forward_unchanged_slots(region: Region, replaced: Substitution) -> None:
         return
     for j, source in sources.items():
         replaced[region.outs[j]] = source
-        if region.kind != "if":
+        if not region.branches:
             for block in region.blocks:
                 replaced[_carried_params(region, block)[j]] = source
     for block in region.blocks:
@@ -105,7 +105,7 @@ def _forward_unchanged_slots(region: Region, replaced: Substitution) -> None:
 
 def _unchanged_slots(region: Region) -> dict[int, Operand]:
     """``{j: source}`` for each value of ``region`` that is ``source`` whatever runs."""
-    if region.kind == "if":
+    if region.branches:
         found = {}
         for j in range(len(region.outs)):
             results = [block.results[j] for block in region.blocks]

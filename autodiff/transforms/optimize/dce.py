@@ -1,13 +1,18 @@
 """Dead-code elimination: drop nodes, loop-carried values and regions nothing reads.
 
 A tape (see :mod:`autodiff.transforms.reverse`) is live only while something
-reads what is popped off it: pushes onto a tape nobody pops are dead too.
+reads what is popped off it: pushes onto a tape nobody pops are dead too, and so
+are the cuts a handler makes to it.
+
+The part of a ``try``'s body its handlers guard stays whole while the ``try`` does:
+a node there that nothing reads may still raise, and so decide which path runs.
 """
 
 from __future__ import annotations
 
 from autodiff.graph.ir import Graph, Node, Region, operand_values, walk
 from autodiff.ops.control import tape_pop, tape_push
+from autodiff.ops.exceptions import TAPE_TRUNCATE
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:
@@ -28,7 +33,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
                     needed.add(node)
                     changed = True
                 continue
-            if node.op is tape_push:
+            if node.op is tape_push or node.op is TAPE_TRUNCATE:
                 wanted = node.args[0] in popped
             elif node.op is tape_pop:
                 wanted = node.out in live
@@ -53,7 +58,7 @@ def _region_reads(region: Region, live: set, needed: set) -> bool:
 def _slots(region: Region):
     """``(j, out, params, results)`` for each value the region defines."""
     for j, out in enumerate(region.outs):
-        if region.kind == "if":
+        if region.branches:
             yield j, out, [], [b.results[j] for b in region.blocks]
         else:
             params = [b.params[j + 1] if region.kind == "for" and b is region.body
@@ -68,7 +73,14 @@ def _carry_liveness(nodes: list, live: set, needed: set) -> bool:
         if not isinstance(region, Region) or region not in needed:
             continue
         before = len(live)
-        live.update(operand_values(region.args[0]) if region.kind == "if" else ())
+        if region.branches:  # (a condition, a selector, or the classes a try catches)
+            live.update(v for arg in region.args for v in operand_values(arg))
+        if region.kind == "try":  # (a push onto a tape never raises: it goes as usual)
+            for node in walk(region.guarded()):
+                if node not in needed and not (isinstance(node, Node) and node.op is tape_push):
+                    needed.add(node)
+                    live.update(node.inputs())
+                    changed = True
         if region.kind == "for":
             for arg in region.args[:4]:
                 live.update(operand_values(arg))
@@ -80,7 +92,7 @@ def _carry_liveness(nodes: list, live: set, needed: set) -> bool:
                 live.update(params)
                 for result in results:
                     live.update(operand_values(result))
-                if region.kind != "if":
+                if not region.branches:
                     live.update(operand_values(region.init[j]))
         changed |= len(live) != before
     return changed
@@ -112,7 +124,7 @@ def drop_slots(region: Region, dead: list[int]) -> None:
         return
     keep = [j for j in range(len(region.outs)) if j not in dead]
     region.outs = [region.outs[j] for j in keep]
-    if region.kind == "if":
+    if region.branches:
         for block in region.blocks:
             block.results = [block.results[j] for j in keep]
         return

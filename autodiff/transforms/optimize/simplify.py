@@ -24,8 +24,9 @@ the deliberate exceptions rewrites.py names (broadcast scalars).
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Block, Graph, Value
+from autodiff.graph.ir import Block, Graph, Node, Region, Value
 from autodiff.graph.shapes import LIST
+from autodiff.ops.shape import zeros_like
 from autodiff.transforms.optimize.rewrites import Rewriter
 from autodiff.transforms.optimize.substitution import Substitution, inherit, rewrite_nodes
 
@@ -50,11 +51,13 @@ def simplify(graph: Graph) -> Graph:
         _first_of_shape(earliest, [node.out])
         return None
 
+    never_none = _NeverNone()
     return rewrite_nodes(graph, Substitution(), rewrite,
                          scope=_first_of_shape({}, graph.params),
                          on_block=lambda block, earliest: _first_of_shape(earliest, block.params),
                          on_region=lambda region, earliest: _first_of_shape(
-                             earliest, _never_none(region)))
+                             earliest, [out for out in region.outs
+                                        if out in never_none(region)]))
 
 
 def _first_of_shape(earliest: dict[int, Value], values: list[Value]) -> dict[int, Value]:
@@ -63,15 +66,37 @@ def _first_of_shape(earliest: dict[int, Value], values: list[Value]) -> dict[int
     return earliest
 
 
-def _never_none(region) -> list[Value]:
-    """The outs of ``region`` that hold an array on every path: an adjoint a branch
-    does not reach is None there (``dt = None``), and a shape read from it is wrong."""
-    sources = [block.results for block in region.blocks
-               if region.kind != "while" or block is region.body]
-    if region.kind != "if":
-        sources.append(list(region.init))
-    return [out for j, out in enumerate(region.outs)
-            if all(j < len(results) and isinstance(results[j], Value) for results in sources)]
+class _NeverNone:
+    """The outs of each region that hold an array on every path: an adjoint a branch
+    does not reach is None there (``dt = None``), and a shape read from it is wrong.
+    (A path that raised yields nothing anyone reads.)"""
+
+    def __init__(self) -> None:
+        self.known: dict[Region, set[Value]] = {}
+
+    def __call__(self, region: Region) -> set[Value]:
+        if region not in self.known:
+            sources = [block.results for block in region.blocks
+                       if (region.kind != "while" or block is region.body)
+                       and not block.raises()]
+            if not region.branches:
+                sources.append(list(region.init))
+            self.known[region] = {out for j, out in enumerate(region.outs) if all(
+                j < len(results) and self.array(results[j]) for results in sources)}
+        return self.known[region]
+
+    def array(self, result) -> bool:
+        """Whether a region's result is an array on its path: a value, but not the out
+        of a region that may be None, nor a zero made like one (``np.zeros_like(y)`` on
+        the path of a ``return`` that left ``y`` unassigned, whose shape is ``()``)."""
+        if not isinstance(result, Value):
+            return False
+        node = result.node
+        if isinstance(node, Region):
+            return result in self(node)
+        if isinstance(node, Node) and node.op is zeros_like:
+            return not isinstance(node.args[0], Value) or self.array(node.args[0])
+        return True
 
 
 def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:
