@@ -59,6 +59,8 @@ def read_function(fn) -> FunctionSource:
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as error:
+        if filename == "<string>":
+            raise _run_from_a_string(fn) from None
         raise SourceUnavailableError(
             f"cannot read the source of {fn.__qualname__}: {error}",
             filename=filename,
@@ -148,17 +150,24 @@ def _check_unchanged(fn) -> None:
     code = fn.__code__
     if not _is_the_running_code(linecache.getlines(code.co_filename), fn):
         if code.co_filename == "<string>":  # exec() of a string inside python -c
-            raise SourceUnavailableError(
-                f"cannot read the source of {fn.__qualname__}: it was run by exec() from a "
-                "string, which Python does not keep", filename=code.co_filename,
-                lineno=code.co_firstlineno, hint="put the function in a file, or compile the "
-                "text under a file name whose text linecache holds")
+            raise _run_from_a_string(fn)
         raise SourceUnavailableError(
             f"the source of {fn.__qualname__} in its file is not the code that runs: the "
             "file was changed after the function was defined",
             filename=code.co_filename, lineno=code.co_firstlineno,
             hint="reload the module (importlib.reload) or restart Python, so that the "
             "function and its derivative come from the same text")
+
+
+def _run_from_a_string(fn) -> SourceUnavailableError:
+    """The error for a function exec() made from a string: the same whether or not the
+    process itself runs a string (python -c, which linecache is then given)."""
+    code = fn.__code__
+    return SourceUnavailableError(
+        f"cannot read the source of {fn.__qualname__}: it was run by exec() from a string, "
+        "which Python does not keep", filename=code.co_filename, lineno=code.co_firstlineno,
+        hint="put the function in a file, or compile the text under a file name whose text "
+        "linecache holds")
 
 
 def _is_the_running_code(lines: list[str], fn) -> bool:
