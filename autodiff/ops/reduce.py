@@ -443,28 +443,24 @@ def _(t, ans, a, q, axis, keepdims):
     return slope * _spread_over_result(t, q, slope)
 
 
+def _as_quantile(name: str):
+    """np.percentile (np.nanpercentile) as NumPy computes it: np.quantile (np.nanquantile)
+    at q / 100, whose rules it then has."""
+    def form(named, builder):
+        q = builder.emit(OPS["divide"], (builder.emit(OPS["asarray"], (named["q"],)),
+                                         Const(100.0)))
+        return builder.emit(OPS[name], (named["a"], q, named["axis"], named["keepdims"]))
+
+    return form
+
+
+_AT_Q_PERCENT = "built as np.{} at q / 100"
+
+
 @defop("percentile", "np.percentile(a, q, axis=axis, keepdims=keepdims)",
-       aliases=(np.percentile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+       aliases=(np.percentile,), diff=("a", "q"), simplify=_as_quantile("quantile"),
+       no_gradient=_AT_Q_PERCENT.format("quantile"), no_sympy=_AT_Q_PERCENT.format("quantile"))
 def percentile(a, q, axis=None, keepdims=False): ...
-
-
-# np.quantile at q / 100.
-@percentile.defvjp
-def _(g, ans, a, q, axis, keepdims):
-    slope = runtime.quantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
-    return (runtime.quantile_spread(g, a, np.asarray(q) / 100.0, axis, keepdims, False),
-            _per_quantile(g * slope, q) / 100.0)
-
-
-@percentile.defjvp("a")
-def _(t, ans, a, q, axis, keepdims):
-    return runtime.quantile_select(t, a, np.asarray(q) / 100.0, axis, keepdims, False)
-
-
-@percentile.defjvp("q")
-def _(t, ans, a, q, axis, keepdims):
-    slope = runtime.quantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
-    return slope * _spread_over_result(t, q, slope) / 100.0
 
 
 # The helpers: linear in t (g), piecewise linear in q (its weights are); the positions
@@ -837,26 +833,10 @@ def _(t, ans, a, q, axis, keepdims):
 
 
 @defop("nanpercentile", "np.nanpercentile(a, q, axis=axis, keepdims=keepdims)",
-       aliases=(np.nanpercentile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+       aliases=(np.nanpercentile,), diff=("a", "q"), simplify=_as_quantile("nanquantile"),
+       no_gradient=_AT_Q_PERCENT.format("nanquantile"),
+       no_sympy=_AT_Q_PERCENT.format("nanquantile"))
 def nanpercentile(a, q, axis=None, keepdims=False): ...
-
-
-@nanpercentile.defvjp
-def _(g, ans, a, q, axis, keepdims):
-    slope = runtime.nanquantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
-    return (runtime.nanquantile_spread(g, a, np.asarray(q) / 100.0, axis, keepdims, False),
-            _per_quantile(g * slope, q) / 100.0)
-
-
-@nanpercentile.defjvp("a")
-def _(t, ans, a, q, axis, keepdims):
-    return runtime.nanquantile_select(t, a, np.asarray(q) / 100.0, axis, keepdims, False)
-
-
-@nanpercentile.defjvp("q")
-def _(t, ans, a, q, axis, keepdims):
-    slope = runtime.nanquantile_select(a, a, np.asarray(q) / 100.0, axis, keepdims, True)
-    return slope * _spread_over_result(t, q, slope) / 100.0
 
 
 # The helpers' rules are quantile_select's and quantile_spread's.
