@@ -551,7 +551,7 @@ _query("result_type", "np.result_type(a)", np.result_type, of_shape=False,
 
 
 # ``type(x)`` of a value known when the code runs (an array, a float), and ``type(x) is
-# np.ndarray``, tested then (``type(3.0)`` is folded while compiling). Not queries:
+# np.ndarray`` and ``isinstance(x, float)``, tested then (``type(3.0)`` is folded while compiling). Not queries:
 # specialised code keys on shapes and dtypes, which a float64 scalar and a Python float
 # share.
 _NO_KIND = "SymPy's symbols have no kind of NumPy's or Python's"
@@ -566,6 +566,12 @@ def type_of(a): ...
        else "type(a) is kind", nondiff_output=True, floating=None, shape=scalar_result,
        no_gradient="a test of a value's kind", no_sympy=_NO_KIND)
 def type_is(a, kind, negated=False): ...
+
+
+@defop("is_instance", "isinstance(a, kind)", aliases=(builtins.isinstance,),
+       nondiff_output=True, floating=None, shape=scalar_result,
+       no_gradient="a test of a value's kind", no_sympy=_NO_KIND)
+def is_instance(a, kind): ...
 
 # ----- constructors (no gradient) -----
 

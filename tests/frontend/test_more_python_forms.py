@@ -305,6 +305,12 @@ def by_kind_of_its_type(x):
     return scale * np.sum(np.tanh(x))
 
 
+def by_instance(x):
+    if isinstance(x, (float, int)):  # a Python number, or a NumPy float64 scalar
+        return x ** 3
+    return np.sum(x ** 3) if isinstance(x, np.ndarray) else x
+
+
 def structure_or_array(params, x):
     if type(params) is dict:
         return np.sum(params["w"] * x)
@@ -314,10 +320,13 @@ def structure_or_array(params, x):
 @pytest.mark.parametrize("fn, args", [
     (by_kind, (np.array([0.5, -1.0]),)), (by_kind, (0.7,)),
     (by_kind_of_its_type, (np.array([0.5, -1.0]),)), (by_kind_of_its_type, (0.7,)),
-], ids=["array", "float", "array, type read once", "float, type read once"])
+    (by_instance, (np.array([0.5, -1.0]),)), (by_instance, (0.7,)),
+], ids=["array", "float", "array, type read once", "float, type read once",
+        "array, isinstance", "float, isinstance"])
 def test_type_of_a_value_is_tested_when_it_runs(fn, args):
     check_with_jit(fn, *args)
     assert "type(x) is not np.ndarray" in ad.grad(by_kind).source
+    assert "isinstance(x, (float, int))" in ad.grad(by_instance).source
 
 
 def test_type_of_a_structure_is_known_while_compiling():
