@@ -1066,6 +1066,14 @@ _nondiff("isfinite", "np.isfinite(x)", np.isfinite, reason=TEST,
          sympy=elementwise(lambda x: sp.S(x).is_finite is not False))
 _nondiff("isnan", "np.isnan(x)", np.isnan, reason=TEST,
          sympy=elementwise(lambda x: sp.S(x) is sp.nan))
+_nondiff("isinf", "np.isinf(x)", np.isinf, reason=TEST,
+         sympy=elementwise(lambda x: sp.S(x) in (sp.oo, -sp.oo)))
+_nondiff("isposinf", "np.isposinf(x)", np.isposinf, reason=TEST,
+         sympy=elementwise(lambda x: sp.S(x) == sp.oo))
+_nondiff("isneginf", "np.isneginf(x)", np.isneginf, reason=TEST,
+         sympy=elementwise(lambda x: sp.S(x) == -sp.oo))
+_nondiff("signbit", "np.signbit(x)", np.signbit, reason=TEST,
+         no_sympy="SymPy has no negative zero, whose sign bit is set")
 _nondiff("logical_not", "np.logical_not(x)", np.logical_not, operator.not_, reason=TEST, recompute="scalar",
          sympy=elementwise("Not"))
 _nondiff("invert", "~x", np.invert, operator.invert, reason=BITWISE, no_sympy=NO_SYMPY_BITS)

@@ -33,6 +33,8 @@ UNARY = [
     ("np.round(x, 1) * x", "real"), ("np.around(x, decimals=2) * x", "real"),
     ("x.round(2) * x + np.rint(x)", "real"),
     ("np.divmod(x * 5.0, 0.7)[1]", "real"), ("divmod(x, 0.3)[1] * np.divmod(x, 0.3)[0]", "real"),
+    ("np.where(np.isinf(1.0 / x) | np.isposinf(x) | np.isneginf(x) | np.signbit(x), x, x * x)",
+     "real"),
 ]
 MATH_TWINS = [
     ("math.sin(x)", "real"), ("math.cos(x)", "real"), ("math.tan(x)", "unit"),
