@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from autodiff import api, errors, tree
+from autodiff.codegen.highlight import highlight, supports_color
 from autodiff.tools import check, compare
-from autodiff.tools.highlight import highlight, supports_color
 from autodiff.version import __version__
 
 

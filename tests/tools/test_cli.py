@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from autodiff.codegen.highlight import highlight, strip_ansi, supports_color
 from autodiff.tools.cli import main
-from autodiff.tools.highlight import highlight, strip_ansi, supports_color
 
 ROOT = Path(__file__).resolve().parents[2]
 
