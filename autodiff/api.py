@@ -5,7 +5,8 @@ What ``grad``, ``value_and_grad``, ``vjp``, ``jvp`` and ``hvp`` return is the
 generated derivative itself, a plain Python function, so calling it costs
 nothing beyond the generated code. It carries ``.source`` (the generated
 text), ``.graph`` (the derivative graph), ``.original_graph`` and
-``.original`` (the function it was derived from). A generated derivative is
+``.original`` (the function it was derived from); a notebook shows it as its
+highlighted source. A generated derivative is
 valid input to every transform, and may be called from a function being
 differentiated, which gives higher derivatives: ``grad(grad(f))``,
 ``hessian`` (forward mode over the reverse-mode gradient), ``hvp``.

@@ -8,6 +8,7 @@ import types
 from collections.abc import Callable
 
 from autodiff.codegen.compile import compile_generated
+from autodiff.codegen.display import show_in_notebooks
 from autodiff.codegen.python import generate
 from autodiff.graph.ir import Graph, Location
 from autodiff.graph.scopes import Home
@@ -54,4 +55,5 @@ def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
     function.original_graph = original_graph
     function.original = fn
     function.where = where
+    show_in_notebooks(function)
     return function

@@ -68,5 +68,10 @@ class BoundDerivative(Assembled):
             return self.source
         return source_for(*self.leading, *args, **{**self.keywords, **kwargs})
 
+    def _repr_html_(self) -> str | None:
+        """The derivative's own display in a notebook (None, plain text, if it has none)."""
+        display = getattr(self.derivative, "_repr_html_", None)
+        return display() if display is not None else None
+
 
 __all__ = ["BoundDerivative", "shifted_wrt", "unbound"]

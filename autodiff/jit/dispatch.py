@@ -15,6 +15,7 @@ compiled by ``numba.njit`` as well (:mod:`autodiff.jit.numba_backend`).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from collections.abc import Callable
@@ -24,6 +25,7 @@ import numpy as np
 from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
 from autodiff.codegen.derivative import compiling, finish
+from autodiff.codegen.display import derivative_html
 from autodiff.codegen.python import function_name
 from autodiff.errors import raised_at_call
 from autodiff.frontend.structures import argument_spec, is_container, is_structured
@@ -258,4 +260,20 @@ def specialized_derivative(general: Callable, backend: str, optimize: bool) -> C
     derivative.specializations = state
     derivative.source_for = lambda *args, **kwargs: state.specialized(args, kwargs).source
     derivative.source_for.__doc__ = "The generated source specialised to arguments like these."
+    derivative._repr_html_ = functools.partial(_specialized_html, derivative)
     return derivative
+
+
+def _specialized_html(derivative: Callable) -> str:
+    """What a notebook shows of a derivative specialised per signature: the code of the
+    latest signature called, or, before any call, the general code it starts from."""
+    compiled = list(derivative.specializations.compiled.values())
+    how = "numba" if derivative.jit == "numba" else "jit=True"
+    if not compiled:
+        return derivative_html(derivative, note=(
+            f"Specialised ({how}) to the kinds, shapes and dtypes of each new signature of "
+            "arguments at its first call; until then, the general code it starts from:"))
+    count = f"{len(compiled)} signature{'s' if len(compiled) > 1 else ''}"
+    return derivative_html(derivative, sources=[compiled[-1].source], note=(
+        f"Specialised ({how}) to each new signature of arguments: {count} so far, the latest "
+        "below (.source_for(*args) shows the code for others)."))
