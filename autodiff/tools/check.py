@@ -48,6 +48,7 @@ from autodiff.derivatives.wrt import resolve_wrt as parameters_named
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
 from autodiff.frontend.structures import has_gradient, path_text
 from autodiff.graph.ir import Location
+from autodiff.tools.notebook import html_table
 from autodiff.tree import StructureError
 
 METHODS = ("central", "forward", "complex")
@@ -389,19 +390,30 @@ class GradientCheckReport:
     def failures(self) -> list[Comparison]:
         return [row for row in self.rows if not row.passed]
 
-    def __str__(self) -> str:
-        header = (f"gradient check of {self.function} ({self.dtype}, {self.method} differences, "
-                  f"rtol={self.rtol:g}, atol={self.atol:g}): "
-                  f"{'passed' if self.passed else 'FAILED'}")
+    @property
+    def title(self) -> str:
+        return (f"gradient check of {self.function} ({self.dtype}, {self.method} differences, "
+                f"rtol={self.rtol:g}, atol={self.atol:g}): "
+                f"{'passed' if self.passed else 'FAILED'}")
+
+    def table(self) -> list[tuple[str, ...]]:
+        """The report's table as text cells, the header first."""
         table = [("argument", "shape", "max abs error", "max rel error", "worst at", "autodiff",
                   "finite diff.", "")]
         for row in self.rows:
             table.append((row.name, str(row.shape), f"{row.max_abs_error:.2e}",
                           f"{row.max_rel_error:.2e}", str(row.worst_index), f"{row.ours:.8g}",
                           f"{row.numeric:.8g}", "ok" if row.passed else "FAILED"))
-        return "\n".join([header, format_table(table), *self.notes])
+        return table
+
+    def __str__(self) -> str:
+        return "\n".join([self.title, format_table(self.table()), *self.notes])
 
     __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return html_table(self.title, self.table(), [not row.passed for row in self.rows],
+                          self.notes)
 
 
 def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,

@@ -35,6 +35,7 @@ from autodiff.tools.check import (
     numeric_grad,
     resolve_parts,
 )
+from autodiff.tools.notebook import html_table, in_ipython
 
 SYMBOLIC, REVERSE = "symbolic (SymPy)", "reverse mode (autodiff)"
 DIFFERENCES = {"forward": "forward differences", "central": "central differences",
@@ -71,28 +72,41 @@ class Comparison:
     def row(self, method: str) -> MethodResult:
         return next(row for row in self.rows if row.method == method)
 
-    def __str__(self) -> str:
+    @property
+    def title(self) -> str:
+        return (f"gradient of {self.function}: error = max |g - reference| / max |reference|, "
+                f"against the {self.reference}; f(x) takes {_seconds(self.function_seconds)}")
+
+    def table(self) -> list[tuple[str, ...]]:
+        """The table as text cells, the header first."""
         table = [("method", "error", "time / gradient", "x f(x)", "f evaluations", "size",
                   "built in")]
-        notes = []
         for row in self.rows:
             if not row.available:
                 table.append((row.method, "unavailable", "", "", "", "", ""))
-                notes.append(f"{row.method}: {row.note}")
                 continue
             error = "reference" if row.method == self.reference else f"{row.error:.1e}"
             table.append((row.method, error, _seconds(row.seconds),
                           f"{row.seconds / self.function_seconds:.1f}", row.evaluations,
                           row.size, _seconds(row.build_seconds)))
-        title = (f"gradient of {self.function}: error = max |g - reference| / max |reference|, "
-                 f"against the {self.reference}; f(x) takes {_seconds(self.function_seconds)}")
-        lines = [title, format_table(table), *notes]
-        return "\n".join(lines)
+        return table
+
+    @property
+    def notes(self) -> list[str]:
+        """Why each unavailable method is."""
+        return [f"{row.method}: {row.note}" for row in self.rows if not row.available]
+
+    def __str__(self) -> str:
+        return "\n".join([self.title, format_table(self.table()), *self.notes])
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        return html_table(self.title, self.table(), [not row.available for row in self.rows],
+                          self.notes)
 
-def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
+
+def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool | None = None,
             symbolic: bool = True) -> Comparison:
     """Compute the gradient of ``f`` at ``args`` by every method and tabulate them.
 
@@ -100,8 +114,9 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
     unavailable where SymPy cannot take the function), forward and central
     differences, the complex step (where ``f`` takes complex input) and
     autodiff's reverse mode. The reference for the error column is the first
-    available of symbolic, complex step and reverse mode. Prints the table
-    unless ``verbose=False``; returns it either way.
+    available of symbolic, complex step and reverse mode. Returns the table;
+    prints it too with ``verbose=True``, and by default (``verbose=None``) outside
+    IPython: in a notebook, the returned table shows itself (as HTML), once.
     """
     named, _ = resolve_parts(f, wrt, len(args))
     positions = [position for position, _ in named]
@@ -131,7 +146,7 @@ def compare(f: Callable, *args, wrt: Wrt = 0, verbose: bool = True,
         if row.available:
             row.error = relative_error(row.gradient, reference.gradient)
     result = Comparison(function_name(f), rows, reference.method, median_seconds(lambda: f(*args)))
-    if verbose:
+    if verbose or verbose is None and not in_ipython():
         print(result)
     return result
 

@@ -1,17 +1,23 @@
-"""What a notebook shows of a derivative, by its ``_repr_html_`` (IPython's display
-protocol, called here as IPython calls it: IPython itself is never imported)."""
+"""What a notebook shows: derivatives, check_grad's report and compare's table, by their
+``_repr_html_`` (IPython's display protocol, called here as IPython calls it: IPython
+itself is never imported)."""
 
 from __future__ import annotations
 
+import builtins
 import html
 import inspect
 import re
+import sys
+import types
 
 import numpy as np
+import pytest
 
 import autodiff as ad
 from autodiff.codegen.display import SHOWN_LINES
 from autodiff.codegen.highlight import STYLES
+from autodiff.tools.compare import REVERSE, SYMBOLIC
 
 RNG = np.random.default_rng(3)
 
@@ -94,3 +100,70 @@ def test_a_derivative_compiled_at_its_first_call_says_so_then_shows_the_code():
     assert "1 signature so far" in specialized._repr_html_()
     assert (shown_code(specialized._repr_html_()).splitlines()
             == specialized.source_for(*args).splitlines())
+
+
+@ad.custom_grad
+def slightly_wrong(x):
+    return np.sin(x)
+
+
+@slightly_wrong.defvjp
+def _(g, ans, x):
+    return g * np.cos(x) * 1.01
+
+
+@slightly_wrong.defjvp
+def _(t, ans, x):
+    return t * np.cos(x)
+
+
+def weighted(x, w):
+    return np.sum(slightly_wrong(x) * w)
+
+
+def rows_of(page: str) -> list[tuple[bool, list[str]]]:
+    """Each body row of an HTML table: whether it is marked failed, and its cells."""
+    rows = re.findall(r"<tr([^>]*)>(.*?)</tr>", page.split("<tbody>")[1], flags=re.DOTALL)
+    return [("ad-failed" in attributes,
+             [html.unescape(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", cells)])
+            for attributes, cells in rows]
+
+
+def test_check_grad_shows_every_row_and_marks_failures():
+    x, w = RNG.normal(size=4), RNG.normal(size=4)
+    with pytest.raises(ad.GradientCheckError) as caught:
+        ad.check_grad(weighted, x, w, wrt=(0, 1))
+    report = caught.value.report
+    page = report._repr_html_()
+    assert html.escape(report.title) in page
+    shown = rows_of(page)
+    assert [cells for _, cells in shown] == [list(row) for row in report.table()[1:]]
+    assert [failed for failed, _ in shown] == [not row.passed for row in report.rows]
+    assert [row.name for row in report.rows if not row.passed] == ["x"]
+
+
+def with_abs(x, w):
+    return np.sum(np.abs(np.tanh(w @ x)))
+
+
+def test_compare_shows_every_method_and_marks_the_unavailable(capsys):
+    table = ad.compare(with_abs, np.ones(3), np.full((2, 3), 0.3), wrt=(0, 1), verbose=False)
+    page = table._repr_html_()
+    shown = rows_of(page)
+    assert [cells[0] for _, cells in shown] == [row.method for row in table.rows]
+    assert [failed for failed, _ in shown] == [not row.available for row in table.rows]
+    assert any(failed for failed, _ in shown) and SYMBOLIC in page and REVERSE in page
+    assert html.escape(table.notes[0]) in page
+    assert capsys.readouterr().out == ""
+
+
+def test_compare_prints_outside_ipython_only(capsys, monkeypatch):
+    table = ad.compare(with_abs, np.ones(3), np.full((2, 3), 0.3), symbolic=False)
+    assert capsys.readouterr().out.strip() == str(table).strip()
+    monkeypatch.setitem(sys.modules, "IPython", types.ModuleType("IPython"))
+    monkeypatch.setattr(builtins, "get_ipython", lambda: None, raising=False)
+    ad.compare(with_abs, np.ones(3), np.full((2, 3), 0.3), symbolic=False)
+    assert capsys.readouterr().out == ""  # the cell shows the returned table, once
+    ad.compare(with_abs, np.ones(3), np.full((2, 3), 0.3), symbolic=False, verbose=True)
+    assert capsys.readouterr().out.strip().startswith("gradient of with_abs")
+
