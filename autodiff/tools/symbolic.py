@@ -45,6 +45,8 @@ from autodiff.ops.sympy_forms import Unsupported, decided, integer, scalar_symbo
 
 # Unrolling more iterations than this makes expressions no one could read or count.
 MAX_ITERATIONS = 1000
+# A derivative's LaTeX longer than this is shown as text: typesetting it takes too long.
+MAX_LATEX = 20000
 
 
 class SymbolicError(AutodiffError):
@@ -210,6 +212,24 @@ class SymbolicGradient:
                  for i, g in zip(self.indices, self.gradients)]
         text = "\n".join(lines)
         return text if len(text) < 4000 else text[:4000] + " ..."
+
+    def _repr_latex_(self) -> str | None:
+        """The derivative as a notebook shows it, in LaTeX (SymPy's ``latex``); None (the
+        text above) for an expression too long to typeset."""
+        names = ", ".join(_tt(a.name) for a in self.arguments)
+        parts = self.expression if self.several else (self.expression,)
+        lines = [rf"\frac{{\partial}}{{\partial {_tt(self.arguments[i].name)}}}\, "
+                 rf"{_tt(self.name)}({names}) &= {sp.latex(part)}"
+                 for i, part in zip(self.indices, parts)]
+        latex = r" \\ ".join(lines)
+        if len(latex) > MAX_LATEX:
+            return None
+        return rf"$\displaystyle \begin{{aligned}} {latex} \end{{aligned}}$"
+
+
+def _tt(name: str) -> str:
+    """A Python name in LaTeX, in a typewriter face (its underscores are no subscripts)."""
+    return r"\mathtt{" + name.replace("_", r"\_") + "}"
 
 
 def _differentiate(value: sp.Expr, symbols, where: Location):

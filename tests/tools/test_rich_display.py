@@ -1,6 +1,6 @@
-"""What a notebook shows: derivatives, check_grad's report and compare's table, by their
-``_repr_html_`` (IPython's display protocol, called here as IPython calls it: IPython
-itself is never imported)."""
+"""What a notebook shows: derivatives, check_grad's report, compare's table and the
+symbolic gradient, by their ``_repr_html_`` and ``_repr_latex_`` (IPython's display
+protocol, called here as IPython calls it: IPython itself is never imported)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ def two_layers(x, w1, w2, slope=0.1):
     h = np.tanh(x @ w1)
     h = np.where((h < 0) & (x @ w1 > -5.0), slope * h, h)
     return np.sum(np.tanh(h @ w2) ** 2)
+
+
+def smooth_layers(x, w1, w2):
+    return np.sum(np.tanh(np.tanh(x @ w1) @ w2) ** 2)
 
 
 def many_lines(x):
@@ -167,3 +171,11 @@ def test_compare_prints_outside_ipython_only(capsys, monkeypatch):
     ad.compare(with_abs, np.ones(3), np.full((2, 3), 0.3), symbolic=False, verbose=True)
     assert capsys.readouterr().out.strip().startswith("gradient of with_abs")
 
+
+def test_symbolic_gradient_shows_as_latex():
+    gradient = ad.symbolic_grad(smooth_layers, wrt=(1, 2), shapes={
+        "x": (2,), "w1": (2, 2), "w2": (2,)})
+    latex = gradient._repr_latex_()
+    assert latex.startswith("$") and latex.endswith("$") and latex.count("$") == 2
+    assert r"\mathtt{smooth\_layers}" in latex and r"\partial \mathtt{w2}" in latex
+    assert latex.count("&=") == 2 and latex.count(r"\begin{") == latex.count(r"\end{")
