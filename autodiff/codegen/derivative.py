@@ -1,13 +1,16 @@
 """A derivative graph as the function the user gets: generated, compiled, and carrying
-``.source``, ``.graph``, ``.original_graph``, ``.original`` and ``.where``."""
+``.source``, ``.graph``, ``.original_graph``, ``.original``, ``.where`` and
+``.export()`` (the derivative as a module of its own, :mod:`.export`)."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import types
 from collections.abc import Callable
 
 from autodiff.codegen.compile import compile_generated
+from autodiff.codegen.export import export_module
 from autodiff.codegen.python import generate
 from autodiff.graph.ir import Graph, Location
 from autodiff.graph.scopes import Home
@@ -54,4 +57,5 @@ def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
     function.original_graph = original_graph
     function.original = fn
     function.where = where
+    function.export = functools.partial(export_module, function, user)
     return function
