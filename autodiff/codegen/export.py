@@ -47,9 +47,16 @@ def export_module(derivative: Callable, user: types.FunctionType) -> str:
     for name, helper in generated.runtime.items():
         module.add(name, helper)
     parameters = []
-    text = generated.text
+    # a module of ours a rule reads from (linalg.NAME): NAME, written out
+    ours = {alias: importlib.import_module(scope.label)
+            for alias, scope in generated.foreign.items()
+            if scope.kind != "closure" and scope.label.split(".")[0] == _PACKAGE}
+    text = module.without_our_modules(generated.text, ast.parse(generated.text), ours)
     for name in sorted(_free_names(text) - set(generated.runtime) - set(dir(builtins))):
-        if name in generated.foreign:
+        owner = next((m for m in ours.values() if name in vars(m)), None)
+        if name not in generated.foreign and owner is not None:
+            module.add(name, vars(owner)[name])
+        elif name in generated.foreign:
             scope = generated.foreign[name]
             if scope.kind == "closure":
                 parameters.append(name)
@@ -184,8 +191,8 @@ class _Module:
         """Python source evaluating to ``value`` in the exported module, or None."""
         if isinstance(value, type) and getattr(builtins, value.__name__, None) is value:
             return value.__name__
-        if isinstance(value, type) and getattr(np, value.__name__, None) is value:
-            self.add("np", np)
+        if callable(value) and getattr(np, getattr(value, "__name__", ""), None) is value:
+            self.add("np", np)  # a NumPy function or type
             return f"np.{value.__name__}"
         if isinstance(value, np.dtype):
             self.add("np", np)

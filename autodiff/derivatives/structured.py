@@ -147,7 +147,8 @@ def attach(derivative: Callable, by_structure: ByStructure) -> Callable:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = list(bound.arguments.values())
-        if not any(is_structured(argument_spec(v)) for v in values):
+        if not any(is_structured(argument_spec(v)) for v in values) and not complex_among(
+                values):
             return derivative
         args, kwargs = _call_form(signature, bound.arguments)
         return by_structure.derivative_for(args, kwargs)

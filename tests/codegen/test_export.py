@@ -20,6 +20,9 @@ import pytest
 import autodiff as ad
 from tests.corpus.control_flow import CONTROL_FLOW
 from tests.corpus.programs import CORPUS
+from tests.helpers import random_array
+from tests.ops import test_complex, test_fft, test_linalg, test_reduce
+from tests.ops.table import shared_module, signatures
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -163,3 +166,42 @@ def test_a_helper_that_needs_autodiff_is_refused(user_module):
     with pytest.raises(ad.AutodiffError, match=r"cannot export f_grad: it calls "
                        r"warn_at_user_line.*\n  hint: take warnings.warn"):
         ad.grad(module.f).export()
+
+
+def _table_calls(cases, preamble: str, complex_values: bool, prefix: str, directory: Path):
+    """Each case of an op table: its gradient in memory, and its export written to
+    ``directory``, with the arguments to call both with."""
+    module = shared_module(signatures(cases), preamble, complex_values)
+    calls, expected = [], {}
+    for index, (_, shapes, *rest) in enumerate(cases):
+        domain = rest[0] if rest else "complex" if complex_values else "real"
+        rng = np.random.default_rng(index)
+        args = [random_array(rng, shape, domain) for shape in shapes]
+        out_shape = np.shape(getattr(module, f"value_{index}")(*args))
+        weights = rng.uniform(0.5, 1.5, size=out_shape) * (1.0 + 0.5j if complex_values else 1)
+        gradient = ad.grad(getattr(module, f"loss_{index}"),
+                           wrt=tuple(range(len(args))) if len(args) > 1 else 0)
+        name = f"{prefix}_{index}"
+        text = gradient.export_for(*args, weights)  # for complex values, when they are
+        assert unresolved_and_unused(text, gradient.__name__) == (set(), set()), cases[index]
+        (directory / f"{name}.py").write_text(text)
+        calls.append((name, gradient.__name__, [*args, weights], {}))
+        expected[name] = gradient(*args, weights)
+    return calls, expected
+
+
+def test_exported_op_tables_run_without_autodiff(tmp_path):
+    """The helpers every op's rules call, written out: the linear algebra, reductions,
+    fft and complex tables (the helpers of complex values included)."""
+    calls, expected = [], {}
+    for cases, complex_values, prefix in ((test_linalg.CASES, False, "linalg"),
+                                          (test_reduce.CASES, False, "reduce"),
+                                          (test_fft.CASES, True, "fft"),
+                                          (test_complex.CASES, True, "complex")):
+        more_calls, more_expected = _table_calls(cases, "", complex_values, prefix, tmp_path)
+        calls += more_calls
+        expected.update(more_expected)
+    results = run_exported(tmp_path, calls)
+    for name, ours in expected.items():
+        for a, b in zip(_leaves(ours), _leaves(results[name]), strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=name)
