@@ -1,14 +1,17 @@
 """A derivative graph as the function the user gets: generated, compiled, and carrying
-``.source``, ``.graph``, ``.original_graph``, ``.original`` and ``.where``."""
+``.source``, ``.graph``, ``.original_graph``, ``.original``, ``.where`` and
+``.export()`` (the derivative as a module of its own, :mod:`.export`)."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import types
 from collections.abc import Callable
 
 from autodiff.codegen.compile import compile_generated
 from autodiff.codegen.display import show_in_notebooks
+from autodiff.codegen.export import export_module
 from autodiff.codegen.python import generate
 from autodiff.graph.ir import Graph, Location
 from autodiff.graph.scopes import Home
@@ -56,4 +59,5 @@ def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
     function.original = fn
     function.where = where
     show_in_notebooks(function)
+    function.export = functools.partial(export_module, function, user)
     return function

@@ -223,7 +223,8 @@ def _comment(node) -> str | None:
 
 def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
              numba: bool = False, check_finite: bool = False,
-             by_structure: object = None, complex_arguments: bool = False) -> GeneratedSource:
+             by_structure: object = None, complex_arguments: bool = False,
+             guarded: bool = True) -> GeneratedSource:
     """Python source of a function computing ``graph``'s outputs from its params, to run
     in the namespace ``home``: names the graph reads from elsewhere are qualified.
 
@@ -237,7 +238,8 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     ``by_structure``, when given, takes calls whose arguments are not all arrays and
     numbers (a dict of parameters): the function starts by handing them over, and
     with ``complex_arguments`` the calls with a complex argument too (its rules are
-    for real values: see ``transforms.complex_values``).
+    for real values: see ``transforms.complex_values``). ``guarded=False`` leaves the
+    body outside ``try`` (an exported derivative, which runs without autodiff).
     """
     helpers = dict(RUNTIME_NAMES)
     if by_structure is not None:
@@ -267,7 +269,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
     outputs = [render.operand(o) for o in graph.outputs]
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
     lines.append(_source(ast.Return(result)))
-    if not numba:
+    if guarded and not numba:
         lines = _guarded(lines, aliases.get("at_user_line", "at_user_line"),
                          _free_name("error", taken | set(names.values())))
     if by_structure is not None:

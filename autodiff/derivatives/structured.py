@@ -98,6 +98,10 @@ class ByStructure:
         """The generated source of the derivative compiled for arguments like these."""
         return self.derivative_for(args, kwargs).source
 
+    def export_for(self, *args, **kwargs) -> str:
+        """The derivative compiled for arguments like these, as a module of its own."""
+        return self.derivative_for(args, kwargs).export()
+
 
 _ARRAY_TYPES = (np.ndarray, float)
 
@@ -136,21 +140,24 @@ def _quick_key(args: tuple) -> tuple | None:
 
 def attach(derivative: Callable, by_structure: ByStructure) -> Callable:
     """``derivative`` (whose first lines hand structures to ``by_structure``) with
-    ``.source_for(*args)``: the source that runs for arguments like ``args``."""
+    ``.source_for(*args)``: the source that runs for arguments like ``args``, and
+    ``.export_for(*args)``: that derivative as a module of its own."""
     signature = inspect.signature(derivative)
     by_structure.names = list(signature.parameters)
 
-    def source_for(*args, **kwargs) -> str:
+    def compiled_for(*args, **kwargs) -> Callable:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = list(bound.arguments.values())
-        if not any(is_structured(argument_spec(v)) for v in values):
-            return derivative.source
+        if not any(is_structured(argument_spec(v)) for v in values) and not complex_among(
+                values):
+            return derivative
         args, kwargs = _call_form(signature, bound.arguments)
-        return by_structure.source_for(*args, **kwargs)
+        return by_structure.derivative_for(args, kwargs)
 
     derivative.by_structure = by_structure
-    derivative.source_for = source_for
+    derivative.source_for = lambda *args, **kwargs: compiled_for(*args, **kwargs).source
+    derivative.export_for = lambda *args, **kwargs: compiled_for(*args, **kwargs).export()
     return derivative
 
 
@@ -224,6 +231,7 @@ def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
     derivative.by_structure = by_structure
     derivative.source_for = raised_at_call(by_structure.source_for)
     derivative._repr_html_ = functools.partial(_per_structure_html, derivative)
+    derivative.export_for = raised_at_call(by_structure.export_for)
     return derivative
 
 

@@ -197,13 +197,13 @@ def random_arguments(function: Callable, specs: list[str], seed: int, wrt) -> li
 
 
 def run_grad(args: argparse.Namespace) -> int:
-    """Print the generated derivative's source."""
+    """Print the generated derivative's source (``--standalone``: as a module of its own)."""
     function = load_function(args.function)
     wrt = parse_wrt(args.wrt, function)
     transform = api.grad if args.mode == "rev" else api.jvp
     colors = args.color == "always" or (args.color == "auto" and supports_color(sys.stdout))
     derivative = transform(function, wrt=wrt)
-    source = derivative.source
+    source = derivative.export() if args.standalone and not args.shape else derivative.source
     if args.shape:  # the code compiled for arguments of these shapes and structures
         arguments = random_arguments(function, args.shape, args.seed, wrt)
         if args.mode == "fwd":
@@ -213,7 +213,8 @@ def run_grad(args: argparse.Namespace) -> int:
                       for w in (wrt if several else (wrt,))]
             tangents = [tree.map(np.zeros_like, a) for a in picked]
             arguments.append(tuple(tangents) if several else tangents[0])
-        source = derivative.source_for(*arguments)
+        source = (derivative.export_for if args.standalone else derivative.source_for)(
+            *arguments)
     elif getattr(derivative, "reason", None) is not None:
         raise UsageError(f"{_signature(function)} reads an argument as a structure "
                          f"({derivative.reason.source_line.strip()}): its code is compiled "
@@ -379,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="reverse mode (grad, the default) or forward mode (jvp)")
     grad.add_argument("--color", choices=["auto", "always", "never"], default="auto",
                       help="syntax highlighting (default: auto, when printing to a terminal)")
+    grad.add_argument("--standalone", action="store_true",
+                      help="print a module that runs without autodiff: the derivative, the "
+                      "helpers it calls and the imports it needs")
 
     graph = _command(commands, "graph", "Write the computational graph of a function "
                      "(or of its derivative) as DOT, SVG or PNG.",

@@ -98,6 +98,14 @@ def test_grad_prints_the_reverse_and_forward_derivatives(workdir):
     assert "def loss_jvp(x, W" in forward.stdout
     assert "# tangent of line 7" in forward.stdout
 
+    standalone = run(workdir, "grad", "model.py:loss", "--wrt", "x,1", "--standalone")
+    assert standalone.returncode == 0, standalone.stderr
+    assert standalone.stdout.startswith('"""The derivative of ') and "loss" in (
+        standalone.stdout.splitlines()[0])
+    assert "import numpy as np" in standalone.stdout
+    assert "autodiff" not in standalone.stdout.split("def loss_grad")[1]
+    assert "at_user_line" not in standalone.stdout
+
 
 def test_grad_and_check_of_a_dict_of_parameters(workdir):
     shapes = ["--shape", "params.W=3,2", "--shape", "params.b=2", "--shape", "x=4,3"]
