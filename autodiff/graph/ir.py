@@ -14,7 +14,7 @@ multi-part indices such as ``x[1:, None]``).
 
 from __future__ import annotations
 
-from autodiff.graph.dot import graph_to_dot
+from autodiff.graph.dot import drawn_nodes, graph_to_dot, render_svg
 from autodiff.graph.nodes import (  # noqa: F401 - the parts of a graph, imported from here too
     REGION_KINDS,
     UNDEFINED,
@@ -139,6 +139,23 @@ class Graph:
     def __str__(self) -> str:
         return format_graph(self)
 
-    def to_dot(self) -> str:
-        """The graph in Graphviz DOT syntax."""
-        return graph_to_dot(self)
+    def __repr__(self) -> str:
+        params = ", ".join(p.hint or "_" for p in self.params)
+        return f"<Graph {self.name}({params}): {drawn_nodes(self)} nodes; print() shows them>"
+
+    def to_dot(self, by_line: bool | None = None) -> str:
+        """The graph in Graphviz DOT syntax; ``by_line``: one box per line of the user's
+        code (by default when the graph is large, see :mod:`autodiff.graph.dot`)."""
+        return graph_to_dot(self, by_line)
+
+    def to_svg(self, by_line: bool | None = None) -> str | None:
+        """The picture of the graph Graphviz draws, as SVG text; None without Graphviz."""
+        return render_svg(graph_to_dot(self, by_line))
+
+    # A notebook (IPython, by these names) shows the picture, or the text without
+    # Graphviz: IPython takes a None from _repr_svg_ as "no picture".
+    def _repr_svg_(self) -> str | None:
+        return self.to_svg()
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(format_graph(self))

@@ -94,15 +94,21 @@ def _format_nodes(nodes: list, names: dict, rows: list, indent: str) -> None:
             continue
         if node.op.inline:
             continue
-        args = ", ".join(
-            f"{param}={format_operand(arg, names)}" if param in node.op.defaults
-            else format_operand(arg, names)
-            for param, arg in zip(node.op.params, node.args)
-            if not (param in node.op.defaults and isinstance(arg, Const)
-                    and _is_default(arg.value, node.op.defaults[param]))
-        )
         target = "" if node.op.statement else f"{names[node.out]} = "
-        rows.append((f"{indent}{target}{node.op.name}({args})", _where(node)))
+        rows.append((f"{indent}{target}{call_text(node, names)}", _where(node)))
+
+
+def call_text(node, names: dict[Value, str]) -> str:
+    """``power(x, 2)``, ``sum(t3, axis=1)``: a node's op and its operands, constants
+    included, a setting by its name unless it has its default value."""
+    args = ", ".join(
+        f"{param}={format_operand(arg, names)}" if param in node.op.defaults
+        else format_operand(arg, names)
+        for param, arg in zip(node.op.params, node.args)
+        if not (param in node.op.defaults and isinstance(arg, Const)
+                and _is_default(arg.value, node.op.defaults[param]))
+    )
+    return f"{node.op.name}({args})"
 
 
 def _branch_labels(region: Region, operands) -> tuple[str, list[str]]:

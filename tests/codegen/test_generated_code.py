@@ -115,7 +115,7 @@ def test_graph_prints_and_exports_dot():
     assert "grad of line" in str(g.graph)
     dot = g.graph.to_dot()
     assert dot.startswith('digraph "two_layer_net_grad" {')
-    assert 'label="h = tanh"' in dot and '"W1" -> ' in dot
+    assert 'label="h = tanh(t2)"' in dot and '"W1" -> ' in dot
 
 
 def test_user_names_win_over_helper_names(user_module):
