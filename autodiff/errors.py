@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import os
 
+from autodiff.line_names import line_name
+
 
 class AutodiffError(Exception):
     """Base class of every error autodiff raises about the user's code or call."""
@@ -37,10 +39,7 @@ class AutodiffError(Exception):
     def _render(self) -> str:
         where = ""
         if self.filename is not None:
-            where = os.path.basename(self.filename)
-            if self.lineno is not None:
-                where += f":{self.lineno}"
-            where += ": "
+            where = line_name(self.filename, self.lineno) + ": "
         text = where + self.message
         if self.source_line:
             text += f"\n    {self.source_line.strip()}"

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autodiff"
 # A module's layer is the first part of its name after ``autodiff.``; the package
 # itself (``autodiff/__init__.py``) and ``__main__`` are the top.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "version", "user_code", "tree"),
+    ("errors", "line_names", "version", "user_code", "tree"),
     ("graph",),
     ("ops",),
     ("frontend",),

@@ -38,6 +38,7 @@ import numpy as np
 
 from autodiff.errors import ArgumentKindError, AutodiffError, DerivativeError, NonFiniteError
 from autodiff.graph.ir import Location
+from autodiff.line_names import line_name
 from autodiff.ops import runtime
 
 PHASES = {
@@ -138,7 +139,7 @@ def _note_user_line(error: BaseException, fields: dict) -> None:
     add_note = getattr(error, "add_note", None)
     if add_note is None or fields.get("filename") is None:
         return
-    note = (f"raised at {os.path.basename(fields['filename'])}:{fields['lineno']}: "
+    note = (f"raised at {line_name(fields['filename'], fields['lineno'])}: "
             f"{(fields.get('source_line') or '').strip()}")
     if note not in getattr(error, "__notes__", ()):
         add_note(note)

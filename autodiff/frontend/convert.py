@@ -17,7 +17,6 @@ import builtins
 import functools
 import inspect
 import operator
-import os
 import types
 
 import numpy as np
@@ -63,6 +62,7 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
+from autodiff.line_names import line_name
 from autodiff.ops import OPS, registry
 from autodiff.ops.calls import call_op
 from autodiff.user_code import is_library_code
@@ -203,7 +203,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         call = self.fixed_location
         if call is not None:  # in a gradient rule: name the rule's line, and the user's call
             message += (f" (in the gradient rule {self.source.tree.name!r}, brought in by "
-                        f"{os.path.basename(call.filename)}:{call.lineno}: {call.text.strip()})")
+                        f"{line_name(call.filename, call.lineno)}: {call.text.strip()})")
         return kind(message, filename=self.source.filename, lineno=lineno,
                     source_line=self.source.line(lineno), hint=hint)
 

@@ -1,8 +1,9 @@
-"""The tools in a notebook: their tables as HTML, and whether code runs in IPython.
+"""The tools in a notebook: their tables as HTML, their figures as PNG, and whether code
+runs in IPython.
 
-IPython shows an object by calling its ``_repr_html_`` (found by name), so the
-tables need no import of IPython; neither does telling an IPython session apart,
-which sets ``get_ipython`` among the builtins.
+IPython shows an object by calling its ``_repr_html_`` or ``_repr_png_`` (found by
+name), so the tables and figures need no import of IPython; neither does telling an
+IPython session apart, which sets ``get_ipython`` among the builtins.
 
 >>> table = html_table("a & b", [("x", "error"), ("dx", "1e-9"), ("dy", "0.5")], [False, True])
 >>> "a &amp; b" in table, table.count('class="ad-failed"')
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import builtins
 import html
+import io
 import sys
 from collections.abc import Sequence
+from types import MethodType
 
 FAILED_STYLE = "background:#f8d7da;color:#842029;font-weight:bold"
 _CELL = "padding:0.15em 0.6em;text-align:left;font-family:monospace"
@@ -47,3 +50,19 @@ def html_table(title: str, rows: Sequence[Sequence[str]], failed: Sequence[bool]
     return (f'<div class="ad-table"><div style="margin-bottom:0.3em">{html.escape(title)}'
             f'</div><table style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(lines)}</tbody></table>{remarks}</div>")
+
+
+def shown_inline(figure):
+    """``figure`` (a matplotlib Figure), given the ``_repr_png_`` a notebook displays it
+    by. Without it a figure not made by ``pyplot`` shows as its repr, ``<Figure size
+    1200x460 with 2 Axes>``, unless ``%matplotlib inline`` has registered matplotlib's
+    own display of figures (which IPython then prefers: the figure shows once)."""
+    figure._repr_png_ = MethodType(png_bytes, figure)
+    return figure
+
+
+def png_bytes(figure) -> bytes:
+    """The figure drawn as a PNG, at its own size and resolution."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()

@@ -17,7 +17,6 @@ the overflow of an unselected branch never makes the gradient NaN.
 from __future__ import annotations
 
 import math
-import os
 
 from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.frontend import inline_rule, structures
@@ -34,6 +33,7 @@ from autodiff.graph.ir import (
     walk,
 )
 from autodiff.graph.shapes import LIST, SCALAR
+from autodiff.line_names import line_name
 from autodiff.ops import OPS
 from autodiff.ops.helpers import as_gradient_of as as_gradient_of_op
 from autodiff.ops.shape import index_add as index_add_op
@@ -264,7 +264,7 @@ def _seed_structure(builder: GraphBuilder, adjoints: _Adjoints, seed: Operand, o
 
 def _where(loc: Location | None) -> str:
     """``file.py:LINE`` of the return statement, for errors raised at run time."""
-    return f"{os.path.basename(loc.filename)}:{loc.lineno}" if loc else "the return statement"
+    return line_name(loc.filename, loc.lineno) if loc else "the return statement"
 
 
 class _Reverser:
@@ -437,7 +437,7 @@ def _rule_description(op) -> str:
     name = f"'{name}' " if name and name != "<lambda>" else ""
     if code is None:
         return f"{name}of '{_function_name(op)}'"
-    where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    where = line_name(code.co_filename, code.co_firstlineno)
     return f"{name}of '{_function_name(op)}' ({where})"
 
 
