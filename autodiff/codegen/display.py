@@ -22,6 +22,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 from autodiff.codegen.highlight import highlight_html
+from autodiff.line_names import cell_number, line_name
 
 # Lines shown before the rest of a source is folded away (an HTML <details>).
 SHOWN_LINES = 40
@@ -61,10 +62,18 @@ def header_html(derivative: Callable, note: str = "") -> str:
         about = f", the derivative of <code>{html.escape(_name(original))}</code>"
         where = getattr(derivative, "where", None)
         if where is not None and where.filename:
-            about += f" (defined at {html.escape(f'{where.filename}:{where.lineno}')})"
+            about += f" (defined at {html.escape(_where(where.filename, where.lineno))})"
     remark = f"<br>{html.escape(note)}" if note else ""
     return (f'<div style="margin-bottom:0.3em"><code><b>{html.escape(name)}</b>'
             f"{html.escape(parameters)}</code>{about}{remark}</div>")
+
+
+def _where(filename: str, lineno: int | None) -> str:
+    """``/home/me/model.py:12`` (the whole path: a notebook reader may open the file),
+    or ``Cell In[16], line 2`` for a cell IPython ran."""
+    if cell_number(filename) is not None:
+        return line_name(filename, lineno)
+    return f"{filename}:{lineno}"
 
 
 def _name(fn: Callable) -> str:

@@ -18,6 +18,7 @@ import autodiff as ad
 from autodiff.codegen.display import SHOWN_LINES
 from autodiff.codegen.highlight import STYLES
 from autodiff.tools.compare import REVERSE, SYMBOLIC
+from tests.test_line_names import ipython_running
 
 RNG = np.random.default_rng(3)
 
@@ -73,6 +74,14 @@ def test_a_derivative_shows_its_signature_and_its_source_highlighted():
     # other comments are not pointers to the user's lines, and look different
     assert '<span class="ad-comment" style="' in page
     assert STYLES["origin"] != STYLES["comment"]
+
+
+def test_a_derivative_of_a_notebook_cell_names_the_cell(monkeypatch):
+    where = ad.grad(two_layers).where
+    assert f"(defined at {html.escape(f'{where.filename}:{where.lineno}')})" in (
+        ad.grad(two_layers)._repr_html_())
+    ipython_running(monkeypatch, {where.filename: 16})
+    assert f"(defined at Cell In[16], line {where.lineno})" in ad.grad(two_layers)._repr_html_()
 
 
 def test_a_long_derivative_folds_past_its_first_lines():
