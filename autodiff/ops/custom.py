@@ -150,8 +150,8 @@ class CustomGradient:
         return rule
 
     def defjvp(self, param: str | Callable) -> Callable:
-        """Attach a forward-mode rule ``rule(t, ans, *params)`` (per parameter, like
-        :meth:`autodiff.ops.registry.Op.defjvp`)."""
+        """Attach a forward-mode rule ``rule(t, ans, *params)``, per parameter:
+        ``@f.defjvp`` for a function of one parameter, else ``@f.defjvp("x")``."""
         return self.op.defjvp(param)
 
     def __repr__(self) -> str:
@@ -173,7 +173,7 @@ def custom_grad(fn: Callable) -> CustomGradient:
 
 
 class Registration:
-    """The handle :func:`register_gradient` returns: ``remove()`` it, or use it as a
+    """The handle :func:`~autodiff.register_gradient` returns: ``remove()`` it, or use it as a
     ``with`` block to have the rule only inside the block."""
 
     def __init__(self, undo: Callable[[], None], description: str) -> None:

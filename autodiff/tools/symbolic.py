@@ -65,7 +65,7 @@ def symbolic_grad(fn: Callable, wrt: Wrt = 0, shapes: dict | None = None,
     >>> import numpy as np, autodiff as ad
     >>> def loss(x):
     ...     return np.sum(np.tanh(x) ** 2)
-    >>> ad.symbolic_grad(loss, shapes={"x": (2,)})(np.ones(2))  # doctest: +SKIP
+    >>> ad.symbolic_grad(loss, shapes={"x": (2,)})(np.ones(2))  # doctest: +ELLIPSIS
     array([0.6397..., 0.6397...])
     """
     started = time.perf_counter()
