@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable
 
 from autodiff.codegen.derivative import compiling
+from autodiff.codegen.display import derivative_html
 from autodiff.derivatives.build import build_jvp, build_vjp
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
@@ -25,7 +26,11 @@ MAX_PER_FUNCTION = 32
 
 class Assembled:
     """A derivative assembled at call time from generated ones (a Jacobian, a gradient
-    by forward mode): the derivatives taken of it are kept on it too."""
+    by forward mode): the derivatives taken of it are kept on it too. A notebook shows
+    its name and the generated code it is assembled from (its ``.source``)."""
+
+    def _repr_html_(self) -> str:
+        return derivative_html(self)
 
 
 def cached(fn: Callable, key: tuple, build: Callable[[], Callable],

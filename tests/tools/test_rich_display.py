@@ -84,6 +84,13 @@ def test_a_derivative_of_a_notebook_cell_names_the_cell(monkeypatch):
     assert f"(defined at Cell In[16], line {where.lineno})" in ad.grad(two_layers)._repr_html_()
 
 
+def test_a_jacobian_and_a_hessian_show_the_code_they_are_assembled_from():
+    for derivative in (ad.jacobian(two_layers, wrt=1), ad.hessian(two_layers, wrt=1)):
+        page = derivative._repr_html_()
+        assert f"<b>{html.escape(derivative.__name__)}</b>" in page
+        assert shown_code(page).splitlines() == derivative.source.splitlines()
+
+
 def test_a_long_derivative_folds_past_its_first_lines():
     derivative = ad.grad(many_lines)
     page = derivative._repr_html_()
