@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from autodiff.codegen.python import generate
+from autodiff.codegen.python import free_names, generate
 from autodiff.errors import AutodiffError
 from autodiff.graph.scopes import Home
 
@@ -51,8 +51,8 @@ def export_module(derivative: Callable, user: types.FunctionType) -> str:
     ours = {alias: importlib.import_module(scope.label)
             for alias, scope in generated.foreign.items()
             if scope.kind != "closure" and scope.label.split(".")[0] == _PACKAGE}
-    text = module.without_our_modules(generated.text, ast.parse(generated.text), ours)
-    for name in sorted(_free_names(text) - set(generated.runtime) - set(dir(builtins))):
+    text = _without_our_modules(generated.text, ours)
+    for name in sorted(free_names(text) - set(generated.runtime) - set(dir(builtins))):
         owner = next((m for m in ours.values() if name in vars(m)), None)
         if name not in generated.foreign and owner is not None:
             module.add(name, vars(owner)[name])
@@ -81,23 +81,21 @@ def _with_keyword_only(header: str, names: list[str]) -> str:
     return f"{header[:header.index('(')]}({', '.join(parameters + names)}):"
 
 
-def _free_names(text: str) -> set[str]:
-    """Names a function or class definition reads and never binds itself."""
-    tree = ast.parse(text)
-    bound, read = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node is not tree.body[0]:
-                bound.add(node.name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return read - bound
+def _without_our_modules(source: str, namespace: dict) -> str:
+    """``runtime.fitted_to(...)`` as ``fitted_to(...)`` (``namespace`` naming the modules
+    ``source`` reads): the functions autodiff's modules hold are written out beside the
+    ones that call them."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and isinstance(namespace.get(node.value.id), types.ModuleType)
+                and namespace[node.value.id].__name__.startswith(_PACKAGE)):
+            spans.append((node.lineno, node.col_offset, node.value.id))
+    lines = source.splitlines(True)
+    for lineno, column, module_name in sorted(spans, reverse=True):
+        line = lines[lineno - 1]
+        lines[lineno - 1] = line[:column] + line[column + len(module_name) + 1:]
+    return "".join(lines)
 
 
 def _ours(value) -> bool:
@@ -149,34 +147,15 @@ class _Module:
                 f"cannot export {self.derivative_name}: it calls {value.__name__}, which "
                 "needs autodiff's record of the derivative's lines while it runs",
                 hint="take warnings.warn and check_finite= out of the function to export it")
-        source = textwrap.dedent(inspect.getsource(value))
-        tree = ast.parse(source)
         namespace = vars(sys.modules[value.__module__])
-        source = self.without_our_modules(source, tree, namespace)
+        source = _without_our_modules(textwrap.dedent(inspect.getsource(value)), namespace)
         if name != value.__name__:
             source = re.sub(rf"\b(def|class) {value.__name__}\b", rf"\1 {name}", source, count=1)
         self.definitions[name] = value
         self.sources[name] = source
-        for read in sorted(_free_names(source)):
+        for read in sorted(free_names(source)):
             if read in namespace and read != name:
                 self.add(read, namespace[read], needed_by=f"{value.__name__}")
-
-    def without_our_modules(self, source: str, tree: ast.AST, namespace: dict) -> str:
-        """``runtime.fitted_to(...)`` as ``fitted_to(...)``: the functions our modules
-        hold are written out beside the ones that call them."""
-        spans = []
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and isinstance(namespace.get(node.value.id), types.ModuleType)
-                    and namespace[node.value.id].__name__.startswith(_PACKAGE)):
-                spans.append((node.lineno, node.col_offset, node.value.id))
-        if not spans:
-            return source
-        lines = source.splitlines(True)
-        for lineno, column, module_name in sorted(spans, reverse=True):
-            line = lines[lineno - 1]
-            lines[lineno - 1] = line[:column] + line[column + len(module_name) + 1:]
-        return "".join(lines)
 
     def constant_text(self, name: str, value, needed_by: str) -> str:
         text = self.expression(value)

@@ -39,6 +39,7 @@ from autodiff.graph.ir import (
     walk,
 )
 from autodiff.graph.names import Layout, assign_names
+from autodiff.graph.printing import PHASE_PREFIX
 from autodiff.graph.scopes import Home, Scope
 from autodiff.ops import runtime
 from autodiff.ops.control import variable as variable_op
@@ -216,7 +217,7 @@ def _comment(node) -> str | None:
     if node.loc is None:
         return "# the gradients, with the shapes and dtypes of the arguments" if (
             node.phase == "backward") else None
-    prefix = {"backward": "grad of ", "tangent": "tangent of "}.get(node.phase, "")
+    prefix = PHASE_PREFIX.get(node.phase, "")
     where = f" (in {node.loc.function})" if node.loc.function else ""
     return f"# {prefix}line {node.loc.lineno}{where}: {node.loc.text}"
 
@@ -277,7 +278,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
-    used = _free_names(text)
+    used = free_names(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
              if line.strip() in writer.locations}
@@ -673,12 +674,21 @@ def _source(statement: ast.stmt) -> str:
     return astor.to_source(statement).rstrip("\n")
 
 
-def _free_names(text: str) -> set[str]:
-    """Names the function reads but never assigns (its globals and closure)."""
-    function = ast.parse(text).body[0]
-    assigned = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    loads = set()
-    for node in ast.walk(function):
+def free_names(text: str) -> set[str]:
+    """Names a function's (or a class's) definition reads and never binds itself: its
+    globals and closure."""
+    tree = ast.parse(text)
+    bound, read = set(), set()
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name):
-            (loads if isinstance(node.ctx, ast.Load) else assigned).add(node.id)
-    return loads - assigned
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node is not tree.body[0]:
+                bound.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return read - bound

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from autodiff.graph.names import assign_names
 from autodiff.graph.nodes import Region, operand_values, walk
-from autodiff.graph.printing import call_text
+from autodiff.graph.printing import PHASE_PREFIX, call_text
 
 if TYPE_CHECKING:  # the graph module shows itself with this one
     from autodiff.graph.ir import Graph
@@ -69,8 +69,7 @@ def _line_label(key: tuple[str, str]) -> str:
     phase, where = key
     if not where:  # no line of the user's: the seed, the gradients handed back, tapes
         return PHASES.get(phase, PHASES["forward"])[1]
-    prefix = {"backward": "grad of ", "tangent": "tangent of "}.get(phase, "")
-    return _short(prefix + where, LINE_LENGTH)
+    return _short(PHASE_PREFIX.get(phase, "") + where, LINE_LENGTH)
 
 
 def drawn_nodes(graph: Graph) -> int:

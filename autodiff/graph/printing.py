@@ -56,10 +56,14 @@ def format_graph(graph: Graph) -> str:
     return "\n".join(lines)
 
 
+# What a node's line is to it, by the node's phase: ``grad of line 7`` (the text views,
+# the picture and the generated code's comments say it alike).
+PHASE_PREFIX = {"backward": "grad of ", "tangent": "tangent of "}
+
+
 def _where(node) -> str:
     where = f"line {node.loc.lineno}" if node.loc else ""
-    prefix = {"backward": "grad of ", "tangent": "tangent of "}.get(node.phase, "")
-    return prefix + where if where else where
+    return PHASE_PREFIX.get(node.phase, "") + where if where else where
 
 
 def _format_nodes(nodes: list, names: dict, rows: list, indent: str) -> None:
