@@ -90,11 +90,25 @@ def derivative_html(derivative: Callable, note: str = "",
     return f'<div class="ad-derivative">{header_html(derivative, note)}{shown}</div>'
 
 
+def latest_compiled_html(derivative: Callable, compiled: Sequence[Callable], each: str,
+                         before: str, general: bool = False) -> str:
+    """What a notebook shows of a derivative compiled at the first call with each new
+    ``each`` (structure, signature) of its arguments: the code of the latest one and how
+    many there are; before any call, ``before`` (and, with ``general``, the general code
+    the first call starts from)."""
+    if not compiled:
+        return derivative_html(derivative, before, None if general else [])
+    count = f"{len(compiled)} {each}{'s' if len(compiled) > 1 else ''}"
+    return derivative_html(derivative, (
+        f"Compiled for each {each} of its arguments: {count} so far, the latest below "
+        "(.source_for(*args) shows the code for others)."), [compiled[-1].source])
+
+
 def show_in_notebooks(derivative: Callable, note: str = "") -> None:
     """Give ``derivative`` the ``_repr_html_`` Jupyter displays it with:
     :func:`derivative_html`, with ``note`` under its name."""
     derivative._repr_html_ = functools.partial(derivative_html, derivative, note)
 
 
-__all__ = ["SHOWN_LINES", "derivative_html", "header_html", "show_in_notebooks",
-           "source_html"]
+__all__ = ["SHOWN_LINES", "derivative_html", "header_html", "latest_compiled_html",
+           "show_in_notebooks", "source_html"]

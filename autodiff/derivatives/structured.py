@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from autodiff.codegen.compile import remember_source
-from autodiff.codegen.display import derivative_html
+from autodiff.codegen.display import latest_compiled_html
 from autodiff.codegen.python import function_name
 from autodiff.errors import raised_at_call
 from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec, is_structured
@@ -238,16 +238,11 @@ def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
 def _per_structure_html(derivative: Callable) -> str:
     """What a notebook shows of a derivative compiled per structure alone: before its
     first call, that its code comes then; after, the code of the latest structure."""
-    compiled = list(derivative.by_structure.built.values())
-    if not compiled:
-        return derivative_html(derivative, sources=[], note=(
-            "Compiled for the structure of its arguments (dicts, lists, objects) at the "
-            "first call with each: its code shows here after that call "
-            "(.source_for(*args) shows it now)."))
-    count = f"{len(compiled)} structure{'s' if len(compiled) > 1 else ''}"
-    return derivative_html(derivative, sources=[compiled[-1].source], note=(
-        f"Compiled for each structure of its arguments: {count} so far, the latest below "
-        "(.source_for(*args) shows the code for others)."))
+    return latest_compiled_html(
+        derivative, list(derivative.by_structure.built.values()), "structure",
+        "Compiled for the structure of its arguments (dicts, lists, objects) at the first "
+        "call with each: its code shows here after that call (.source_for(*args) shows it "
+        "now).")
 
 
 def _with_parameters(signature: inspect.Signature, extra: tuple

@@ -25,7 +25,7 @@ import numpy as np
 from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
 from autodiff.codegen.derivative import compiling, finish
-from autodiff.codegen.display import derivative_html
+from autodiff.codegen.display import latest_compiled_html
 from autodiff.codegen.python import function_name
 from autodiff.errors import raised_at_call
 from autodiff.frontend.structures import argument_spec, is_container, is_structured
@@ -267,13 +267,9 @@ def specialized_derivative(general: Callable, backend: str, optimize: bool) -> C
 def _specialized_html(derivative: Callable) -> str:
     """What a notebook shows of a derivative specialised per signature: the code of the
     latest signature called, or, before any call, the general code it starts from."""
-    compiled = list(derivative.specializations.compiled.values())
     how = "numba" if derivative.jit == "numba" else "jit=True"
-    if not compiled:
-        return derivative_html(derivative, note=(
-            f"Specialised ({how}) to the kinds, shapes and dtypes of each new signature of "
-            "arguments at its first call; until then, the general code it starts from:"))
-    count = f"{len(compiled)} signature{'s' if len(compiled) > 1 else ''}"
-    return derivative_html(derivative, sources=[compiled[-1].source], note=(
-        f"Specialised ({how}) to each new signature of arguments: {count} so far, the latest "
-        "below (.source_for(*args) shows the code for others)."))
+    return latest_compiled_html(
+        derivative, list(derivative.specializations.compiled.values()), "signature",
+        f"Specialised ({how}) to the kinds, shapes and dtypes of each new signature of "
+        "arguments at its first call; until then, the general code it starts from:",
+        general=True)
