@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
+from autodiff.codegen.export import _Module
 from tests.corpus.control_flow import CONTROL_FLOW
 from tests.corpus.programs import CORPUS
 from tests.helpers import random_array
@@ -205,3 +206,26 @@ def test_exported_op_tables_run_without_autodiff(tmp_path):
     for name, ours in expected.items():
         for a, b in zip(_leaves(ours), _leaves(results[name]), strict=True):
             np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_a_name_both_the_users_and_a_helpers_is_refused(tmp_path, user_module, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))  # its globals are imported from it
+    module = user_module("""
+        import numpy as np
+
+        _real_part = 2.0  # also the name of a helper as_gradient_of calls
+
+        def f(x):
+            return np.sum(x ** 2) * _real_part
+    """)
+    with pytest.raises(ad.AutodiffError, match=r"cannot export f_grad: two things named "
+                       r"'_real_part' would be defined in one module\n  hint: rename the "
+                       r"variable of your code"):
+        ad.grad(module.f).export()
+
+
+def test_a_value_with_no_source_text_is_refused():
+    with pytest.raises(ad.AutodiffError, match=r"cannot export f_grad: a_helper reads 'TABLE', "
+                       r"a object that cannot be written as Python source\n  hint: export a "
+                       r"derivative that does not call it"):
+        _Module("f_grad").constant_text("TABLE", object(), "a_helper")
