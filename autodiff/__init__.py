@@ -33,8 +33,10 @@ from autodiff.errors import (
     WrtError,
 )
 from autodiff.ops.custom import custom_grad, no_grad, register_gradient, stop_gradient
+from autodiff.tools import optimizers as optim
 from autodiff.tools.check import GradientCheckError, GradientCheckWarning, check_grad, numeric_grad
 from autodiff.tools.compare import compare
+from autodiff.tools.minimize import minimize
 from autodiff.version import __version__ as __version__
 
 # Names JAX users reach for that autodiff spells otherwise.
@@ -84,8 +86,10 @@ __all__ = [
     "jacobian",
     "jacrev",
     "jvp",
+    "minimize",
     "no_grad",
     "numeric_grad",
+    "optim",
     "register_gradient",
     "stop_gradient",
     "symbolic_grad",
