@@ -16,7 +16,7 @@ import numpy as np
 
 from autodiff import tree
 from autodiff.api import hvp, value_and_grad
-from autodiff.errors import ArgumentKindError
+from autodiff.errors import ArgumentKindError, raised_at_call
 from autodiff.tools.optimizers import as_leaf, leaves_at, trained
 
 # Methods that take Hessian-vector products (hessp=), and those that need the Hessian
@@ -63,6 +63,7 @@ class Flattened:
         return tree.unflatten(self.structure, leaves)
 
 
+@raised_at_call
 def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | None = None, *,
              hessp: bool | None = None, bounds: Any = None, tol: float | None = None,
              callback: Callable | None = None, options: dict | None = None):

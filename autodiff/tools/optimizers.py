@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from autodiff import tree
-from autodiff.errors import ArgumentKindError
+from autodiff.errors import ArgumentKindError, raised_at_call
 
 
 class OptimizerState(NamedTuple):
@@ -122,11 +122,15 @@ class Optimizer:
         zeros = tree.map(lambda p: as_leaf(np.zeros_like(p), p) if trained(p) else None, params)
         return OptimizerState(0, {name: zeros for name in self.slots()})
 
-    def update(self, grads: Any, state: OptimizerState, params: Any) -> tuple[Any, OptimizerState]:
+    @raised_at_call
+    def update(self, grads: Any, state: OptimizerState | None, params: Any
+               ) -> tuple[Any, OptimizerState]:
         """``(new params, new state)``: one step from ``params`` along ``grads`` (the
-        gradient of the loss, in ``params``' structure, as ``ad.grad`` returns it).
-        Nothing given is changed."""
+        gradient of the loss, in ``params``' structure, as ``ad.grad`` returns it), with
+        ``state`` the last update's (``None`` at the first: ``init(params)``). Nothing
+        given is changed."""
         name = f"{type(self).__name__}.update"
+        state = self.init(params) if state is None else state
         leaves, structure = tree.flatten(params)
         gradients = _aligned(params, grads, name, "the gradients")
         slots = {slot: _aligned(params, state.slots[slot], name, "the state")
@@ -146,14 +150,14 @@ class Optimizer:
         new_slots = {slot: tree.unflatten(structure, values) for slot, values in slots.items()}
         return tree.unflatten(structure, new_leaves), OptimizerState(step, new_slots)
 
+    @raised_at_call
     def step(self, params: Any, grads: Any) -> Any:
         """One update written into the arrays of ``params`` (which it returns), the
         state kept in the optimiser: at its first call it is ``init(params)``; later
         calls take the same structure. Each leaf with a gradient must be a writable
         floating array: a Python float or a tuple of floats cannot change in place
         (use :meth:`update`). Nothing is written unless every leaf can be."""
-        state = self.init(params) if self.state is None else self.state
-        new, state = self.update(grads, state, params)
+        new, state = self.update(grads, self.state, params)
         changed = [(index, old, value) for index, (old, value)
                    in enumerate(zip(tree.leaves(params), tree.leaves(new))) if value is not old]
         for index, old, _ in changed:

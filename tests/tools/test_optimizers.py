@@ -355,8 +355,8 @@ def test_logistic_regression_reaches_scipys_answer():
     params, opt = {"w": np.zeros(3), "b": 0.0}, ad.optim.Adam(lr=0.05)
     for count in range(2000):
         opt.lr = 0.05 * 0.997 ** count  # changed between steps, as a PyTorch user may
-        params, opt.state = opt.update(ad.grad(logistic)(params, x, y, 0.01),
-                                       opt.state or opt.init(params), params)
+        params, opt.state = opt.update(ad.grad(logistic)(params, x, y, 0.01), opt.state,
+                                       params)  # None at the first: init(params)
     np.testing.assert_allclose(params["w"], expected[:3], atol=1e-4)
 
 
