@@ -8,6 +8,8 @@
 >>> print(dloss.source)  # doctest: +SKIP
 """
 
+import sys as _sys
+
 from autodiff import tree
 from autodiff.api import (
     grad,
@@ -38,6 +40,10 @@ from autodiff.tools.check import GradientCheckError, GradientCheckWarning, check
 from autodiff.tools.compare import compare
 from autodiff.tools.minimize import minimize
 from autodiff.version import __version__ as __version__
+
+# ad.optim is autodiff/tools/optimizers.py, importable by that name too, as PyTorch
+# users write it: from autodiff.optim import Adam (as os.path is posixpath).
+_sys.modules[f"{__name__}.optim"] = optim
 
 # Names JAX users reach for that autodiff spells otherwise.
 _JAX_SPELLINGS = {

@@ -286,6 +286,14 @@ def test_a_gradient_for_a_leaf_that_is_not_trained_is_refused():
                                     {"W": np.ones(2)})
 
 
+def test_the_namespace_imports_as_pytorchs_does():
+    import autodiff.optim
+    from autodiff.optim import SGD, Adam, AdamW
+
+    assert autodiff.optim is ad.optim is optimizers
+    assert (SGD, Adam, AdamW) == (ad.optim.SGD, ad.optim.Adam, ad.optim.AdamW)
+
+
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="Nesterov's momentum needs momentum > 0"):
         ad.optim.SGD(lr=0.1, nesterov=True)
