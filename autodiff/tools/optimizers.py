@@ -100,6 +100,7 @@ class Optimizer:
                              f"schedule, not {lr!r}")
         self.lr = lr
         self.state: OptimizerState | None = None  # step()'s, made at its first call
+        self.structure: tree.Structure | None = None  # of the parameters step() trains
 
     def slots(self) -> tuple[str, ...]:
         """The names of the statistics kept per leaf."""
@@ -132,8 +133,8 @@ class Optimizer:
         name = f"{type(self).__name__}.update"
         state = self.init(params) if state is None else state
         leaves, structure = tree.flatten(params)
-        gradients = _aligned(params, grads, name, "the gradients")
-        slots = {slot: _aligned(params, state.slots[slot], name, "the state")
+        gradients = _aligned(params, grads, name, "the gradients are")
+        slots = {slot: _aligned(params, state.slots[slot], name, "the state is")
                  for slot in self.slots()}
         step = state.step + 1
         lr = self.lr(state.step) if callable(self.lr) else self.lr
@@ -157,21 +158,29 @@ class Optimizer:
         calls take the same structure. Each leaf with a gradient must be a writable
         floating array: a Python float or a tuple of floats cannot change in place
         (use :meth:`update`). Nothing is written unless every leaf can be."""
+        structure = tree.structure(params)
+        if self.state is not None and structure != self.structure:
+            raise tree.StructureError(
+                f"{type(self).__name__}.step: params are {structure!r}, and were "
+                f"{self.structure!r} at the first step",
+                hint="use one optimiser for each set of parameters (opt.state = None "
+                "starts again)")
         new, state = self.update(grads, self.state, params)
         changed = [(index, old, value) for index, (old, value)
                    in enumerate(zip(tree.leaves(params), tree.leaves(new))) if value is not old]
         for index, old, _ in changed:
             if not (isinstance(old, np.ndarray) and old.flags.writeable):
-                what = ("a read-only array" if isinstance(old, np.ndarray)
+                what = ("a read-only array" if isinstance(old, np.ndarray) else
+                        f"a NumPy scalar ({type(old).__name__})" if isinstance(old, np.generic)
                         else f"a {type(old).__name__}")
                 raise ArgumentKindError(
                     f"{type(self).__name__}.step updates arrays in place: "
                     f"{_path(params, index)} is {what}",
-                    hint=f"hold it as a writable array (np.array(...)), or use the "
-                    f"functional form: params, state = opt.update(grads, state, params)")
+                    hint="hold it as a writable array (np.array(...)), or use the "
+                    "functional form: params, state = opt.update(grads, state, params)")
         for _, old, value in changed:
             old[...] = value
-        self.state = state
+        self.state, self.structure = state, structure
         return params
 
 
@@ -180,7 +189,7 @@ def _aligned(params: Any, other: Any, name: str, what: str) -> list:
         return leaves_at(params, other)
     except tree.StructureError as error:
         raise tree.StructureError(
-            f"{name}: {what} do not have the parameters' structure ({error.message})",
+            f"{name}: {what} not in the parameters' structure ({error.message})",
             hint="pass the gradient of the loss with respect to params, as ad.grad returns "
             "it (a tuple of gradients from wrt=(0, 1, ...) goes with a tuple of "
             "parameters), and the state init(params) made") from None
@@ -189,11 +198,12 @@ def _aligned(params: Any, other: Any, name: str, what: str) -> list:
 def _check_leaf(params: Any, index: int, p: Any, g: Any, name: str) -> None:
     if not trained(p):
         kind = f"{p.dtype} array" if isinstance(p, np.ndarray) else type(p).__name__
+        article = "an" if kind[0] in "aeiou" else "a"
         raise ArgumentKindError(
-            f"{name}: {_path(params, index)} is a {kind}, which an optimiser does not "
+            f"{name}: {_path(params, index)} is {article} {kind}, which an optimiser does not "
             "update, but it was given a gradient",
             hint="make the parameter a real floating array (np.asarray(p, dtype=float))")
-    if isinstance(g, np.ndarray) and np.iscomplexobj(g):
+    if np.iscomplexobj(g):
         raise ArgumentKindError(f"{name}: the gradient of {_path(params, index)} is complex, "
                                 "for a real parameter")
     if np.shape(g) != np.shape(p):

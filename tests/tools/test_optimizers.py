@@ -174,6 +174,22 @@ def test_the_state_has_the_parameters_structure_and_dtypes():
     assert set(ad.optim.AdamW().init(params).slots) == {"m", "v"}
 
 
+@pytest.mark.parametrize("make", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_float32_stays_float32_whatever_the_gradients_dtype(make):
+    params = {"W": np.ones((2, 2), np.float32), "s": np.float32(0.5)}
+    grads = {"W": np.full((2, 2), 0.25), "s": np.float64(0.5)}  # float64 gradients
+    opt = make()
+    new, state = opt.update(grads, None, params)
+    assert new["W"].dtype == np.float32 and type(new["s"]) is np.float32
+    assert all(np.result_type(leaf) == np.float32 for leaf in ad.tree.leaves(state.slots))
+    W = params["W"]
+    opt.step({"W": W}, {"W": grads["W"]})
+    assert W.dtype == np.float32
+    np.testing.assert_array_equal(W, new["W"])
+    with pytest.raises(ad.ArgumentKindError, match=r"params\['s'\] is a NumPy scalar \(float32\)"):
+        make().step(params, grads)
+
+
 def test_a_leaf_without_a_gradient_is_left_as_it_is():
     params = {"W": np.ones(2), "frozen": np.ones(2)}
     grads = {"W": np.ones(2), "frozen": None}
@@ -230,6 +246,18 @@ def test_step_refuses_a_float_and_writes_nothing():
     assert opt.state is None
 
 
+def test_step_refuses_parameters_of_another_structure_than_at_its_first_step():
+    opt = ad.optim.SGD(lr=0.1, momentum=0.9)
+    opt.step({"W": np.ones(2)}, {"W": np.ones(2)})
+    with pytest.raises(ad.tree.StructureError,
+                       match=r"SGD.step: params are \{'V': \*\}, and were \{'W': \*\} at the "
+                       r"first step(.|\n)*hint: use one optimiser for each set of parameters"):
+        opt.step({"V": np.ones(2)}, {"V": np.ones(2)})
+    opt.state = None  # starts again
+    opt.step({"V": np.ones(2)}, {"V": np.ones(2)})
+    assert opt.state.step == 1
+
+
 def test_step_refuses_a_read_only_array():
     W = np.ones(2)
     W.flags.writeable = False
@@ -264,10 +292,10 @@ def test_gradients_of_another_structure_are_refused():
     params = [np.ones(2), np.ones(2)]
     opt = ad.optim.SGD(lr=0.1)
     with pytest.raises(ad.tree.StructureError,
-                       match=r"SGD.update: the gradients do not have the parameters' structure"
+                       match=r"SGD.update: the gradients are not in the parameters' structure"
                        r"(.|\n)*a tuple of gradients from wrt=\(0, 1, ...\) goes with a tuple"):
         opt.update((np.ones(2), np.ones(2)), opt.init(params), params)
-    with pytest.raises(ad.tree.StructureError, match=r"Adam.update: the state do"):
+    with pytest.raises(ad.tree.StructureError, match=r"Adam.update: the state is not in the parameters' structure"):
         ad.optim.Adam().update({"W": np.ones(2)}, ad.optim.Adam().init({"V": np.ones(2)}),
                                {"W": np.ones(2)})
 
@@ -277,9 +305,12 @@ def test_a_gradient_for_a_leaf_that_is_not_trained_is_refused():
     weights = np.arange(3)
     gradient = ad.grad(lambda w: np.sum(w ** 2))(weights)
     with pytest.raises(ad.ArgumentKindError,
-                       match=r"params is a int64 array, which an optimiser does not update, "
+                       match=r"params is an int64 array, which an optimiser does not update, "
                        r"but it was given a gradient(.|\n)*np.asarray\(p, dtype=float\)"):
         ad.optim.SGD(lr=0.1).update(gradient, ad.optim.SGD(lr=0.1).init(weights), weights)
+    with pytest.raises(ad.ArgumentKindError, match=r"the gradient of params\[1\] is complex, "
+                       r"for a real parameter"):
+        ad.optim.SGD(lr=0.1).update([1.0, 1j * np.ones(2)], None, [1.0, np.ones(2)])
     with pytest.raises(ad.ArgumentKindError, match=r"the gradient of params\['W'\] has shape "
                        r"\(3,\), the parameter \(2,\)"):
         ad.optim.SGD(lr=0.1).update({"W": np.ones(3)}, ad.optim.SGD(lr=0.1).init({"W": 1}),
