@@ -295,7 +295,8 @@ def test_gradients_of_another_structure_are_refused():
                        match=r"SGD.update: the gradients are not in the parameters' structure"
                        r"(.|\n)*a tuple of gradients from wrt=\(0, 1, ...\) goes with a tuple"):
         opt.update((np.ones(2), np.ones(2)), opt.init(params), params)
-    with pytest.raises(ad.tree.StructureError, match=r"Adam.update: the state is not in the parameters' structure"):
+    with pytest.raises(ad.tree.StructureError,
+                       match=r"Adam.update: the state is not in the parameters' structure"):
         ad.optim.Adam().update({"W": np.ones(2)}, ad.optim.Adam().init({"V": np.ones(2)}),
                                {"W": np.ones(2)})
 
