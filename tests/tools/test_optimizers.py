@@ -503,6 +503,21 @@ def test_minimize_keeps_each_leafs_kind_and_dtype():
     assert seen and all(ad.tree.structure(p) == ad.tree.structure(x0) for p in seen)
 
 
+@pytest.mark.parametrize("method", ["L-BFGS-B", "Newton-CG", "trust-constr"])
+def test_a_callback_gets_the_structure_and_may_stop(method):
+    seen = []
+
+    def callback(params):
+        seen.append(params)
+        if len(seen) == 3:
+            raise StopIteration
+
+    result = ad.minimize(rosenbrock, START, method=method, callback=callback)
+    assert len(seen) == 3 and result.nit == 3 and "StopIteration" in result.message
+    assert all(set(p) == {"head", "tail"} and p["tail"].shape == (3,) for p in seen)
+    np.testing.assert_array_equal(result.x["head"], seen[-1]["head"])
+
+
 def test_minimize_takes_a_plain_array_and_bounds_over_the_vector():
     result = ad.minimize(lambda w: np.sum((w - 3.0) ** 2), np.zeros((2, 2)), method="L-BFGS-B",
                          bounds=[(0, 1), (0, 5), (-1, 0), (0, 5)])
