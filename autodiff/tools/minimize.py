@@ -16,7 +16,7 @@ import numpy as np
 
 from autodiff import tree
 from autodiff.api import hvp, value_and_grad
-from autodiff.errors import ArgumentKindError, raised_at_call
+from autodiff.errors import ArgumentKindError, AutodiffError, raised_at_call
 from autodiff.tools.optimizers import as_leaf, leaves_at, trained
 
 # Methods that take Hessian-vector products (hessp=), and those that need the Hessian
@@ -117,7 +117,16 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), method: str | None = None
 
     def product(vector, direction, *args):
         products = hvp(fun)  # compiled at its first call, kept on fun
-        return flat.vector(products(flat.tree(vector), *args, flat.tree(direction, kept=False)))
+        try:
+            return flat.vector(products(flat.tree(vector), *args,
+                                        flat.tree(direction, kept=False)))
+        except AutodiffError as error:  # the hint says what minimize can do without them
+            raise type(error)(
+                error.message, filename=error.filename, lineno=error.lineno,
+                source_line=error.source_line,
+                hint=f"method={method!r} takes Hessian-vector products, from ad.hvp, which "
+                "refused this: pass hessp=False, or use a method that needs none "
+                "(L-BFGS-B, BFGS)") from None
 
     def hessian(vector, *args):
         matrix = np.array([product(vector, column, *args) for column in np.eye(vector.size)])

@@ -525,6 +525,23 @@ def test_minimize_takes_a_plain_array_and_bounds_over_the_vector():
     np.testing.assert_allclose(result.x, [[1.0, 3.0], [0.0, 3.0]], atol=1e-6)
 
 
+def test_hessian_products_ad_hvp_refuses_say_what_minimize_can_do():
+    # ad.hvp refuses a namedtuple of parameters today (its gradient is built with
+    # p._replace(...), a use of the whole structure): Newton-CG says so, and BFGS,
+    # which takes none, minimises the same loss.
+    def loss(pair):
+        return np.sum((pair.W - 2.0) ** 2) + (pair.b + 1.0) ** 2
+
+    with pytest.raises(ad.ArgumentKindError,
+                       match=r"(.|\n)*hint: method='Newton-CG' takes Hessian-vector products, "
+                       r"from ad.hvp, which refused this: pass hessp=False"):
+        ad.minimize(loss, Pair(np.zeros(2), 0.0), method="Newton-CG")
+    result = ad.minimize(loss, Pair(np.zeros(2), 0.0), method="BFGS")
+    assert type(result.x) is Pair
+    np.testing.assert_allclose(result.x.W, 2.0, atol=1e-6)
+    assert abs(result.x.b + 1.0) < 1e-6
+
+
 def test_minimize_refuses_x0_without_a_floating_leaf():
     with pytest.raises(ad.ArgumentKindError,
                        match=r"minimize: x0 holds no floating leaf to optimise \(its leaves: "
