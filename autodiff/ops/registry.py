@@ -576,6 +576,15 @@ def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tu
     return op, op.bind(args, kwargs)
 
 
+# ----- the public transforms, for helpers that differentiate a function passed to them -----
+
+# ``vjp`` and ``jvp`` of autodiff/api.py, which gives them when it is imported: a runtime
+# helper that differentiates a function the user passes (the model of
+# ``scipy.integrate.odeint``, whose adjoint needs its vector-Jacobian products) reads them
+# here, as ops sit below the transforms and import none of them.
+TRANSFORMS: dict[str, Callable] = {}
+
+
 # ----- names in modules autodiff does not import itself -----
 
 _DEFERRED: list[tuple[str, str, Op, Callable | None]] = []
