@@ -41,7 +41,7 @@ import numpy as np
 import scipy
 
 from autodiff import tree
-from autodiff.errors import AutodiffError
+from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.graph.ir import Const, Value
 from autodiff.ops.registry import (
     OPS,
@@ -79,6 +79,16 @@ class _Model:
         self.sizes = [np.size(self.args[i]) for i in self.params]
         self.wrt = (0 if y_first else 1, *(2 + i for i in self.params))
 
+    @functools.cached_property
+    def pull(self):
+        """The model's VJP (compiled once, and kept on the function by autodiff)."""
+        return TRANSFORMS["vjp"](self.func, wrt=self.wrt)
+
+    @functools.cached_property
+    def push(self):
+        """The model's JVP."""
+        return TRANSFORMS["jvp"](self.func, wrt=self.wrt)
+
     def arguments(self, y, t) -> tuple:
         return (y, t, *self.args) if self.y_first else (t, y, *self.args)
 
@@ -88,18 +98,14 @@ class _Model:
     def products(self, y, t, a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``f(y, t)``, ``a f_y`` and ``a f_p`` (the parameters' parts flattened, joined)."""
         value = self.func(*self.arguments(y, t))
-        pull = TRANSFORMS["vjp"](self.func, wrt=self.wrt)
-        grads = pull(*self.arguments(y, t), _like(value, a))
+        grads = self.pull(*self.arguments(y, t), _like(value, a))
         grads = grads if isinstance(grads, tuple) else (grads,)
         return (_flat(value), _flat_like(grads[0], np.size(y)),
                 _joined(grads[1:], self.sizes))
 
     def tangent(self, y, t, s, params_dot: tuple) -> tuple[np.ndarray, np.ndarray]:
         """``f(y, t)`` and ``f_y s + f_p p_dot``."""
-        push = TRANSFORMS["jvp"](self.func, wrt=self.wrt)
-        tangents = (s, *params_dot)
-        value, derivative = push(*self.arguments(y, t),
-                                 tangents if len(self.wrt) > 1 else s)
+        value, derivative = self.push(*self.arguments(y, t), (s, *params_dot))
         return _flat(value), _flat_like(derivative, np.size(y))
 
     def gradients(self, joined: np.ndarray) -> tuple:
@@ -291,10 +297,26 @@ def odeint_tangent(ans, func, y0, times, args, rtol, atol, mxstep, h0, hmax, hmi
     return rows.reshape(np.shape(ans))
 
 
-for _helper in (odeint_adjoint, odeint_tangent):
-    _op = helper_op(_helper, no_gradient=_SECOND, fresh=True, floating="always")
-    _op.opaque = True  # it calls the user's model: never run while compiling
-    _op.outside_tables = "written by the rules of odeint and solve_ivp"
+def _second_derivative(named: dict, where: dict, name: str) -> NonDifferentiableError:
+    return NonDifferentiableError(
+        f"'{name}' is not differentiated: {_SECOND}", **where,
+        hint="differentiate the solution once; for higher derivatives write the integration "
+        "as fixed steps in the code (RK4 in a for loop), which autodiff differentiates to "
+        "any order")
+
+
+def _solves(helper, values: tuple[str, ...]) -> None:
+    """``helper`` as an op generated code calls: ``values`` are the parameters a gradient
+    may reach (a second derivative), which it refuses with the reason (never a zero)."""
+    op = helper_op(helper, diff=values, no_gradient=_SECOND, fresh=True, floating="always",
+                   no_sympy="it runs a solver step by step: SymPy has no form of its result")
+    op.opaque = True  # it calls the user's model: never run while compiling
+    op.missing_rule = functools.partial(_second_derivative, name=helper.__name__)
+    op.outside_tables = "written by the rules of odeint and solve_ivp"
+
+
+_solves(odeint_adjoint, ("g", "ans", "y0", "times", "args"))
+_solves(odeint_tangent, ("ans", "y0", "times", "args", "y0_dot", "times_dot", "args_dot"))
 
 
 _ODEINT_FORMS = ("odeint is differentiated (by the adjoint method) when called with func, "
@@ -356,8 +378,9 @@ def odeint(func, y0, times, args=(), rtol=None, atol=None, mxstep=0, h0=0.0, hma
 
 odeint.runtime = SCIPY
 odeint.opaque = True  # it calls the user's model: never run while compiling
-odeint.outside_tables = ("its second derivative is refused, which the op tables check: "
-                         "tests/ops/test_integrate_adjoint.py checks it")
+odeint.outside_tables = ("checked by the table of tests/ops/test_integrate_adjoint.py, "
+                         "whose second derivatives are refused (the walk of test_registry.py "
+                         "builds them)")
 
 
 @odeint.defvjp
@@ -424,7 +447,7 @@ def _ivp_parts(named, builder):
     fields["y"] = builder.emit(OPS["solve_ivp_y"], (solved, *operands))
     t_eval = named["t_eval"]
     fields["t"] = (builder.emit(field("t"), (solved,)) if isinstance(t_eval, Const)
-                   else builder.emit(OPS["asarray_cast"], (t_eval, Const(float))))
+                   else builder.emit(OPS["asarray_cast"], (t_eval, Const(np.dtype(np.float64)))))
     for name in ("sol", "t_events", "y_events"):
         fields[name] = builder.emit(_undifferentiated(name), (solved, *operands))
     return NamedResults(tuple(fields[name] for name in OdeResult._fields), OdeResult)
@@ -517,10 +540,9 @@ def solve_ivp_tangent(ans, fun, t_span, y0, t_eval, args, method, rtol, atol, fi
     return rows.T.reshape(np.shape(ans))
 
 
-for _helper in (solve_ivp_adjoint, solve_ivp_tangent):
-    _op = helper_op(_helper, no_gradient=_SECOND, fresh=True, floating="always")
-    _op.opaque = True
-    _op.outside_tables = "written by the rules of odeint and solve_ivp"
+_solves(solve_ivp_adjoint, ("g", "ans", "t_span", "y0", "t_eval", "args"))
+_solves(solve_ivp_tangent, ("ans", "t_span", "y0", "t_eval", "args", "t_span_dot", "y0_dot",
+                            "t_eval_dot", "args_dot"))
 
 
 @solve_ivp_y.defvjp
