@@ -18,11 +18,12 @@ tolerances:
 
 The products ``a f_y``, ``a f_p`` and ``f_y s + f_p p_dot`` are autodiff's own
 derivatives of the model function (``ad.vjp`` and ``ad.jvp`` of it, compiled once and
-kept on it), which must therefore be a function autodiff reads the source of, defined
-outside the differentiated one (the values it reads that carry gradients come through
-``args=``). The gradient is the exact derivative of the continuous solution, solved to
-the tolerances given: it differs from the derivative of the numbers the solver returned
-by about those tolerances. The helpers running the backward and forward solves have no
+kept on it), which must therefore be a function autodiff reads the source of: one of
+the user's module, or one defined in the differentiated code, made a function of its
+own taking the values it reads from the code after ``args`` (``frontend/lifted.py``,
+``op.lifts_functions``). The gradient is the exact derivative of the continuous
+solution, solved to the tolerances given: it differs from the derivative of the numbers
+the solver returned by about those tolerances. The helpers running the backward and forward solves have no
 rules of their own: a second derivative is refused, naming them.
 
 ``quad`` chooses its points as it runs: a gradient reaching it is refused at the
@@ -46,6 +47,7 @@ from autodiff.graph.ir import Const, Value
 from autodiff.ops.registry import (
     OPS,
     TRANSFORMS,
+    Lifted,
     NamedResults,
     Op,
     RunAsItIs,
@@ -329,18 +331,16 @@ def _constant_default(value, default) -> bool:
         type(value.value) is type(default) and value.value == default)
 
 
-def _model_operand(func) -> None:
-    """The model must be a function known while compiling, defined outside the
-    differentiated code (the derivative calls it, and differentiates it, by itself)."""
+def _model_operand(func, args) -> tuple:
+    """The model and the arguments the solver passes it: a function known while
+    compiling, or one defined in the differentiated code (``Lifted``), which takes the
+    values it reads from the code after ``args``."""
+    args = _args_operand(args)
+    if isinstance(func, Lifted):
+        return func.function, (*args, *func.extras)
     if isinstance(func, Const) and callable(func.value):
-        return
-    if isinstance(func, Value):
-        raise RunAsItIs  # a function known only when the code runs: called as it is
-    raise TypeError(
-        "the model function is defined inside the differentiated function, and the solver "
-        "calls it after the derivative is compiled: define it at module level (a def or a "
-        "lambda there) and pass the values it reads that carry gradients through "
-        "args=(...) (lambda y, t, k: -k * y with args=(k,))")
+        return func, args
+    raise RunAsItIs  # a function known only when the code runs: called as it is
 
 
 def _args_operand(args):
@@ -362,8 +362,8 @@ def _odeint_call(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml
               "mxordn": (mxordn, 12), "mxords": (mxords, 5), "printmessg": (printmessg, 0)}
     if any(not _constant_default(value, default) for value, default in others.values()):
         raise RunAsItIs  # (the reason stated for odeint says which forms have rules)
-    _model_operand(func)
-    return {"func": func, "y0": y0, "times": t, "args": _args_operand(args), "rtol": rtol,
+    func, args = _model_operand(func, args)
+    return {"func": func, "y0": y0, "times": t, "args": args, "rtol": rtol,
             "atol": atol, "mxstep": mxstep, "h0": h0, "hmax": hmax, "hmin": hmin,
             "tfirst": tfirst}
 
@@ -377,6 +377,7 @@ def odeint(func, y0, times, args=(), rtol=None, atol=None, mxstep=0, h0=0.0, hma
 
 
 odeint.runtime = SCIPY
+odeint.lifts_functions = True
 odeint.opaque = True  # it calls the user's model: never run while compiling
 odeint.outside_tables = ("checked by the table of tests/ops/test_integrate_adjoint.py, "
                          "whose second derivatives are refused (the walk of test_registry.py "
@@ -465,6 +466,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
 
 solve_ivp.outside_tables = "built as solve_ivp_routine and the ops reading its result"
+solve_ivp.lifts_functions = True
 
 
 @defop("solve_ivp_routine", _IVP_KERNEL, nondiff_output=True, fresh=True, floating=None,
@@ -597,10 +599,14 @@ def _solve_ivp_call(fun, t_span, y0, method="RK45", t_eval=None, dense_output=Fa
                     events=None, vectorized=False, args=None, **options):
     if set(options) - {"rtol", "atol", "first_step", "max_step", "min_step"}:
         raise RunAsItIs  # (jac=, lband=, ...: the reason stated for solve_ivp says so)
-    _model_operand(fun)
+    if isinstance(events, Lifted) or isinstance(events, tuple) and any(
+            isinstance(e, Lifted) for e in events):
+        raise TypeError("an event function defined inside the differentiated function is "
+                        "not supported: define it at module level")
+    fun, args = _model_operand(fun, args if args is not None else Const(None))
     return {"fun": fun, "t_span": t_span, "y0": y0, "method": method, "t_eval": t_eval,
             "dense_output": dense_output, "events": events, "vectorized": vectorized,
-            "args": _args_operand(args if args is not None else Const(None)), **options}
+            "args": args, **options}
 
 
 defer_alias("scipy.integrate", "solve_ivp", solve_ivp, _solve_ivp_call)

@@ -189,11 +189,47 @@ def loose(k):
     np.testing.assert_allclose(ad.grad(module.loose)(k), exact, rtol=1e-3)
 
 
-def test_a_model_defined_in_the_differentiated_function_is_refused(user_module):
+def test_a_model_defined_in_the_differentiated_function_takes_what_it_reads(user_module):
+    # the values it reads from the code become its last parameters, passed with args=,
+    # so they get their gradients (never a zero for k)
     module = user_module(PREAMBLE + """
 
-def closure(k):
-    return np.sum(odeint(lambda y, t: -k * y, 1.0, T))
+def closure(k, y0):
+    return np.sum(odeint(lambda y, t: -k * y, y0, T, rtol=1e-10, atol=1e-10) ** 2)
+
+
+def nested(a, b, y0):
+    c = a * b
+
+    def rhs(t, y, w):
+        z = -c * y + w * np.sin(t)
+        return z
+
+    sol = solve_ivp(rhs, (0.0, 2.0), y0, t_eval=T, args=(b,), rtol=1e-10, atol=1e-10)
+    return np.sum(sol.y ** 2)
+
+
+def with_args(k):
+    return np.sum(odeint(lambda y, t, k: -k * y, 1.0, T, args=(k,), rtol=1e-10,
+                         atol=1e-10))
+
+
+def reads_a_dict(params):
+    return np.sum(odeint(lambda y, t: -params["k"] * y, 1.0, T))
+""")
+    y0, t = np.array([1.0, 2.0]), module.T
+    dk, _ = check_against_finite_differences(module.closure, [0.5, y0], wrt=(0, 1))
+    np.testing.assert_allclose(dk, -2 * np.sum(y0 ** 2) * np.sum(t * np.exp(-t)), rtol=1e-8)
+    check_against_finite_differences(module.nested, [0.5, 0.8, y0], wrt=(0, 1, 2))
+    check_against_finite_differences(module.with_args, [0.5])
+    assert "odeint(model, y0, T, args=(k,)" in ad.grad(module.closure).source
+    with pytest.raises(ad.AutodiffError, match=r"passed to 'odeint' reads 'params', a dict, "
+                       r"an object or a function of the code(.|\n)*read the arrays out of"):
+        ad.grad(module.reads_a_dict)({"k": 0.5})
+
+
+def test_the_forms_without_rules_are_refused_on_the_gradient_path(user_module):
+    module = user_module(PREAMBLE + """
 
 
 def off_the_path(k):
@@ -231,10 +267,6 @@ def dense_y(k):
                     dense_output=True, rtol=1e-10, atol=1e-10)
     return np.sum(sol.y) * sol.success
 """)
-    # never a zero gradient for k: refused, saying to pass k through args=
-    with pytest.raises(ad.AutodiffError, match=r"defined inside the differentiated function.*"
-                       r"pass the values it reads that carry gradients through args="):
-        ad.grad(module.closure)(0.5)
     # off the gradient path, any form runs as it is
     np.testing.assert_allclose(ad.grad(module.off_the_path)(0.5),
                                np.sum(np.exp(-2.0 * np.linspace(0.0, 1.5, 6))), rtol=1e-6)
