@@ -66,8 +66,12 @@ SCIPY = {"scipy": scipy}
 # ----- the problem a helper solves: the model, its arguments, the solver -----
 
 
-def _is_float(value) -> bool:
-    return np.issubdtype(np.asarray(value).dtype, np.inexact)
+def _is_number(value, integers: bool) -> bool:
+    """Whether an argument of the model is one of its parameters: a float (an int too,
+    which a differentiated argument may be, unless ``integers`` is false)."""
+    dtype = np.asarray(value).dtype
+    return np.issubdtype(dtype, np.inexact) or integers and (
+        np.issubdtype(dtype, np.integer) and not isinstance(value, (bool, np.bool_)))
 
 
 class _Model:
@@ -75,9 +79,11 @@ class _Model:
     or ``(t, y, *args)``), with the derivatives the rules need: the arguments of floats
     among ``args`` are its parameters."""
 
-    def __init__(self, func, y_first: bool, args: tuple) -> None:
+    def __init__(self, func, y_first: bool, args: tuple, integers: bool = True) -> None:
         self.func, self.y_first, self.args = func, y_first, tuple(args)
-        self.params = [i for i, a in enumerate(self.args) if _is_float(a)]
+        self.params = [i for i, a in enumerate(self.args) if _is_number(a, integers)]
+        self.integer_params = integers and any(
+            not _is_number(self.args[i], False) for i in self.params)
         self.sizes = [np.size(self.args[i]) for i in self.params]
         self.wrt = (0 if y_first else 1, *(2 + i for i in self.params))
 
@@ -120,6 +126,12 @@ class _Model:
                 float(part[0]))
             start += size
         return tuple(out)
+
+    def without_integer_params(self) -> _Model:
+        """The model whose parameters are its float arguments alone (an int it reads as
+        a setting, a count, cannot be differentiated: its gradient is then None, which
+        the derivative refuses where the int carries a gradient)."""
+        return _Model(self.func, self.y_first, self.args, integers=False)
 
     def params_dot(self, args_dot) -> tuple:
         """The tangents of the parameters (zeros for none)."""
@@ -209,6 +221,23 @@ def _check_success(solution) -> None:
 # ----- the adjoint and the sensitivities, shared by odeint and solve_ivp -----
 
 
+def _with_settings(solve):
+    """``solve(model, ...)``, again without the model's int parameters when autodiff
+    cannot differentiate the model in them (an int it reads as a setting)."""
+
+    @functools.wraps(solve)
+    def solved(model: _Model, *args):
+        try:
+            return solve(model, *args)
+        except AutodiffError:
+            if not model.integer_params:
+                raise
+            return solve(model.without_integer_params(), *args)
+
+    return solved
+
+
+@_with_settings
 def _adjoint(model: _Model, solver: _Solver, g, ys, times, t0, y0) -> tuple:
     """``(y0's, the output times', t0's, the parameters' gradients)`` of the outputs
     ``ys[i] = y(times[i])`` (by rows) receiving the adjoints ``g`` (rows alike)."""
@@ -236,6 +265,7 @@ def _adjoint(model: _Model, solver: _Solver, g, ys, times, t0, y0) -> tuple:
     return a, times_bar, t0_bar, model.gradients(joined)
 
 
+@_with_settings
 def _tangent(model: _Model, solver: _Solver, ys, times, t0, y0, y0_dot, times_dot, t0_dot,
              args_dot) -> np.ndarray:
     """The outputs' tangent (rows at ``times``) for these tangents of the initial state,

@@ -151,6 +151,27 @@ def test_sol_t_is_t_eval_and_carries_its_gradient(models):
     check_against_finite_differences(models.weighted_by_times, args, wrt=(0, 1))
 
 
+def test_parameters_that_are_ints_and_ints_that_are_settings(user_module):
+    module = user_module(PREAMBLE + """
+
+def first(y, t, k, n):
+    return -k * np.sum(y[:n]) * np.ones(len(y))
+
+
+def loss(k, y0):
+    return np.sum(odeint(decay, y0, T, args=(k,), rtol=1e-10, atol=1e-10))
+
+
+def with_setting(k, y0):
+    return np.sum(odeint(first, y0, T, args=(k, 2), rtol=1e-10, atol=1e-10))
+""")
+    # an int argument differentiated (a float gradient), an int the model reads as a count
+    y0 = np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(ad.grad(module.loss)(2, y0),
+                               ad.numeric_grad(module.loss, 2.0, y0), rtol=1e-6)
+    check_against_finite_differences(module.with_setting, [0.5, y0], wrt=(0, 1))
+
+
 def test_jit_runs_the_solver_as_it_is(models):
     check_with_jit(models.decay_loss, np.array([1.0, 2.0]), 0.5, np.linspace(0.0, 1.0, 4),
                    wrt=(0, 1, 2))
