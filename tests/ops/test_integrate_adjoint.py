@@ -180,22 +180,45 @@ def test_jit_runs_the_solver_as_it_is(models):
         ad.grad(models.decay_loss, jit="numba")(np.array([1.0]), 0.5, np.linspace(0, 1, 3))
 
 
-def test_the_tolerances_reach_the_backward_solve(models, monkeypatch):
-    y0, t = np.array([1.0]), np.linspace(0.0, 1.0, 3)
-    grad = ad.grad(models.decay_loss, wrt=(0, 1))
-    grad(y0, 0.5, t)  # compiled (and scipy.integrate.odeint bound) before the spy
-    calls = []
-    solve = integrate.odeint
+def test_the_solver_and_its_settings_reach_the_backward_solves(user_module, monkeypatch):
+    module = user_module(PREAMBLE + """
 
-    def spy(*args, **kwargs):
-        calls.append(kwargs)
-        return solve(*args, **kwargs)
+def solved(y0, k):
+    return np.sum(odeint(decay, y0, T, args=(k,), rtol=1e-9, atol=1e-11, mxstep=700))
 
-    monkeypatch.setattr(integrate, "odeint", spy)
-    grad(y0, 0.5, t)
-    backward = [c for c in calls if c.get("tfirst")]
-    assert backward, "the adjoint solves with odeint"
-    assert all(c["rtol"] == 1e-10 and c["atol"] == 1e-10 for c in backward)
+
+def stiff_decay(t, y, k):
+    return -k * y
+
+
+def ivp(y0, k):
+    sol = solve_ivp(stiff_decay, (0.0, 2.0), y0, method="Radau", t_eval=T, args=(k,),
+                    rtol=1e-9, atol=1e-11)
+    return np.sum(sol.y)
+""")
+    y0 = np.array([1.0])
+    derivatives = [(ad.grad(module.solved, wrt=(0, 1)), "odeint"),
+                   (ad.jvp(module.solved, wrt=(0, 1)), "odeint"),
+                   (ad.grad(module.ivp, wrt=(0, 1)), "solve_ivp"),
+                   (ad.jvp(module.ivp, wrt=(0, 1)), "solve_ivp")]
+    for derivative, name in derivatives:
+        arguments = (y0, 0.5) if "grad" in derivative.__name__ else (y0, 0.5, (y0, 1.0))
+        derivative(*arguments)  # compiled (and the solver bound) before the spy
+        calls = []
+        solve = getattr(integrate, name)
+
+        def spy(*args, solve=solve, calls=calls, **kwargs):
+            calls.append(kwargs)
+            return solve(*args, **kwargs)
+
+        monkeypatch.setattr(integrate, name, spy)
+        derivative(*arguments)
+        monkeypatch.undo()
+        assert len(calls) > 1, "the derivative's own solves"
+        settings = {"rtol": 1e-9, "atol": 1e-11}
+        settings.update({"mxstep": 700} if name == "odeint" else {"method": "Radau"})
+        for call in calls:
+            assert {k: call.get(k) for k in settings} == settings, call
 
 
 def test_the_gradient_is_the_continuous_problems_to_the_tolerance_given(user_module):
