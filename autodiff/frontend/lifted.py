@@ -30,9 +30,9 @@ _count = itertools.count(1)
 
 def lifted(converter, node: ast.Call, fn: LocalFunction) -> Lifted:
     """``fn`` as a Python function taking the values it reads from the code last."""
-    tree = fn.node
+    tree, home = fn.node, fn.parent  # (the code it is defined in resolves its names)
     arguments = tree.args
-    where = line_name(converter.source.filename, tree.lineno)
+    where = line_name(home.source.filename, tree.lineno)
     if (arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.defaults
             or arguments.posonlyargs):
         raise converter.error(node, f"the function defined at {where} and passed to "
@@ -42,10 +42,10 @@ def lifted(converter, node: ast.Call, fn: LocalFunction) -> Lifted:
     own = {a.arg for a in arguments.args}
     body = fn.body()
     read = _names_read(body, own)
-    extras = [name for name in read if fn.parent.binds(name) or name in converter.closure]
+    extras = [name for name in read if home.binds(name) or name in home.closure]
     values = []
     for name in extras:
-        value = fn.parent.name(ast.copy_location(ast.Name(name, ast.Load()), node))
+        value = home.name(ast.copy_location(ast.Name(name, ast.Load()), node))
         if isinstance(value, LocalFunction) or contains_record(value) or (
                 isinstance(value, Const) and isinstance(value.value, LocalFunction)):
             raise converter.error(
@@ -67,7 +67,7 @@ def lifted(converter, node: ast.Call, fn: LocalFunction) -> Lifted:
     filename = f"<{name} of {where}, {next(_count)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace: dict = {}
-    exec(compile(text, filename, "exec"), converter.globals, namespace)  # noqa: S102
+    exec(compile(text, filename, "exec"), home.globals, namespace)  # noqa: S102
     function = namespace[name]
     cell = types.CellType(function)
     return Lifted(Const(function, path=name, scope=Scope.of_cell(cell, name)), tuple(values))

@@ -267,6 +267,27 @@ def reads_a_dict(params):
     check_against_finite_differences(module.nested, [0.5, 0.8, y0], wrt=(0, 1, 2))
     check_against_finite_differences(module.with_args, [0.5])
     assert "odeint(model, y0, T, args=(k,)" in ad.grad(module.closure).source
+    # a lambda passed to a helper of another module that calls the solver: its names are
+    # its own module's (SCALE) and its function's (k)
+    user_module("""
+        from scipy.integrate import odeint
+        SCALE = 2.0
+
+        def solve_with(f, y0, t):
+            return odeint(f, y0, t, rtol=1e-10, atol=1e-10)
+    """, name="ode_helpers")
+    caller = user_module(PREAMBLE + """
+from ode_helpers import solve_with
+
+SCALE = 3.0
+
+
+def loss(k, y0):
+    return np.sum(solve_with(lambda y, t: -k * SCALE * y, y0, T))
+""")
+    dk = check_against_finite_differences(caller.loss, [0.5, y0], wrt=(0, 1))[0]
+    np.testing.assert_allclose(dk, -3.0 * np.sum(y0) * np.sum(t * np.exp(-1.5 * t)),
+                               rtol=1e-8)
     with pytest.raises(ad.AutodiffError, match=r"passed to 'odeint' reads 'params', a dict, "
                        r"an object or a function of the code(.|\n)*read the arrays out of"):
         ad.grad(module.reads_a_dict)({"k": 0.5})
