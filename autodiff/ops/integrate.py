@@ -90,12 +90,12 @@ class _Model:
     @functools.cached_property
     def pull(self):
         """The model's VJP (compiled once, and kept on the function by autodiff)."""
-        return TRANSFORMS["vjp"](self.func, wrt=self.wrt)
+        return TRANSFORMS["vjp"](self.func, wrt=self.wrt, jit=True)
 
     @functools.cached_property
     def push(self):
         """The model's JVP."""
-        return TRANSFORMS["jvp"](self.func, wrt=self.wrt)
+        return TRANSFORMS["jvp"](self.func, wrt=self.wrt, jit=True)
 
     def arguments(self, y, t) -> tuple:
         return (y, t, *self.args) if self.y_first else (t, y, *self.args)
@@ -142,6 +142,8 @@ class _Model:
 
 
 def _flat(value) -> np.ndarray:
+    if isinstance(value, (np.ndarray, float, np.floating)):  # (most models: quickly)
+        return np.ravel(np.asarray(value, dtype=float))
     leaves = tree.leaves(value)
     if len(leaves) == 1:
         return np.ravel(np.asarray(leaves[0], dtype=float))
@@ -163,6 +165,8 @@ def _joined(parts, sizes) -> np.ndarray:
 def _like(value, flat: np.ndarray):
     """``flat`` in the structure and shapes of the model's result (an array, or a list
     such as ``[y[1], -y[0]]``): the seed of its VJP."""
+    if isinstance(value, np.ndarray):
+        return flat.reshape(value.shape)
     leaves, structure = tree.flatten(value)
     parts, start = [], 0
     for leaf in leaves:
