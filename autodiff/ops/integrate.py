@@ -23,8 +23,8 @@ the user's module, or one defined in the differentiated code, made a function of
 own taking the values it reads from the code after ``args`` (``frontend/lifted.py``,
 ``op.lifts_functions``). The gradient is the exact derivative of the continuous
 solution, solved to the tolerances given: it differs from the derivative of the numbers
-the solver returned by about those tolerances. The helpers running the backward and forward solves have no
-rules of their own: a second derivative is refused, naming them.
+the solver returned by about those tolerances. The helpers running the backward and
+forward solves have no rules of their own: a second derivative is refused, naming them.
 
 ``quad`` chooses its points as it runs: a gradient reaching it is refused at the
 user's call, with what to write instead (``registry.defer_without_rule``).

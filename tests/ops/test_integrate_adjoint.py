@@ -45,18 +45,21 @@ def lotka_volterra(y, t, p):
 _SECOND = NoSecondOrder("is not differentiated: it runs the solves of a derivative of an "
                         "ODE solution")
 
+TIGHT = "rtol=1e-10, atol=1e-10"
+
 CASES = [
     # every output time, in y0, the parameters passed through args= and the times
-    ("odeint(decay, x, T, args=(1.0 + y ** 2,), rtol=1e-10, atol=1e-10)", [(3,), None], "real", _SECOND),
-    ("odeint(decay, x[0], np.cumsum(y), args=(1.5,), rtol=1e-10, atol=1e-10)", [(1,), (4,)], "positive", _SECOND),
-    ("odeint(lotka_volterra, x, T, args=(y,), rtol=1e-10, atol=1e-10)", [(2,), (4,)], "positive", _SECOND),
-    ("odeint(forced, x, T, args=(y[0], y[1]), tfirst=True, rtol=1e-10, atol=1e-10)", [(2,), (2,)],
+    (f"odeint(decay, x, T, args=(1.0 + y ** 2,), {TIGHT})", [(3,), None], "real", _SECOND),
+    (f"odeint(decay, x[0], np.cumsum(y), args=(1.5,), {TIGHT})", [(1,), (4,)], "positive",
+     _SECOND),
+    (f"odeint(lotka_volterra, x, T, args=(y,), {TIGHT})", [(2,), (4,)], "positive", _SECOND),
+    (f"odeint(forced, x, T, args=(y[0], y[1]), tfirst=True, {TIGHT})", [(2,), (2,)],
      "positive", _SECOND),
     # sol.y at t_eval, in y0, args, t_eval and t_span's start
-    ("solve_ivp(forced, (0.0, 2.0), x, t_eval=T, args=(y[0], y[1]), rtol=1e-10, atol=1e-10).y",
+    (f"solve_ivp(forced, (0.0, 2.0), x, t_eval=T, args=(y[0], y[1]), {TIGHT}).y",
      [(2,), (2,)], "positive", _SECOND),
     ("solve_ivp(forced, (x[0] - 2.0, 3.0), x, t_eval=np.sort(y), args=(1.0, 0.5), "
-     "method='DOP853', rtol=1e-10, atol=1e-10).y", [(2,), (3,)], "positive", _SECOND),
+     f"method='DOP853', {TIGHT}).y", [(2,), (3,)], "positive", _SECOND),
 ]
 
 test_integrate = table_test(CASES, seed=3000, preamble=PREAMBLE)
