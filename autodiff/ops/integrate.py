@@ -544,6 +544,7 @@ solve_ivp_y.outside_tables = odeint.outside_tables
 
 
 def _ivp_problem(fun, args, method, rtol, atol, first_step, max_step, min_step):
+    # (first_step is the forward solve's: each of the rules' solves chooses its own)
     settings = {"method": method, "rtol": rtol, "atol": atol, "max_step": max_step,
                 "min_step": min_step}
     return _Model(fun, False, args), _Solver("solve_ivp", settings)
