@@ -32,6 +32,7 @@ from autodiff.derivatives.jacobian import Jacobian, grad_of
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
 from autodiff.errors import WrtError, raised_at_call
+from autodiff.ops import registry
 
 # ----- the transforms -----
 
@@ -225,6 +226,9 @@ def jacfwd(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
     """JAX's name for :func:`jacobian` by forward mode (``mode="fwd"``)."""
     return jacobian(fn, wrt=wrt, mode="fwd", optimize=optimize)
 
+
+# The transforms the runtime helpers of ops/integrate.py differentiate the user's model with.
+registry.TRANSFORMS.update(vjp=vjp, jvp=jvp)
 
 __all__ = ["Wrt", "grad", "hessian", "hvp", "jacfwd", "jacobian", "jacrev", "jvp",
            "value_and_grad", "vjp"]

@@ -25,9 +25,9 @@ import autodiff as ad
 from autodiff.tools.cli import build_parser
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-PAGES = ["index", "tour", "how-it-works", "api", "three-ways", "cli", "coming-from", "errors",
-         "architecture"]
-CHECKED_PAGES = ["tour.md", "how-it-works.md"]
+PAGES = ["index", "tour", "how-it-works", "api", "three-ways", "cli", "coming-from", "ode",
+         "errors", "architecture"]
+CHECKED_PAGES = ["tour.md", "how-it-works.md", "ode.md"]
 UPDATE = os.environ.get("AUTODIFF_UPDATE_GOLDEN") == "1"
 _modules = itertools.count()
 

@@ -31,6 +31,7 @@ from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
 from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
+from autodiff.frontend.lifted import lifted
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource
@@ -762,6 +763,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
     def call_op(self, node: ast.Call, binding: tuple, args: tuple, kwargs: dict,
                 text: str) -> Operand:
         op, adapter = binding
+        if op.lifts_functions:  # (odeint's model: a function of its own, see lifted.py)
+            args = tuple(lifted(self, node, a) if isinstance(a, LocalFunction) else a
+                         for a in args)
+            kwargs = {k: lifted(self, node, v) if isinstance(v, LocalFunction) else v
+                      for k, v in kwargs.items()}
         if op.takes_structures:  # a function with a rule of its own: it gets the dict
             args, kwargs = self.passed_whole(node, args, kwargs)
         else:

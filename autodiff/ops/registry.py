@@ -30,6 +30,18 @@ from autodiff.ops.shape_rules import ShapeRule
 _EMPTY = inspect.Parameter.empty
 
 
+class Lifted:
+    """A function defined in the differentiated code, passed to an op that calls it when
+    the derivative runs (``op.lifts_functions``): ``function``, a constant, is a Python
+    function of its own that takes ``extras``, the operands of the values it reads from
+    the code, after its own parameters (see ``frontend/lifted.py``)."""
+
+    __slots__ = ("extras", "function")
+
+    def __init__(self, function: Any, extras: tuple) -> None:
+        self.function, self.extras = function, extras
+
+
 class NamedResults(tuple):
     """Several results an op's ``simplify`` gives for one call (``np.linalg.eigh``), read
     as the named tuple NumPy returns (``kind``: ``EighResult``): ``w, v = ...``,
@@ -263,6 +275,9 @@ class Op:
         # The result's shape depends on the values of an integer array operand (the bins
         # of np.bincount), which shape inference never guesses from stand-ins.
         self.values_decide_shape = False
+        # A function defined in the differentiated code, passed to it, is called when the
+        # derivative runs (an ODE model): the frontend passes it as ``Lifted``.
+        self.lifts_functions = False
 
     @property
     def helps_derivatives(self) -> bool:
@@ -574,6 +589,15 @@ def bind_call(op: Op, adapter: Callable | None, args: tuple, kwargs: dict) -> tu
             return op, op.bind(tuple(canonical), {})
         return op, op.bind((), canonical)
     return op, op.bind(args, kwargs)
+
+
+# ----- the public transforms, for helpers that differentiate a function passed to them -----
+
+# ``vjp`` and ``jvp`` of autodiff/api.py, which gives them when it is imported: a runtime
+# helper that differentiates a function the user passes (the model of
+# ``scipy.integrate.odeint``, whose adjoint needs its vector-Jacobian products) reads them
+# here, as ops sit below the transforms and import none of them.
+TRANSFORMS: dict[str, Callable] = {}
 
 
 # ----- names in modules autodiff does not import itself -----

@@ -206,8 +206,12 @@ ODE_CODE = """
         return -k * y
 
 
-    def solved(k):
-        return np.sum(scipy.integrate.odeint(decay, 1.0, np.linspace(0.0, 1.0, 5), args=(k,)))
+    def integrand(t, k):
+        return np.exp(-k * t)
+
+
+    def integrated(k):
+        return scipy.integrate.quad(integrand, 0.0, 1.0, args=(k,))[0]
 
 
     def rk4(k, y0):
@@ -223,11 +227,12 @@ ODE_CODE = """
 """
 
 
-def test_an_ode_solver_is_refused_with_the_fixed_steps_that_replace_it(tmp_path):
+def test_a_quadrature_is_refused_with_the_fixed_points_that_replace_it(tmp_path):
+    # (odeint and solve_ivp are differentiated: tests/ops/test_integrate_adjoint.py)
     code = UserModules(tmp_path)(ODE_CODE)
-    with pytest.raises(ad.UnknownFunctionError, match="is not differentiated: its steps are "
-                       r"chosen .*\n.*\n  hint: integrate with fixed steps"):
-        ad.grad(code.solved)(0.5)
+    with pytest.raises(ad.UnknownFunctionError, match="is not differentiated: its points are "
+                       r"chosen .*\n.*\n  hint: sum the integrand over fixed points"):
+        ad.grad(code.integrated)(0.5)
     # the alternative: RK4 in the code, differentiated step by step; y(1) = y0 exp(-k)
     y0 = np.array([1.0, 2.0])
     check_against_finite_differences(code.rk4, [0.5, y0], wrt=(0, 1), second_order=True)
