@@ -28,6 +28,8 @@ from autodiff.graph.ir import Graph, Location, Node, Value
 from autodiff.ops import structures as structure_ops
 
 Record = collections.namedtuple("Record", "W b")
+Masked = collections.namedtuple("Masked", "W b mask label")  # an int array, a string
+Outer = collections.namedtuple("Outer", "inner c")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +65,34 @@ class Net:
         return np.sum(self.forward(x) ** 2) + 0.1 * np.sum(self.b ** 4)
 
 
+@dataclasses.dataclass
+class Head:
+    W: np.ndarray
+    scale: float  # a float field: a leaf with a gradient
+    note: object = None
+
+
+class Deep:
+    """An object holding a list of namedtuples, a dataclass, a float and a string."""
+
+    def __init__(self, layers, head):
+        self.layers, self.head, self.scale, self.name = layers, head, 1.5, "deep"
+
+    def loss(self, x):
+        h = x
+        for W, b in self.layers:
+            h = np.tanh(h @ W + b)
+        return self.scale * self.head.scale * np.sum(np.sin(h @ self.head.W) ** 2)
+
+
+def masked_loss(p, x):
+    return np.sum(np.tanh(x @ p.W + p.b) ** 2 * p.mask) + np.sum(p.b ** 3)
+
+
+def outer_loss(o, x):
+    return np.sum(np.tanh(x @ o.inner.W + o.inner.b) ** 2) + np.sum(o.c ** 3 * o.inner.b)
+
+
 def record_loss(p, x):
     return np.sum(np.tanh(x @ p.W + p.b) ** 2) + np.sum(np.sin(p.W) * p.b) + np.sum(p.b ** 4)
 
@@ -95,6 +125,12 @@ CASES = {
     "object, other settings": (Net.loss, lambda: Net(_normal(3, 3) / 2, _normal(3), "sin", 1)),
     "dict of a namedtuple": (nested_loss, lambda: {
         "layer": Record(_normal(3, 3) / 2, _normal(3)), "scale": 0.8, "shift": _normal(3, 3)}),
+    "namedtuple with a mask and a label": (masked_loss, lambda: Masked(
+        _normal(3, 3) / 2, _normal(3), np.array([1, 0, 1]), "masked")),
+    "namedtuple in a namedtuple": (outer_loss, lambda: Outer(
+        Record(_normal(3, 3) / 2, _normal(3)), _normal(3))),
+    "object of namedtuples and a dataclass": (Deep.loss, lambda: Deep(
+        [Record(_normal(3, 3) / 2, _normal(3)) for _ in range(2)], Head(_normal(3, 2), 0.7))),
 }
 
 
@@ -184,6 +220,7 @@ def test_hessian_and_the_jacobians_of_the_gradient(case):
 # Reverse over reverse: the gradient of <v, gradient>, a function calling the gradient.
 grad_record, grad_layer = ad.grad(record_loss), ad.grad(layer_loss)
 grad_net, grad_nested = ad.grad(Net.loss), ad.grad(nested_loss)
+grad_masked, grad_outer, grad_deep = ad.grad(masked_loss), ad.grad(outer_loss), ad.grad(Deep.loss)
 
 
 def along_record(p, x, v):
@@ -208,8 +245,27 @@ def along_nested(tree, x, v):
             + g["scale"] * v["scale"] + np.sum(g["shift"] * v["shift"]))
 
 
+def along_masked(p, x, v):
+    g = grad_masked(p, x)
+    return np.sum(g.W * v.W) + np.sum(g.b * v.b)
+
+
+def along_outer(o, x, v):
+    g = grad_outer(o, x)
+    return np.sum(g.inner.W * v.inner.W) + np.sum(g.inner.b * v.inner.b) + np.sum(g.c * v.c)
+
+
+def along_deep(net, x, v):
+    g = grad_deep(net, x)
+    total = g.scale * v.scale + g.head.scale * v.head.scale + np.sum(g.head.W * v.head.W)
+    for (gW, gb), (vW, vb) in zip(g.layers, v.layers):
+        total = total + np.sum(gW * vW) + np.sum(gb * vb)
+    return total
+
+
 ALONG = {record_loss: along_record, layer_loss: along_layer, Net.loss: along_net,
-         nested_loss: along_nested}
+         nested_loss: along_nested, masked_loss: along_masked, outer_loss: along_outer,
+         Deep.loss: along_deep}
 
 
 def test_reverse_over_reverse(case):
