@@ -387,3 +387,17 @@ def test_kept_from_like_names_the_arrays_a_copy_keeps():
     assert structures.kept_from_like(partial, held, "p") == ["p['layer'].W"]
     # a dict is written whole: a key it leaves out is not kept
     assert structures.kept_from_like(("dict", dict, (), ()), held, "p") == []
+
+
+def test_the_gradient_of_a_record_differentiated_with_respect_to_the_data(case):
+    # d/dx of the gradient of the record: the copy it is built as reads the record's
+    # settings while the data varies
+    fn, params, x, _ = case
+    direction, eps = _normal(*x.shape), 1e-6
+    gradient = ad.grad(fn)
+    expected = ad.tree.map(lambda a, b: None if a is None else (a - b) / (2 * eps),
+                           gradient(params, x + eps * direction),
+                           gradient(params, x - eps * direction))
+    for jit in (False, True):
+        _, along = ad.jvp(gradient, wrt=1, jit=jit)(params, x, direction)
+        _leaf_by_leaf(along, expected)
