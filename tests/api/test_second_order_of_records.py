@@ -1,6 +1,6 @@
 """Second derivatives with respect to namedtuples, dataclasses (frozen and plain) and
 objects of the user's classes, which hold settings (a string, an int) beside their
-arrays, and a dict holding a namedtuple.
+arrays, an OrderedDict, and a dict holding a namedtuple.
 
 A gradient of such a structure is a copy of it (``p._replace(W=dp_W, b=dp_b)``,
 ``with_fields(self, ...)``): differentiated again, that copy reads only the settings
@@ -93,6 +93,10 @@ def outer_loss(o, x):
     return np.sum(np.tanh(x @ o.inner.W + o.inner.b) ** 2) + np.sum(o.c ** 3 * o.inner.b)
 
 
+def ordered_loss(p, x):
+    return np.sum(np.tanh(x @ p["W"] + p["b"]) ** 2) + np.sum(p["b"] ** 4)
+
+
 def record_loss(p, x):
     return np.sum(np.tanh(x @ p.W + p.b) ** 2) + np.sum(np.sin(p.W) * p.b) + np.sum(p.b ** 4)
 
@@ -127,6 +131,8 @@ CASES = {
         "layer": Record(_normal(3, 3) / 2, _normal(3)), "scale": 0.8, "shift": _normal(3, 3)}),
     "namedtuple with a mask and a label": (masked_loss, lambda: Masked(
         _normal(3, 3) / 2, _normal(3), np.array([1, 0, 1]), "masked")),
+    "OrderedDict": (ordered_loss, lambda: collections.OrderedDict(
+        W=_normal(3, 3) / 2, b=_normal(3), act="tanh")),
     "namedtuple in a namedtuple": (outer_loss, lambda: Outer(
         Record(_normal(3, 3) / 2, _normal(3)), _normal(3))),
     "object of namedtuples and a dataclass": (Deep.loss, lambda: Deep(
@@ -221,6 +227,7 @@ def test_hessian_and_the_jacobians_of_the_gradient(case):
 grad_record, grad_layer = ad.grad(record_loss), ad.grad(layer_loss)
 grad_net, grad_nested = ad.grad(Net.loss), ad.grad(nested_loss)
 grad_masked, grad_outer, grad_deep = ad.grad(masked_loss), ad.grad(outer_loss), ad.grad(Deep.loss)
+grad_ordered = ad.grad(ordered_loss)
 
 
 def along_record(p, x, v):
@@ -250,6 +257,11 @@ def along_masked(p, x, v):
     return np.sum(g.W * v.W) + np.sum(g.b * v.b)
 
 
+def along_ordered(p, x, v):
+    g = grad_ordered(p, x)
+    return np.sum(g["W"] * v["W"]) + np.sum(g["b"] * v["b"])
+
+
 def along_outer(o, x, v):
     g = grad_outer(o, x)
     return np.sum(g.inner.W * v.inner.W) + np.sum(g.inner.b * v.inner.b) + np.sum(g.c * v.c)
@@ -265,7 +277,7 @@ def along_deep(net, x, v):
 
 ALONG = {record_loss: along_record, layer_loss: along_layer, Net.loss: along_net,
          nested_loss: along_nested, masked_loss: along_masked, outer_loss: along_outer,
-         Deep.loss: along_deep}
+         Deep.loss: along_deep, ordered_loss: along_ordered}
 
 
 def test_reverse_over_reverse(case):
