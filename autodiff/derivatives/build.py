@@ -116,19 +116,23 @@ def _structured_derivative(derivative: Callable, specs: dict[str, tuple]
     return graph, derivative.where
 
 
-def _only_read_by_parts(graph: Graph, containers: set[Value], bound: set[Value],
+def _only_read_by_parts(graph: Graph, containers: dict[Value, tuple], bound: set[Value],
                         where: Location) -> None:
     """A structure a derivative uses other than by reading its parts would carry a
     gradient its leaves do not see: refuse it rather than return a wrong one. So would
     a read of a part that is not the one bound to it (``bound``: a second read of the
-    same part, or one inside a loop)."""
+    same part, or one inside a loop). A gradient copying the structure it is of
+    (``p._replace(W=dp_W)``, ``with_fields(self, ...)``) reads its settings alone, when
+    it replaces each of its arrays (:func:`_copies_settings_only`)."""
     for node in walk(graph.nodes):
         if isinstance(node, Region):
             used = [v for v in operand_values(node.args) if v in containers]
         else:
             found = structure_ops.part_read(node, True)
+            copied = _copies_settings_only(node, containers, where)
             used = [v for v in operand_values(node.args) if v in containers
-                    and not (found is not None and found[0] is v and node.out in bound)]
+                    and not (found is not None and found[0] is v and node.out in bound)
+                    and not (v is copied and v is node.args[0])]
         if used:
             raise ArgumentKindError(
                 f"cannot differentiate this derivative with respect to '{used[0].hint}': "
@@ -140,6 +144,32 @@ def _only_read_by_parts(graph: Graph, containers: set[Value], bound: set[Value],
             "cannot differentiate this derivative with respect to a structure it returns "
             "as it is", **Location.error_fields(where),
             hint="differentiate with respect to its arrays passed one by one")
+
+
+def _copies_settings_only(node: Node, containers: dict[Value, tuple],
+                          where: Location) -> Value | None:
+    """The structure ``node`` copies (a namedtuple's ``_replace``, ``with_fields``),
+    when it is one of ``containers`` and the copy replaces each of its arrays: it reads
+    only what carries no gradient (its kind, settings, data). Refuses a copy keeping
+    one of its arrays, whose gradient its leaves would not see."""
+    op = node.op
+    if op.name != "structure" or op.params[:1] != ["like"] or node.args[0] not in containers:
+        return None
+    like = node.args[0]
+    try:
+        held, _, _ = structures.part_at(containers[like], op.like_path, like.hint)
+    except KeyError:
+        return None
+    kept = structures.kept_from_like(op.spec, held,
+                                     structures.path_text(like.hint, op.like_path))
+    if kept:
+        raise ArgumentKindError(
+            f"cannot differentiate this derivative with respect to '{like.hint}': the "
+            f"structure it builds as a copy of it keeps its array {kept[0]} as it is, "
+            "whose gradient would not be counted",
+            **Location.error_fields(where),
+            hint="differentiate with respect to its arrays passed one by one")
+    return like
 
 
 def parameters(graph: Graph, wrt: Wrt, where: Location) -> tuple[list[int], bool]:
@@ -315,7 +345,7 @@ def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
         names = iter(f"a{i}" for i in range(len(parts_)))
         template = structures.structure_template(spec, structures.path_text("like", path),
                                                  names, with_like=like)
-        op = structure_ops.structure(template, len(parts_), like, spec)
+        op = structure_ops.structure(template, len(parts_), like, spec, path)
         result.append(builder.emit(op, ((param,) if like else ()) + tuple(parts_),
                                    "d" + param.hint + "".join(
                                        f"_{structures.word(key)}" for key in path)))

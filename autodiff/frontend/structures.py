@@ -261,7 +261,7 @@ class Binder:
     def __init__(self, emit, existing: dict | None = None) -> None:
         self.emit = emit  # (op, args, hint) -> Value
         self.existing = existing or {}  # (whole, key) -> a value that reads it already
-        self.containers: set[Value] = set()  # the values bound to structures
+        self.containers: dict[Value, tuple] = {}  # the values bound to structures: specs
         self.reused: list[Value] = []  # the values of ``existing`` bound, in binding order
 
     def bind(self, spec: tuple, whole: Value, hint: str, top: bool = True) -> Operand:
@@ -270,7 +270,7 @@ class Binder:
             return whole
         if kind == "static":
             return Const(spec[1])
-        self.containers.add(whole)
+        self.containers[whole] = spec
         keys, specs = children(spec), child_specs(spec)
         parts = {key: self.bind(child, self.read(spec, whole, key, f"{hint}_{word(key)}"),
                                 f"{hint}_{word(key)}", top=False)
@@ -345,6 +345,38 @@ def structure_template(spec: tuple, path: str, names: Iterator[str], with_like: 
     if kind == "namedtuple":
         return f"{path}._replace({fields})"
     return f"with_fields({path}, {fields})"
+
+
+def kept_from_like(built: tuple, held: tuple, path: str) -> list[str]:
+    """The array leaves (as code reading them from ``path``) of ``held``, the spec of
+    the part ``path`` of an argument that a structure of spec ``built`` copies
+    (:func:`structure_template` with ``with_like``), which the copy keeps as they are:
+    the fields of a namedtuple, a dataclass or an object that ``built`` has no operand
+    for. Each leaf of ``built`` is an operand; a dict, list or tuple is written whole."""
+    copies = built[0] in ("namedtuple", "fields")  # ``_replace``, ``with_fields``
+    if not is_container(held):
+        return [path] if copies and held == ARRAY else []
+    if not is_container(built):
+        return []
+    named = dict(zip(children(built), child_specs(built)))
+    kept = []
+    for key, child in zip(children(held), child_specs(held)):
+        sub = f"{path}.{key}" if held[0] in ("namedtuple", "fields") else f"{path}[{key!r}]"
+        if key in named:
+            kept += kept_from_like(named[key], child, sub)
+        elif copies:
+            kept += [sub + rest for rest in _array_paths(child)]
+    return kept
+
+
+def _array_paths(spec: tuple) -> list[str]:
+    """The array leaves of a structure of spec ``spec``, as code reading them from it."""
+    if not is_container(spec):
+        return [""] if spec == ARRAY else []
+    fields = spec[0] in ("namedtuple", "fields")
+    return [(f".{key}" if fields else f"[{key!r}]") + rest
+            for key, child in zip(children(spec), child_specs(spec))
+            for rest in _array_paths(child)]
 
 
 def needs_like(spec: tuple) -> bool:
@@ -472,6 +504,7 @@ __all__ = [
     "has_gradient",
     "is_container",
     "is_structured",
+    "kept_from_like",
     "leaves",
     "needs_like",
     "operand_leaves",

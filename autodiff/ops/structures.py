@@ -58,15 +58,16 @@ _BUILT_HERE = ("a structure returned by the function (a dict of metrics beside t
 
 
 @functools.cache
-def structure(template: str, count: int, like: bool, spec: tuple) -> Op:
+def structure(template: str, count: int, like: bool, spec: tuple, path: tuple = ()) -> Op:
     """The op writing ``template``, a structure (of spec ``spec``, see
     :mod:`autodiff.frontend.structures`) of ``count`` operands ``a0, a1, ...``, and of
-    ``like``, the argument it takes kinds from, when ``like`` is true."""
+    ``like``, the argument it takes kinds from, when ``like`` is true: the part of it at
+    ``path`` (its keys) is copied, each leaf of ``spec`` replaced by an operand."""
     params = (["like"] if like else []) + [f"a{i}" for i in range(count)]
     op = Op("structure", stub_taking(params), template, diff=tuple(params[like:]),
             no_gradient=_BUILT_HERE, floating=None, jvp="structure")
     op.outside_tables = "built by the frontend and the transforms, never written as code"
-    op.spec = spec
+    op.spec, op.like_path = spec, path
     return op
 
 
