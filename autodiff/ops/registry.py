@@ -19,6 +19,7 @@ known by its object and its function (see :func:`callable_key`).
 
 from __future__ import annotations
 
+import copy
 import inspect
 import sys
 import types
@@ -478,6 +479,39 @@ def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None
         op = Op(name, stub, kernel, **facts)
     op.runtime = {name: fn}
     return op
+
+
+def math_functions_as_python_runs_them() -> None:
+    """Give each function of Python's ``math`` that names an op of NumPy's function
+    (``math.sqrt`` for ``np.sqrt``) an op of its own: the same rules and facts, but a
+    kernel calling the ``math`` function (``math.sqrt(x)``). The derivative then runs
+    the user's call as Python does: ``math.sqrt(-1.0)`` raises ValueError, and
+    ``math.exp(1000.0)`` OverflowError, where NumPy's function gives nan or inf; an
+    array that is not one number is a TypeError. Its name is ``math_`` and the
+    function's (an op written as a ``math`` call already is left as it is)."""
+    for op in list(OPS.values()):
+        if isinstance(op.kernel, str) and op.kernel.startswith("math."):
+            continue
+        for fn in op.aliases:
+            if getattr(fn, "__module__", None) != "math" or not callable(fn):
+                continue
+            _, _, adapter = _CALLABLES[callable_key(fn)]
+            twin = copy.copy(op)
+            twin.name = f"math_{fn.__name__}"
+            if twin.name in OPS:
+                raise ValueError(f"two ops are named {twin.name!r}")
+            twin.kernel = f"math.{fn.__name__}({', '.join(op.params)})"
+            twin.impl = fn
+            twin.aliases, twin.method_names, twin.attribute_names = (fn,), (), ()
+            # NumPy's forms and rewrites would lose Python's errors (its kernel is the
+            # math form specialised code writes for a Python float already)
+            twin.simplify = twin.rewrite = twin.specialized_form = twin.numba_form = None
+            twin.ufunc_out, twin.update_operator, twin.math_form = False, None, None
+            twin.effect = True  # kept where nothing reads it: it may raise
+            OPS[twin.name] = twin
+            _CALLABLES[callable_key(fn)] = (fn, twin, adapter)
+            op.aliases = tuple(a for a in op.aliases if a is not fn)
+    changed()
 
 
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:
