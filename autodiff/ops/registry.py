@@ -67,7 +67,13 @@ class Op:
       stays 0); see reverse._keep_zeros;
     - ``gradients_keep_zeros``: its VJP's gradients are exactly zero where it did not
       select an operand (``where``; ``select``, whose choices' gradients are items of
-      the list its rule gives) or where its adjoint is zero (the zero-keeping ops);
+      the list its rule gives; ``maximum``, ``clip``; the NaN-skipping reductions at the
+      NaNs they skip) or where its adjoint is zero (the zero-keeping ops), or a
+      function of its named operands saying when (``getitem``: for a mask); see
+      ``transforms/zeros.py``;
+    - ``truth_values``: its result holds truth values (``np.isnan``, ``a < b``), or, for
+      ``"operands"``, does when its operands do (``~mask``, ``m1 & m2``): indexing by
+      it is a mask;
     - ``list_adjoints``: its rules give a list operand's adjoint as a list already;
     - ``jvp``: ``"same"`` when its JVP is its VJP with the tangent for the adjoint (an
       elementwise op of one operand: both are ``g * f'(x)``); ``"linear"`` when it is
@@ -132,7 +138,7 @@ class Op:
         impl: Callable | None = None,
         inplace: Callable | None = None,
         zeros: str | None = None,
-        gradients_keep_zeros: bool = False,
+        gradients_keep_zeros: bool | Callable[[dict], bool] = False,
         list_adjoints: bool = False,
         jvp: str | None = None,
         sympy: Callable | None = None,
@@ -173,6 +179,7 @@ class Op:
         self.impl = impl
         self.zeros = zeros
         self.gradients_keep_zeros = gradients_keep_zeros
+        self.truth_values: bool | str = False
         self.list_adjoints = list_adjoints
         if jvp not in (None, "same", "linear", "lockstep", "structure"):
             raise ValueError(f"{name}: jvp= is 'same', 'linear', 'lockstep' or 'structure', "
@@ -264,6 +271,12 @@ class Op:
         # The result's shape depends on the values of an integer array operand (the bins
         # of np.bincount), which shape inference never guesses from stand-ins.
         self.values_decide_shape = False
+
+    def keeps_zeros(self, named: dict) -> bool:
+        """Whether its gradients, for these operands, are exactly zero where it did not
+        select an operand (``gradients_keep_zeros``)."""
+        keeps = self.gradients_keep_zeros
+        return bool(keeps(named) if callable(keeps) else keeps)
 
     @property
     def helps_derivatives(self) -> bool:

@@ -179,3 +179,156 @@ def test_numpys_functions_keep_numpys_semantics(modules):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert np.isnan(ad.grad(module.f)(-1.0))
+
+
+# ----- zeros that stay zero: NaN-skipping reductions, masks, maximum, clip, where -----
+
+NAN_SKIPPING = """\
+import numpy as np
+
+def nansum(x, y):
+    return np.nansum((x - y) ** 2)
+
+def nanmean(x, y):
+    return np.nanmean((x - y) ** 2)
+
+def nanmax(x, y):
+    return np.nanmax((x - y) ** 3)
+
+def nanmin(x, y):
+    return np.nanmin((x - y) ** 3)
+
+def nanvar(x, y):
+    return np.nanvar((x - y) ** 2)
+
+def nanstd(x, y):
+    return np.nanstd((x - y) ** 2)
+
+def nanprod(x, y):
+    return np.nanprod((x - y) ** 2)
+
+def nancumsum(x, y):
+    return np.sum(np.nancumsum((x - y) ** 2) * np.array([1.0, 2.0, 3.0]))
+
+def nancumprod(x, y):
+    return np.sum(np.nancumprod((x - y) ** 2))
+
+def nanmedian(x, y):
+    return np.nanmedian((x - y) ** 3)
+
+def nanquantile(x, y):
+    return np.nanquantile((x - y) ** 3, 0.3)
+
+def nanpercentile(x, y):
+    return np.nanpercentile((x - y) ** 3, 30.0)
+
+def mask(x, y):
+    return np.sum(((x - y) ** 2)[~np.isnan(y)])
+
+def mask_of_two_tests(x, y):
+    r = (x - y) ** 2
+    return np.sum(r[np.isfinite(y) & (x > 0.0)])
+
+def where(x, y):
+    return np.sum(np.where(np.isnan(y), 0.0, (x - y) ** 2))
+
+def nansum_of_a_quotient(x, y):
+    return np.nansum(x / (y + 1.0) + np.exp(y) * x)
+"""
+
+# the masked operand is infinite where it is not taken (np.log(0.0) = -inf)
+MASKED_INFINITY = """\
+import numpy as np
+
+def maximum(x, y):
+    return np.sum(np.maximum(np.log(y) * x, -5.0))
+
+def minimum(x, y):
+    return np.sum(np.minimum(-np.log(y) * x, 5.0))
+
+def fmax(x, y):
+    return np.sum(np.fmax(np.log(y) * x, -5.0))
+
+def fmin(x, y):
+    return np.sum(np.fmin(-np.log(y) * x, 5.0))
+
+def clip(x, y):
+    return np.sum(np.clip(np.log(y) * x, -5.0, 5.0))
+
+def where(x, y):
+    return np.sum(np.where(y > 0.0, np.log(y) * x, 0.0))
+
+def relu_of_log(x, y):
+    return np.sum(np.maximum(np.log(y * x), 0.0) ** 2)
+"""
+
+X = np.array([1.0, 1.5, 2.7])
+WITH_NAN = np.array([0.0, np.nan, 1.0])
+WITH_ZERO = np.array([0.5, 0.0, 2.0])
+
+
+def _functions(source: str) -> list[str]:
+    return [line[4:line.index("(")] for line in source.splitlines() if line.startswith("def ")]
+
+
+@pytest.fixture(scope="module")
+def zero_keeping(tmp_path_factory):
+    modules = UserModules(tmp_path_factory.mktemp("zeros"))
+    return modules(NAN_SKIPPING), modules(MASKED_INFINITY)
+
+
+def _check(f, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the function's own log(0), nan
+        ours = check_against_finite_differences(f, [X.copy(), y])[0]
+        assert np.all(np.isfinite(ours)), ours
+        assert ours[1] == 0.0  # the skipped entry: the function does not depend on it
+        np.testing.assert_allclose(ad.grad(f, jit=True)(X.copy(), y), ours, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", _functions(NAN_SKIPPING))
+def test_a_nan_skipped_entry_has_a_zero_gradient(zero_keeping, name):
+    _check(getattr(zero_keeping[0], name), WITH_NAN)
+
+
+@pytest.mark.parametrize("name", _functions(MASKED_INFINITY))
+def test_an_infinite_entry_not_taken_has_a_zero_gradient(zero_keeping, name):
+    _check(getattr(zero_keeping[1], name), WITH_ZERO)
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanmean", "mask", "where", "nanvar"])
+def test_second_order_through_kept_zeros(zero_keeping, name):
+    f = getattr(zero_keeping[0], name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        hessian = ad.hessian(f)(X.copy(), WITH_NAN)
+    assert np.all(np.isfinite(hessian)), hessian
+    step = 1e-5
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = step
+        column = (ad.grad(f)(X + e, WITH_NAN) - ad.grad(f)(X - e, WITH_NAN)) / (2 * step)
+        np.testing.assert_allclose(hessian[:, i], column, rtol=1e-6, atol=1e-6)
+
+
+def test_the_issues_example(modules):
+    module = modules("""\
+        import numpy as np
+
+        def loss(x, y):
+            r = x - y
+            return np.nansum(r ** 2)
+    """)
+    gradient = ad.grad(module.loss)(np.array([1.0, -1.0, 2.0]), np.array([0.0, np.nan, 1.0]))
+    np.testing.assert_array_equal(gradient, [2.0, 0.0, 2.0])
+
+
+def test_an_index_that_is_no_mask_keeps_plain_products(modules):
+    module = modules("""\
+        import numpy as np
+
+        def f(x, i):
+            return np.sum((x * x)[i])
+    """)
+    np.testing.assert_allclose(ad.grad(module.f)(np.ones(3), np.array([0, 2])), [2, 0, 2])
+    assert "keep_zeros" not in ad.grad(module.f).source
