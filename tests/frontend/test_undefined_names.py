@@ -193,3 +193,33 @@ def test_a_handler_catches_the_name_error(modules):
     """)
     x = np.array([0.5, -1.0])
     check_against_finite_differences(module.f, [x])
+
+
+def test_a_helpers_branch_and_a_while_loop_raise_where_python_would(modules):
+    module = modules("""\
+        import numpy as np
+
+        def helper(x, c):
+            if c > 0:
+                return x * 2.0
+            return x * Missing
+
+        def f(x, c):
+            return np.sum(helper(x, c) ** 2)
+
+        def w(x, n):
+            i = 0
+            while i < n:
+                x = x * Missing
+                i += 1
+            return np.sum(x ** 2)
+    """)
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(ad.grad(module.f)(x, 1.0), 8 * x)
+    np.testing.assert_allclose(ad.jvp(module.f)(x, 1.0, np.ones(2))[1], np.sum(8 * x))
+    assert "raise NameError(\"name 'Missing' is not defined\")" in ad.grad(module.f).source
+    with pytest.raises(NameError, match=r":6: NameError while computing this line"):
+        ad.grad(module.f)(x, -1.0)
+    np.testing.assert_allclose(ad.grad(module.w)(x, 0), 2 * x)
+    with pytest.raises(NameError, match=r":14: NameError while computing this line"):
+        ad.grad(module.w)(x, 2)
