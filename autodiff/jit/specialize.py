@@ -14,8 +14,8 @@ the general code's run-time decisions become compile-time ones:
   only the side it takes;
 - NumPy's function of a Python float is Python's ``math`` one (``math.exp(t)``),
   which raises where NumPy gives inf or nan: the dispatcher then runs the general
-  code, unless the graph runs code autodiff does not know (a print, a call run as
-  it is, a ``raise``: ``runs_unknown_code``), whose effects must happen once, and
+  code, unless the graph runs code autodiff does not know for its effect (a print,
+  a call run as it is: ``runs_unknown_code``), whose effects must happen once, and
   whose specialised code keeps NumPy's functions.
 
 Anything not known statically is left as it is: the specialised code is the
@@ -269,11 +269,13 @@ def _updates_in_place(graph: Graph, env: dict) -> None:
 
 
 def runs_unknown_code(graph: Graph) -> bool:
-    """Whether ``graph`` runs code autodiff does not know (``op.opaque``: a print, a
-    call run as it is, a ``raise``), whose effects must happen once per call: its
-    specialised code raises where the general code does and nowhere else, and the
-    dispatcher never runs the general code after it."""
-    return any(not isinstance(node, Region) and node.op.opaque for node in walk(graph.nodes))
+    """Whether ``graph`` runs code autodiff does not know for its effect (``opaque``
+    and ``effect``: a print, a warning, a call run as it is; a ``raise`` has none but
+    the error), whose effects must happen once per call: its specialised code raises
+    where the general code does and nowhere else, and the dispatcher never runs the
+    general code after it."""
+    return any(not isinstance(node, Region) and node.op.opaque and node.op.effect
+               and not node.op.raises for node in walk(graph.nodes))
 
 
 def _decide(graph: Graph, env: dict, backend: str, final: bool = False,

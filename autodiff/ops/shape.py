@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from autodiff.errors import AutodiffError
-from autodiff.graph.ir import Const, Location, Value
+from autodiff.graph.ir import Const, Location, Node, Value
 from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
@@ -469,12 +469,12 @@ def _concatenation_by_index(named, builder):
 
 def _is_mask(operand) -> bool:
     """Whether ``operand`` is an array of truth values (``~np.isnan(y)``, ``x > 0``)."""
-    op = getattr(operand.node, "op", None) if isinstance(operand, Value) else None
-    if op is None:  # an argument, or a region's result
+    node = operand.node if isinstance(operand, Value) else None
+    if not isinstance(node, Node):  # an argument, or a region's result
         return False
-    if op.truth_values == "operands":
-        return all(_is_mask(arg) for arg in operand.node.args)
-    return op.truth_values is True
+    if node.op.truth_values == "operands":
+        return all(_is_mask(arg) for arg in node.args)
+    return node.op.truth_values is True
 
 
 # A mask's gradient is zero where the mask is false, where the value may be NaN (the
