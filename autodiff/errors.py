@@ -84,6 +84,14 @@ class DerivativeError(AutodiffError):
     original is its ``__cause__``."""
 
 
+class UndefinedNameError(AutodiffError, NameError):
+    """A name the differentiated code reads is bound nowhere (no local, global, closure
+    cell or builtin) when the derivative is compiled. Python would raise ``NameError``
+    where the code reads it; the derivative raises it while compiling, even where the
+    derivative never needs the value (a misspelt ``W`` for ``w`` is never a zero
+    gradient). It is also a ``NameError``, so ``except NameError`` catches it."""
+
+
 class NonFiniteError(AutodiffError, FloatingPointError):
     """A derivative built with ``check_finite=True`` met NaN or infinity: the error
     names the first statement that produced one and the user's line it comes from."""
@@ -91,7 +99,8 @@ class NonFiniteError(AutodiffError, FloatingPointError):
 
 def raised_at_call(entry):
     """Decorator for a public entry point (``ad.grad``, the first call of a ``jit``
-    derivative): an AutodiffError raised inside leaves without autodiff's own frames, so
+    derivative, ``ad.check_grad``, a Jacobian's call): an AutodiffError raised inside
+    (but for one raised while a derivative ran) leaves without autodiff's own frames, so
     the traceback ends at the user's call with the message. ``AUTODIFF_DEBUG=1`` keeps
     the whole chain, for bug reports."""
 
@@ -100,8 +109,15 @@ def raised_at_call(entry):
         try:
             return entry(*args, **kwargs)
         except AutodiffError as error:
-            if os.environ.get("AUTODIFF_DEBUG"):
-                raise
-            raise error.with_traceback(None)  # (AUTODIFF_DEBUG=1 shows autodiff's frames)
+            raise shortened(error)  # (AUTODIFF_DEBUG=1 shows autodiff's frames)
 
     return at_call
+
+
+def shortened(error: AutodiffError) -> AutodiffError:
+    """``error`` without autodiff's frames, for the ``raise`` of a frame that user code
+    calls (``raise shortened(error)``: that frame is the one line of autodiff the
+    traceback shows); with ``AUTODIFF_DEBUG=1``, as it is."""
+    if os.environ.get("AUTODIFF_DEBUG") or isinstance(error, (DerivativeError, NonFiniteError)):
+        return error  # (raised while a derivative ran: its frames show the generated line)
+    return error.with_traceback(None)

@@ -364,6 +364,9 @@ class _Writer:
                 self.locations[comment] = (node.loc, node.phase)
             if isinstance(node, Region):
                 lines.extend(self.region(node))
+            elif (node.op.effect and not node.op.statement and node.op.inplace is None
+                  and self.layout.last.get(node.out, -1) < 0):  # kept for its error alone
+                lines.append(_source(ast.Expr(self.render.node_expr(node))))
             else:
                 base = self.in_place(node)
                 lines.extend(_statements(node, self.names[node.out], base is not None,

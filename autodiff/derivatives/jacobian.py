@@ -14,7 +14,7 @@ from autodiff.derivatives.build import build_grad, parts, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
-from autodiff.errors import ArgumentKindError, NonScalarOutputError
+from autodiff.errors import ArgumentKindError, NonScalarOutputError, raised_at_call
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
 from autodiff.ops.runtime import as_gradient_of, complex_among, gradient_dtype
@@ -90,6 +90,7 @@ class Jacobian(Assembled):
             parts.append(f"# mode={mode!r}: {how}\n{product.source}")
         return "\n".join(parts)
 
+    @raised_at_call
     def __call__(self, *args, **kwargs):
         if self.mode == "fwd":
             return self._forward(args, kwargs)
@@ -226,6 +227,7 @@ class ForwardGradient(Assembled):
     def source(self) -> str:
         return self.jacobian.source
 
+    @raised_at_call
     def __call__(self, *args, **kwargs):
         value = self.fn(*args, **kwargs)
         if np.size(value) != 1:

@@ -31,7 +31,7 @@ import numpy as np
 from autodiff.codegen.compile import remember_source
 from autodiff.codegen.display import latest_compiled_html
 from autodiff.codegen.python import function_name
-from autodiff.errors import raised_at_call
+from autodiff.errors import AutodiffError, UndefinedNameError, raised_at_call, shortened
 from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec, is_structured
 from autodiff.ops.runtime import complex_among
 
@@ -58,7 +58,10 @@ class ByStructure:
         quick = None if kwargs else _quick_key(args)
         derivative = self.quick.get(quick) if quick is not None else None
         if derivative is None:
-            derivative = self.derivative_for(args, kwargs)
+            try:  # (compiled at the first call with this structure)
+                derivative = self.derivative_for(args, kwargs)
+            except AutodiffError as error:
+                raise shortened(error)  # (AUTODIFF_DEBUG=1 shows autodiff's frames)
             if quick is not None:
                 self.quick[quick] = derivative
         return derivative(*args, **kwargs)
@@ -279,7 +282,10 @@ def per_structure(fn: Callable, name: str, build: Callable[..., Callable],
         specs=specs, complex_values=complex_values))
     try:
         derivative = build(by_structure=by_structure)
-    except NeedsStructure as reason:
+    except (NeedsStructure, UndefinedNameError) as reason:
+        # A structure read, or a name not defined yet (a global the module defines
+        # after the function): compiled at each structure's first call, when Python
+        # would look the name up.
         return per_structure_only(fn, name, by_structure, reason, extra)
     if not isinstance(derivative, types.FunctionType):  # assembled from several
         return derivative

@@ -88,6 +88,11 @@ class GraphBuilder:
         """The node list new nodes are appended to."""
         return self.graph.nodes if self._block is None else self._block.nodes
 
+    @property
+    def in_block(self) -> bool:
+        """Whether nodes go into a block of a region (code that runs on some paths)."""
+        return self._block is not None
+
     @contextmanager
     def inside(self, block: Block) -> Iterator[Block]:
         """Emit into ``block`` for the duration of the ``with``; values shared by

@@ -23,6 +23,7 @@ import numpy as np
 
 from autodiff.errors import (
     AutodiffError,
+    UndefinedNameError,
     UnknownFunctionError,
     UnsupportedSyntaxError,
 )
@@ -42,6 +43,7 @@ from autodiff.frontend.statements import (
     Ambiguous,
     Stale,
     StatementsMixin,
+    Unbound,
     assigned_names,
 )
 from autodiff.frontend.structures import (
@@ -755,9 +757,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             if name in DICT_METHODS or not hasattr(np.ndarray, name):
                 self.read_as_structure(node, receiver, "a dict or an object")
             raise self.error(node, f"the method '.{name}()' is not supported",
-                             hint=f"call the NumPy function (np.{name}(x, ...)) if "
-                             "autodiff knows it, or compute it from supported operations",
-                             kind=UnknownFunctionError)
+                             hint=_method_hint(name), kind=UnknownFunctionError)
         return self.call_op(node, binding, (receiver, *args), kwargs, ast.unparse(node.func))
 
     def call_op(self, node: ast.Call, binding: tuple, args: tuple, kwargs: dict,
@@ -1003,13 +1003,45 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         code, else a read at call time. (Its type decides, never its attributes: a lazy
         proxy is not loaded.)"""
         obj = scope.read(node.id)
-        if obj is not MISSING and (
-            issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None
-        ):
+        if obj is MISSING:
+            message, hint = _undefined(node.id, scope)
+            if self.builder.in_block:  # Python raises when (if) this code runs
+                raise Unbound(node, message)
+            raise self.error(node, message, hint=hint, kind=UndefinedNameError)
+        if issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None:
             return Const(obj, path=node.id, scope=scope)
-        if obj is not MISSING and _holds_functions(obj):
+        if _holds_functions(obj):
             return _functions_held(obj)
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
+
+
+
+def _undefined(name: str, scope: Scope) -> tuple[str, str]:
+    """Python's NameError for a name bound nowhere, and a hint. The derivative raises it
+    while compiling (or, for code that runs on some paths only, where that code runs):
+    it may never need the value, and must not run as if it had one."""
+    if scope.kind == "closure":
+        return (f"cannot access free variable '{name}' where it is not associated with a "
+                "value in enclosing scope",
+                "assign it in the enclosing function before calling the derivative")
+    return (f"name '{name}' is not defined",
+            "define it before the derivative is first called, or correct its spelling")
+
+
+def _method_hint(name: str) -> str:
+    """What to write instead of ``x.name(...)``, an array's method no op is bound to: the
+    NumPy function of that name where autodiff knows one, never one that does not exist."""
+    function = getattr(np, name, None)
+    if function is not None and registry.callable_binding(function) is not None:
+        return (f"call the NumPy function (np.{name}(x, ...)), which autodiff knows, or "
+                "compute it from supported operations")
+    if hasattr(np.ndarray, name):
+        return (f"compute what x.{name}() gives from NumPy operations autodiff knows, or "
+                "wrap x in ad.stop_gradient if no gradient should flow through it")
+    return (f"NumPy arrays have no method '.{name}()': compute it from NumPy operations "
+            "autodiff knows; a method of another object (a random generator's) is run as it "
+            "is when the object is a global: else compute its values outside the function "
+            "and pass them in")
 
 
 def _type_of(operand: Operand) -> Operand | None:

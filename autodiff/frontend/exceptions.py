@@ -67,6 +67,12 @@ class ExceptionsMixin:
             self.emit(stmt, raise_op("object", cause=bool(cause)), (exception, *cause))
         self.env[RAISED] = TRUE
 
+    def raise_name_error(self, unbound) -> None:
+        """Python's NameError where code that may not run reads a name bound nowhere
+        (:class:`autodiff.frontend.statements.Unbound`): the path raises when it runs."""
+        self.emit(unbound.node, raise_op("new", 1), (Const(NameError, path="NameError"), Const(unbound.message)))
+        self.env[RAISED] = TRUE
+
     # ----- try -----
 
     def stmt_Try(self, stmt: ast.Try) -> None:

@@ -41,6 +41,17 @@ FALSE, TRUE = Const(False), Const(True)
 
 
 
+class Unbound(Exception):  # noqa: N818 - a signal inside the converter, never seen outside
+    """A name bound nowhere, read by code that runs on some paths only (in a branch, a
+    loop's body, a try's): Python raises NameError there when that code runs, so the
+    statement reading it becomes ``raise NameError(...)``, at its line."""
+
+    def __init__(self, node: ast.AST, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
 class Ambiguous:
     """A name bound to different functions or modules on different paths."""
 
@@ -162,7 +173,10 @@ class StatementsMixin:
                                 else (stmt.body + rest, stmt.orelse))
                 self.statement(ast.copy_location(ast.If(stmt.test, body, orelse), stmt), False)
                 return
-            self.statement(stmt, first=index == 0 and self.at_function_start)
+            try:
+                self.statement(stmt, first=index == 0 and self.at_function_start)
+            except Unbound as unbound:
+                self.raise_name_error(unbound)
             self.at_function_start = False
 
     def exit_state(self) -> Operand:
@@ -248,7 +262,10 @@ class StatementsMixin:
             block = Block()
             self.env = dict(before)
             with self.builder.inside(block):
-                convert()
+                try:
+                    convert()
+                except Unbound as unbound:  # (an expression: 'a if c else b')
+                    self.raise_name_error(unbound)
             blocks.append(block)
             envs.append(self.env)
         outs = self.merge_paths(before, blocks, envs)
@@ -337,10 +354,14 @@ class StatementsMixin:
         block = Block()
         saved = self.env
         self.env = dict(saved)
+        raises = False
         with self.builder.inside(block):
-            value = self.expr(right)
+            try:
+                value = self.expr(right)
+            except Unbound:  # it raises when 'right' runs: a branch, below
+                raises = True
         self.env = saved
-        if not block.nodes:  # nothing to skip: a plain 'and' / 'or'
+        if not block.nodes and not raises:  # nothing to skip: a plain 'and' / 'or'
             return self.emit(node, "truth_and" if is_and else "truth_or", (left, value))
         key = f"<choice {id(node)}>"
         taken, other = (lambda: self.env.__setitem__(key, self.expr(right)),

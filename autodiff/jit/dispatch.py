@@ -33,7 +33,7 @@ from autodiff.graph.ir import Region, walk
 from autodiff.graph.scopes import Scope
 from autodiff.jit.infer import infer, of_argument, signature_key
 from autodiff.jit.numba_backend import compile_numba, require_numba
-from autodiff.jit.specialize import specialize
+from autodiff.jit.specialize import runs_unknown_code, specialize
 from autodiff.ops.control import variable as variable_op
 from autodiff.ops.runtime import complex_among
 
@@ -62,6 +62,9 @@ class Specialized:
         self.optimize = optimize
         self.signature = inspect.signature(general)
         self.compiled: dict[tuple, Callable] = {}
+        # The specialisations the general derivative must never run after (their code
+        # has effects, which happen once per call: see specialize.runs_unknown_code).
+        self.once: set[Callable] = set()
         self._lock = threading.Lock()
         self.variables = _variables_read(general)
         if backend == "numba":
@@ -83,18 +86,22 @@ class Specialized:
         with self._lock:  # one compilation per signature, however many threads ask
             function = self.compiled.get(key)
             if function is None:
-                function = self._compile(values)
+                function, once = self._compile(values)
                 if len(self.compiled) >= MAX_SIGNATURES:  # drop the oldest
-                    del self.compiled[next(iter(self.compiled))]
+                    self.once.discard(self.compiled.pop(next(iter(self.compiled))))
                 self.compiled[key] = function
+                if once:
+                    self.once.add(function)
             return function
 
-    def _compile(self, values: dict) -> Callable:
+    def _compile(self, values: dict) -> tuple[Callable, bool]:
+        """The specialisation, and whether it must run once per call (never followed by
+        the general derivative, when it raises)."""
         # One compilation at a time in the process, like building derivatives.
         with compiling:
             return self._compile_now(values)
 
-    def _compile_now(self, values: dict) -> Callable:
+    def _compile_now(self, values: dict) -> tuple[Callable, bool]:
         general = self.general
         by_structure = getattr(general, "by_structure", None)
         specs = [argument_spec(v) for v in values.values()]
@@ -109,8 +116,9 @@ class Specialized:
             general = by_structure.derivative_for(tuple(args), kwargs)
         graph = getattr(general, "graph", None)
         if graph is None:  # assembled from several products (forward over a loop): as is
-            return general
+            return general, True
         graph, _ = graph.copy()
+        once = runs_unknown_code(graph)
         arguments = [of_argument(values.get(p.hint)) for p in graph.params]
         variables = _variables_read(general).abstract()
         specialize(graph, arguments, backend=self.backend, optimize=self.optimize,
@@ -118,9 +126,9 @@ class Specialized:
         if self.backend == "numba":
             args, kwargs = self._split(values)
             return compile_numba(graph, general, args, kwargs, values,
-                                 infer(graph, arguments, variables))
+                                 infer(graph, arguments, variables)), once
         return finish(graph, general.original, general.original_graph,
-                      general.where, getattr(general, "check_finite", False))
+                      general.where, getattr(general, "check_finite", False)), once
 
     def _split(self, values: dict) -> tuple[tuple, dict]:
         args, kwargs = [], {}
@@ -177,7 +185,8 @@ def value_key(a) -> object:
 # dictionary lookup more than calling the specialised code directly.
 # Specialised code computes Python floats with Python's arithmetic and ``math``, which
 # raise (math.exp(800.0), 1.0 / 0.0) where NumPy gives inf or nan, as in the branch a
-# ``where`` does not take: then the general derivative, in NumPy, answers the call.
+# ``where`` does not take: then the general derivative, in NumPy, answers the call;
+# but never after code with effects (a print, an append: ``once``), which ran already.
 _DISPATCHER = """\
 def {name}({parameters}):
     _jit_function_ = _jit_lookup_(({keys}){variables})
@@ -186,7 +195,8 @@ def {name}({parameters}):
     try:
         return _jit_function_({call})
     except (ArithmeticError, ValueError):
-        pass
+        if _jit_function_ in _jit_once_:
+            raise
     return _jit_general_({call})
 """
 
@@ -196,10 +206,12 @@ def _dispatcher(state: Specialized) -> Callable:
     params = list(state.signature.parameters.values())
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         def derivative(*args, **kwargs):
+            function = state.specialized(args, kwargs)
             try:
-                return state.specialized(args, kwargs)(*args, **kwargs)
+                return function(*args, **kwargs)
             except (ArithmeticError, ValueError):
-                pass
+                if function in state.once:
+                    raise
             return general(*args, **kwargs)
 
         return derivative
@@ -218,7 +230,7 @@ def _dispatcher(state: Specialized) -> Callable:
                        for name, p in zip(names, params)))
     namespace = {"_jit_lookup_": state.compiled.get, "_jit_ndarray_": _ndarray,
                  "_jit_key_": value_key, "_jit_general_": general,
-                 "_jit_variables_": state.variables.keys,
+                 "_jit_variables_": state.variables.keys, "_jit_once_": state.once,
                  "_jit_compile_": raised_at_call(lambda values: state.for_values(
                      values, tuple(value_key(v) for v in values.values())
                      + state.variables.keys()))}

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -185,7 +186,7 @@ def _risky(spec: Spec) -> str | None:
 
 @functools.cache
 def _kernel_function(op: registry.Op, text: str):
-    namespace = {"np": np, "float": float, "len": len, "slice": slice,
+    namespace = {"np": np, "math": math, "float": float, "len": len, "slice": slice,
                  **{name: getattr(runtime, name) for name in dir(runtime)
                     if not name.startswith("_")}, **op.runtime}
     return eval(f"lambda {', '.join(op.params)}: {text}", namespace)

@@ -11,7 +11,12 @@ the general code's run-time decisions become compile-time ones:
   (``g @ b.T`` for matrices, ``np.outer(g, b)`` for a matrix times a vector);
 - the seed of a scalar output is the constant ``1.0``;
 - a branch on a condition known from the signature (a flag argument) keeps
-  only the side it takes.
+  only the side it takes;
+- NumPy's function of a Python float is Python's ``math`` one (``math.exp(t)``),
+  which raises where NumPy gives inf or nan: the dispatcher then runs the general
+  code, unless the graph runs code autodiff does not know for its effect (a print,
+  a call run as it is: ``runs_unknown_code``), whose effects must happen once, and
+  whose specialised code keeps NumPy's functions.
 
 Anything not known statically is left as it is: the specialised code is the
 general code with the decided parts taken out, never a guess.
@@ -69,11 +74,13 @@ class Specializer:
     (only the forms declared ``after_optimizing`` run then).
     """
 
-    def __init__(self, graph: Graph, env: dict, numba: bool, final: bool = False) -> None:
+    def __init__(self, graph: Graph, env: dict, numba: bool, final: bool = False,
+                 math_forms: bool = True) -> None:
         self.builder = GraphBuilder(graph, phase="backward")
         self.env = env
         self.numba = numba
         self.final = final
+        self.math_forms = math_forms  # Python's math for NumPy's functions of a float
         self.uses = graph.uses()
         self.result: Abstract = None  # what is known of the result of the node rewritten
 
@@ -165,7 +172,7 @@ class Specializer:
         result = self.result = self.env.get(node.out)
         if is_small(result) and not op.effect and not op.per_call:
             return Const(result.value)
-        if op.math_form and _double(self.of(node.args[0])):
+        if op.math_form and self.math_forms and _double(self.of(node.args[0])):
             return self.emit("math", Const(op.math_form), node.args[0])
         if self.numba and op.numba_form is not None:
             written = op.numba_form(self, *node.args)
@@ -181,10 +188,11 @@ def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
     from autodiff.transforms.optimize import eliminate_dead_code
     from autodiff.transforms.optimize import optimize as run_passes
 
-    _decide(graph, infer(graph, arguments, variables), backend)
+    math_forms = not runs_unknown_code(graph)
+    _decide(graph, infer(graph, arguments, variables), backend, math_forms=math_forms)
     (run_passes if optimize else eliminate_dead_code)(graph)
     env = infer(graph, arguments, variables)
-    _decide(graph, env, backend, final=True)
+    _decide(graph, env, backend, final=True, math_forms=math_forms)
     if backend == "python":
         _updates_in_place(graph, infer(graph, arguments, variables))
     else:
@@ -260,7 +268,18 @@ def _updates_in_place(graph: Graph, env: dict) -> None:
             node.op, node.args = OPS["ufunc_update"], (node.args[0], Const(node.op.name))
 
 
-def _decide(graph: Graph, env: dict, backend: str, final: bool = False) -> Graph:
+def runs_unknown_code(graph: Graph) -> bool:
+    """Whether ``graph`` runs code autodiff does not know for its effect (``opaque``
+    and ``effect``: a print, a warning, a call run as it is; a ``raise`` has none but
+    the error), whose effects must happen once per call: its specialised code raises
+    where the general code does and nowhere else, and the dispatcher never runs the
+    general code after it."""
+    return any(not isinstance(node, Region) and node.op.opaque and node.op.effect
+               and not node.op.raises for node in walk(graph.nodes))
+
+
+def _decide(graph: Graph, env: dict, backend: str, final: bool = False,
+            math_forms: bool = True) -> Graph:
     """Replace what the signature decides: constants, exact sums, direct formulas;
     with ``final``, after optimising, drop the copies of new arrays nothing shares."""
     for value, abstract in env.items():  # what the general passes may now rely on
@@ -268,7 +287,8 @@ def _decide(graph: Graph, env: dict, backend: str, final: bool = False) -> Graph
             value.floating |= abstract.dtype.kind in "fc"
             if abstract.shape == ():
                 value.shape = SCALAR
-    specializer = Specializer(graph, env, numba=backend == "numba", final=final)
+    specializer = Specializer(graph, env, numba=backend == "numba", final=final,
+                              math_forms=math_forms)
     replaced = Substitution()
 
     def visit(nodes: list) -> list:

@@ -32,4 +32,8 @@ else:
         stats,  # noqa: F401
     )
 
+from autodiff.ops import registry  # noqa: E402
+
+registry.math_functions_as_python_runs_them()  # once every op is registered
+
 __all__ = ["OPS", "Op", "defop"]

@@ -338,7 +338,9 @@ def keep_zeros_multiply(a, b):
     """``a * b``, zero where ``a`` or ``b`` is zero even if the other is inf or NaN."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         with np.errstate(invalid="ignore"):
-            product = np.where((a == 0) | (b == 0), 0.0, a * b)
+            product = a * b
+            if not np.isfinite(product).all():  # (a finite product needs no mending)
+                product = np.where((a == 0) | (b == 0), 0.0, product)
         return product if product.ndim else product[()]  # a number, as a * b gives
     product = a * b
     return type(product)(0) if a == 0 or b == 0 else product
@@ -348,7 +350,9 @@ def keep_zeros_divide(a, b):
     """``a / b``, zero where ``a`` is zero even if ``b`` is zero, inf or NaN."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         with np.errstate(invalid="ignore", divide="ignore"):
-            quotient = np.where(a == 0, 0.0, a / b)
+            quotient = a / b
+            if not np.isfinite(quotient).all():
+                quotient = np.where(a == 0, 0.0, quotient)
         return quotient if quotient.ndim else quotient[()]
     return a * 0.0 if a == 0 else a / b
 

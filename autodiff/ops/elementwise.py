@@ -249,7 +249,8 @@ def _two_numbers(x1, x2):
 
 
 @defop("maximum", "np.maximum(x1, x2)", aliases=(np.maximum, (builtins.max, _two_numbers)),
-       diff=("x1", "x2"), shape=BINARY, recompute="scalar", sympy=elementwise("Max", 2))
+       diff=("x1", "x2"), shape=BINARY, recompute="scalar", gradients_keep_zeros=True,
+       sympy=elementwise("Max", 2))
 def maximum(x1, x2): ...
 
 
@@ -271,7 +272,8 @@ def _(t, ans, x1, x2):
 
 
 @defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum, (builtins.min, _two_numbers)),
-       diff=("x1", "x2"), shape=BINARY, recompute="scalar", sympy=elementwise("Min", 2))
+       diff=("x1", "x2"), shape=BINARY, recompute="scalar", gradients_keep_zeros=True,
+       sympy=elementwise("Min", 2))
 def minimum(x1, x2): ...
 
 
@@ -295,7 +297,7 @@ def _(t, ans, x1, x2):
 # operand taken, x1 where x2 is NaN (and where both are), x2 where x1 alone is; ties
 # split it evenly, as for maximum (JAX's convention).
 @defop("fmax", "np.fmax(x1, x2)", aliases=(np.fmax,), diff=("x1", "x2"), shape=BINARY,
-       sympy=elementwise("Max", 2))
+       gradients_keep_zeros=True, sympy=elementwise("Max", 2))
 def fmax(x1, x2): ...
 
 
@@ -317,7 +319,7 @@ def _(t, ans, x1, x2):
 
 
 @defop("fmin", "np.fmin(x1, x2)", aliases=(np.fmin,), diff=("x1", "x2"), shape=BINARY,
-       sympy=elementwise("Min", 2))
+       gradients_keep_zeros=True, sympy=elementwise("Min", 2))
 def fmin(x1, x2): ...
 
 
@@ -943,7 +945,8 @@ def _clip_method(a, min=None, max=None):  # ndarray.clip names its bounds min an
 
 @defop("clip", "np.clip(a, a_min, a_max)", aliases=((np.clip, _clip_call),),
        methods=(("clip", _clip_method),),
-       diff=("a", "a_min", "a_max"), shape=broadcast("a", "a_min", "a_max"), sympy=elementwise(_sympy_clip, 3))
+       diff=("a", "a_min", "a_max"), shape=broadcast("a", "a_min", "a_max"),
+       gradients_keep_zeros=True, sympy=elementwise(_sympy_clip, 3))
 def clip(a, a_min=None, a_max=None): ...
 
 
@@ -1023,8 +1026,10 @@ def _nondiff(name: str, kernel: str, *aliases, params: str = "x", reason: str,
              **facts) -> None:
     arity = params.count(",") + 1
     stub = {1: lambda x: None, 2: lambda x1, x2: None}[arity]
-    defop(name, kernel, aliases=aliases, nondiff_output=True, no_gradient=reason,
-          shape=broadcast(*(p.strip() for p in params.split(","))), floating=None, **facts)(stub)
+    op = defop(name, kernel, aliases=aliases, nondiff_output=True, no_gradient=reason,
+               shape=broadcast(*(p.strip() for p in params.split(","))), floating=None,
+               **facts)(stub)
+    op.truth_values = True if reason == TEST else "operands" if reason == BITWISE else False
 
 
 BITWISE = "bitwise: integers and booleans"

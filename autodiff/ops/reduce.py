@@ -278,7 +278,7 @@ def _sympy_nanmean(a, axis, keepdims):
             / np.sum(kept, axis=axis, keepdims=keepdims))
 
 
-@defop("nansum", "np.nansum(a, axis=axis, keepdims=keepdims)", aliases=((np.nansum, _reduction_call(np.nansum, "nansum")),), **REDUCE,
+@defop("nansum", "np.nansum(a, axis=axis, keepdims=keepdims)", aliases=((np.nansum, _reduction_call(np.nansum, "nansum")),), **REDUCE, gradients_keep_zeros=True,
        sympy=lambda a, axis, keepdims: np.sum(np.where(_sympy_kept(objects(a)), objects(a), 0), axis=axis, keepdims=keepdims))
 def nansum(a, axis=None, keepdims=False): ...
 
@@ -294,7 +294,7 @@ def _(t, ans, a, axis, keepdims):
 
 
 @defop("nanmean", "np.nanmean(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmean, _reduction_call(np.nanmean, "nanmean")),),
-       floating="always", **REDUCE, sympy=_sympy_nanmean)
+       floating="always", **REDUCE, gradients_keep_zeros=True, sympy=_sympy_nanmean)
 def nanmean(a, axis=None, keepdims=False): ...
 
 
@@ -612,12 +612,12 @@ def _sympy_nan_extremum(fn, bound):
     return form
 
 
-@defop("nanmax", "np.nanmax(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmax, _reduction_call(np.nanmax, "nanmax")),), **REDUCE,
+@defop("nanmax", "np.nanmax(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmax, _reduction_call(np.nanmax, "nanmax")),), **REDUCE, gradients_keep_zeros=True,
        sympy=_sympy_nan_extremum("Max", lambda: -sp.oo))
 def nanmax(a, axis=None, keepdims=False): ...
 
 
-@defop("nanmin", "np.nanmin(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmin, _reduction_call(np.nanmin, "nanmin")),), **REDUCE,
+@defop("nanmin", "np.nanmin(a, axis=axis, keepdims=keepdims)", aliases=((np.nanmin, _reduction_call(np.nanmin, "nanmin")),), **REDUCE, gradients_keep_zeros=True,
        sympy=_sympy_nan_extremum("Min", lambda: sp.oo))
 def nanmin(a, axis=None, keepdims=False): ...
 
@@ -654,7 +654,7 @@ def _sympy_nanvariance(a, axis, ddof, keepdims):
 
 
 @defop("nanvar", "np.nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.nanvar, _reduction_call(np.nanvar, "nanvar")),),
-       floating="always", **REDUCE, sympy=_sympy_nanvariance, real_rules=True)
+       floating="always", **REDUCE, gradients_keep_zeros=True, sympy=_sympy_nanvariance, real_rules=True)
 def nanvar(a, axis=None, ddof=0, keepdims=False): ...
 
 
@@ -684,7 +684,7 @@ def _(t, ans, a, axis, ddof, keepdims):
 
 
 @defop("nanstd", "np.nanstd(a, axis=axis, ddof=ddof, keepdims=keepdims)", aliases=((np.nanstd, _reduction_call(np.nanstd, "nanstd")),),
-       floating="always", **REDUCE, real_rules=True,
+       floating="always", **REDUCE, gradients_keep_zeros=True, real_rules=True,
        sympy=lambda a, axis, ddof, keepdims: _SYMPY_SQRT(_sympy_nanvariance(a, axis, ddof, keepdims)))
 def nanstd(a, axis=None, ddof=0, keepdims=False): ...
 
@@ -796,7 +796,7 @@ def reduction_keywords(a, axis=None, keepdims=False, initial=None, where=None, d
 
 
 @defop("nanmedian", "np.nanmedian(a, axis=axis, keepdims=keepdims)", aliases=(np.nanmedian,),
-       floating="always", **REDUCE, no_sympy=_NO_SYMPY_ORDER)
+       floating="always", **REDUCE, gradients_keep_zeros=True, no_sympy=_NO_SYMPY_ORDER)
 def nanmedian(a, axis=None, keepdims=False): ...
 
 
@@ -811,7 +811,8 @@ def _(t, ans, a, axis, keepdims):
 
 
 @defop("nanquantile", "np.nanquantile(a, q, axis=axis, keepdims=keepdims)",
-       aliases=(np.nanquantile,), floating="always", diff=("a", "q"), no_sympy=_NO_SYMPY_ORDER)
+       aliases=(np.nanquantile,), floating="always", diff=("a", "q"), gradients_keep_zeros=True,
+       no_sympy=_NO_SYMPY_ORDER)
 def nanquantile(a, q, axis=None, keepdims=False): ...
 
 

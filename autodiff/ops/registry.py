@@ -19,6 +19,7 @@ known by its object and its function (see :func:`callable_key`).
 
 from __future__ import annotations
 
+import copy
 import inspect
 import sys
 import types
@@ -78,7 +79,13 @@ class Op:
       stays 0); see reverse._keep_zeros;
     - ``gradients_keep_zeros``: its VJP's gradients are exactly zero where it did not
       select an operand (``where``; ``select``, whose choices' gradients are items of
-      the list its rule gives) or where its adjoint is zero (the zero-keeping ops);
+      the list its rule gives; ``maximum``, ``clip``; the NaN-skipping reductions at the
+      NaNs they skip) or where its adjoint is zero (the zero-keeping ops), or a
+      function of its named operands saying when (``getitem``: for a mask); see
+      ``transforms/zeros.py``;
+    - ``truth_values``: its result holds truth values (``np.isnan``, ``a < b``), or, for
+      ``"operands"``, does when its operands do (``~mask``, ``m1 & m2``): indexing by
+      it is a mask;
     - ``list_adjoints``: its rules give a list operand's adjoint as a list already;
     - ``jvp``: ``"same"`` when its JVP is its VJP with the tangent for the adjoint (an
       elementwise op of one operand: both are ``g * f'(x)``); ``"linear"`` when it is
@@ -143,7 +150,7 @@ class Op:
         impl: Callable | None = None,
         inplace: Callable | None = None,
         zeros: str | None = None,
-        gradients_keep_zeros: bool = False,
+        gradients_keep_zeros: bool | Callable[[dict], bool] = False,
         list_adjoints: bool = False,
         jvp: str | None = None,
         sympy: Callable | None = None,
@@ -184,6 +191,7 @@ class Op:
         self.impl = impl
         self.zeros = zeros
         self.gradients_keep_zeros = gradients_keep_zeros
+        self.truth_values: bool | str = False
         self.list_adjoints = list_adjoints
         if jvp not in (None, "same", "linear", "lockstep", "structure"):
             raise ValueError(f"{name}: jvp= is 'same', 'linear', 'lockstep' or 'structure', "
@@ -278,6 +286,12 @@ class Op:
         # A function defined in the differentiated code, passed to it, is called when the
         # derivative runs (an ODE model): the frontend passes it as ``Lifted``.
         self.lifts_functions = False
+
+    def keeps_zeros(self, named: dict) -> bool:
+        """Whether its gradients, for these operands, are exactly zero where it did not
+        select an operand (``gradients_keep_zeros``)."""
+        keeps = self.gradients_keep_zeros
+        return bool(keeps(named) if callable(keeps) else keeps)
 
     @property
     def helps_derivatives(self) -> bool:
@@ -493,6 +507,39 @@ def helper_op(fn: Callable, *, name: str | None = None, params: list[str] | None
         op = Op(name, stub, kernel, **facts)
     op.runtime = {name: fn}
     return op
+
+
+def math_functions_as_python_runs_them() -> None:
+    """Give each function of Python's ``math`` that names an op of NumPy's function
+    (``math.sqrt`` for ``np.sqrt``) an op of its own: the same rules and facts, but a
+    kernel calling the ``math`` function (``math.sqrt(x)``). The derivative then runs
+    the user's call as Python does: ``math.sqrt(-1.0)`` raises ValueError, and
+    ``math.exp(1000.0)`` OverflowError, where NumPy's function gives nan or inf; an
+    array that is not one number is a TypeError. Its name is ``math_`` and the
+    function's (an op written as a ``math`` call already is left as it is)."""
+    for op in list(OPS.values()):
+        if isinstance(op.kernel, str) and op.kernel.startswith("math."):
+            continue
+        for fn in op.aliases:
+            if getattr(fn, "__module__", None) != "math" or not callable(fn):
+                continue
+            _, _, adapter = _CALLABLES[callable_key(fn)]
+            twin = copy.copy(op)
+            twin.name = f"math_{fn.__name__}"
+            if twin.name in OPS:
+                raise ValueError(f"two ops are named {twin.name!r}")
+            twin.kernel = f"math.{fn.__name__}({', '.join(op.params)})"
+            twin.impl = fn
+            twin.aliases, twin.method_names, twin.attribute_names = (fn,), (), ()
+            # NumPy's forms and rewrites would lose Python's errors (its kernel is the
+            # math form specialised code writes for a Python float already)
+            twin.simplify = twin.rewrite = twin.specialized_form = twin.numba_form = None
+            twin.ufunc_out, twin.update_operator, twin.math_form = False, None, None
+            twin.effect = True  # kept where nothing reads it: it may raise
+            OPS[twin.name] = twin
+            _CALLABLES[callable_key(fn)] = (fn, twin, adapter)
+            op.aliases = tuple(a for a in op.aliases if a is not fn)
+    changed()
 
 
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from autodiff.errors import AutodiffError
-from autodiff.graph.ir import Const, Location
+from autodiff.graph.ir import Const, Location, Node, Value
 from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
@@ -467,8 +467,22 @@ def _concatenation_by_index(named, builder):
 # ----- indexing -----
 
 
+def _is_mask(operand) -> bool:
+    """Whether ``operand`` is an array of truth values (``~np.isnan(y)``, ``x > 0``)."""
+    node = operand.node if isinstance(operand, Value) else None
+    if not isinstance(node, Node):  # an argument, or a region's result
+        return False
+    if node.op.truth_values == "operands":
+        return all(_is_mask(arg) for arg in node.args)
+    return node.op.truth_values is True
+
+
+# A mask's gradient is zero where the mask is false, where the value may be NaN (the
+# entries r[~np.isnan(y)] skips): zeros kept through the rules after it.
 @defop("getitem", "a[index]", diff=("a",), fresh=False, shape=indexed,
-       simplify=_concatenation_by_index, zeros="first", recompute="always", sympy=lambda a, index: a[sympy_index(index)], jvp="linear")
+       simplify=_concatenation_by_index, zeros="first",
+       gradients_keep_zeros=lambda named: _is_mask(named["index"]), recompute="always",
+       sympy=lambda a, index: a[sympy_index(index)], jvp="linear")
 def getitem(a, index): ...
 
 

@@ -45,7 +45,7 @@ from autodiff.derivatives.bound import shifted_wrt, unbound
 from autodiff.derivatives.wrt import Wrt
 from autodiff.derivatives.wrt import resolve_parts as parts_named
 from autodiff.derivatives.wrt import resolve_wrt as parameters_named
-from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError
+from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, raised_at_call
 from autodiff.frontend.structures import has_gradient, path_text
 from autodiff.graph.ir import Location
 from autodiff.tools.notebook import html_table
@@ -416,6 +416,7 @@ class GradientCheckReport:
                           self.notes)
 
 
+@raised_at_call
 def check_grad(f: Callable, *args, wrt: Wrt = 0, rtol: float | None = None,
                atol: float | None = None, method: str = "central", step: float | None = None,
                seed: int = 0) -> GradientCheckReport:

@@ -53,6 +53,7 @@ from autodiff.transforms.optimize import (
     eliminate_dead_code,
     optimize,
 )
+from autodiff.transforms.zeros import keep_zeros
 
 
 def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = True) -> Graph:
@@ -205,8 +206,14 @@ class _Tangents:
             self.builder.loc = node.loc
             return self.builder.emit(op, tuple(tangent if p == param else named[p]
                                                for p in op.params))
-        return inline_rule(jvps[param], self.builder, named, node.loc,
+        start = len(self.builder.nodes)
+        part = inline_rule(jvps[param], self.builder, named, node.loc,
                            leading=(tangent, node.out))
+        if op.keeps_zeros(named) and isinstance(tangent, Value):
+            # the tangent may be NaN where the op does not select it (a NaN np.nansum
+            # skips, the -inf np.maximum(np.log(x), -5.0) does not take): zero there
+            keep_zeros(self.builder.nodes[start:], tangent)
+        return part
 
     def lockstep(self, node: Node) -> None:
         """An op on a list or a tape (``jvp="lockstep"``): the same op on the tangents,

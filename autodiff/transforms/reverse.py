@@ -5,8 +5,11 @@ block per primal node, in reverse order, that inlines the node's gradient rule
 with ``g`` bound to the node's adjoint and ``ans`` to its result. Adjoints of
 values read several times are summed. Only active values get adjoints.
 Downstream of a ``where``, whose adjoint is zero for the branch it did not
-select, products and quotients keep zeros exact (``0 * inf`` is 0 there), so
-the overflow of an unselected branch never makes the gradient NaN.
+select (and of every op whose gradients are zero where it did not select an
+operand: ``maximum``, ``clip``, a mask, the NaN-skipping reductions), products
+and quotients keep zeros exact (``0 * inf`` is 0 there: see
+:mod:`autodiff.transforms.zeros`), so the overflow of an unselected branch, or the
+NaN ``np.nansum`` skips, never makes the gradient NaN.
 
 >>> import numpy as np, autodiff as ad
 >>> def f(x):
@@ -15,8 +18,6 @@ the overflow of an unselected branch never makes the gradient NaN.
 """
 
 from __future__ import annotations
-
-import math
 
 from autodiff.errors import AutodiffError, NonDifferentiableError
 from autodiff.frontend import inline_rule, structures
@@ -51,6 +52,7 @@ from autodiff.transforms.optimize import (
     eliminate_dead_code,
     optimize,
 )
+from autodiff.transforms.zeros import keep_zeros
 
 
 class _Adjoints:
@@ -58,7 +60,7 @@ class _Adjoints:
 
     ``keep_zeros`` (shared by every table of one transform) holds the adjoints
     that are zero where a ``where`` did not select: the chain rule downstream of
-    them keeps those zeros exact (see :func:`_keep_zeros`).
+    them keeps those zeros exact (see :func:`autodiff.transforms.zeros.keep_zeros`).
     """
 
     def __init__(self, builder: GraphBuilder, keep_zeros: set[Value] | None = None) -> None:
@@ -315,10 +317,11 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
     results = dict(zip(op.diff, result))
-    if op.gradients_keep_zeros:  # zero where the argument was not selected
+    keeps_zeros = op.keeps_zeros(named)
+    if keeps_zeros:  # zero where the argument was not selected
         adjoints.keep_zeros.update(r for r in result if isinstance(r, Value) and r in created)
     elif isinstance(g, Value) and g in adjoints.keep_zeros:
-        adjoints.keep_zeros.update(_keep_zeros(builder.nodes[start:], g))
+        adjoints.keep_zeros.update(keep_zeros(builder.nodes[start:], g))
     received = []
     for param in targets:
         operand, contribution = named[param], results[param]
@@ -326,57 +329,12 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
             continue  # a custom rule's "no gradient for this one"
         _distribute(operand, contribution, builder, adjoints, active, created, received,
                     op.list_adjoints, lambda: _rule_description(op))
-    if op.gradients_keep_zeros:  # and the items read off a sequence of them (np.select's)
+    if keeps_zeros:  # and the items read off a sequence of them (np.select's)
         adjoints.keep_zeros.update(
             out for n in builder.nodes[start:] if n.op.name in ("getitem", "list_getitem")
             and n.args[0] in adjoints.keep_zeros for out in n.outs)
     for value in dict.fromkeys(received):
         adjoints.settle(value)
-
-
-# ----- keeping the zeros of a where's adjoint -----
-
-def _keep_zeros(nodes: list, g: Value) -> set[Value]:
-    """Rewrite the products and quotients of an inlined rule that are linear in its
-    adjoint ``g`` so that a zero of ``g`` gives a zero, even times infinity; return
-    the values linear in ``g`` (the contributions among them keep zeros too).
-
-    ``g`` is zero where a ``where`` did not select this branch, which may be
-    infinite or NaN there (``np.log1p(np.exp(800.0))``): ``0 * inf`` would turn the
-    gradient NaN although the function is finite. Only rules downstream of a
-    ``where`` are rewritten, so code without one is unchanged.
-    """
-    linear = {g}
-
-    def is_linear(operand) -> bool:
-        return isinstance(operand, Value) and operand in linear
-
-    def finite(operand) -> bool:
-        return isinstance(operand, Const) and isinstance(operand.value, (int, float)) and (
-            math.isfinite(operand.value))
-
-    def zero(operand) -> bool:
-        return isinstance(operand, Const) and isinstance(operand.value, (int, float)) and (
-            operand.value == 0)
-
-    for node in nodes:
-        if isinstance(node, Region):
-            continue
-        zeros, args = node.op.zeros, node.args
-        if zeros == "product" and (is_linear(args[0]) or is_linear(args[1])):
-            other = args[1] if is_linear(args[0]) else args[0]
-            if not finite(other):  # (a finite number times zero is zero)
-                node.op = node.op.zero_keeping_form
-                node.args = (args[0], args[1]) if is_linear(args[0]) else (args[1], args[0])
-        elif zeros == "quotient" and is_linear(args[0]):
-            if not (finite(args[1]) and args[1].value != 0):
-                node.op = node.op.zero_keeping_form
-        elif not ((zeros == "first" and is_linear(args[0]))
-                  or (zeros == "sum" and all(is_linear(a) or zero(a) for a in args))
-                  or (zeros == "branches" and all(is_linear(a) or zero(a) for a in args[1:]))):
-            continue
-        linear.add(node.out)
-    return linear
 
 
 def _one_per_parameter(op, result: Operand, named: dict, builder: GraphBuilder,

@@ -50,7 +50,6 @@ def scalar_chain_grad(x, y):
         dx += dx_1
         # the gradients, with the shapes and dtypes of the arguments
         dx = float(dx)
-        dy = float(dy)
         return dx, dy
     except Exception as error:
         raise at_user_line(error)
