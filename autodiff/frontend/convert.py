@@ -31,6 +31,7 @@ from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
 from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
+from autodiff.frontend.objects import Bound, ObjectsMixin, user_object
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource
@@ -146,7 +147,7 @@ def _flat(operands):
 
 
 class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
-                EffectsMixin, FrozenMixin):
+                EffectsMixin, FrozenMixin, ObjectsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -281,7 +282,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(body[-1] if body else self.source.tree,
                              "the function has no 'return' statement at its end")
         result = self.env[RESULT]
-        if isinstance(result, (Ambiguous, LocalFunction, Frozen)) or result is UNDEFINED:
+        if isinstance(result, (Ambiguous, LocalFunction, Frozen, Bound)) or result is UNDEFINED:
             raise self.error(body[-1], "the function must return a number or an array")
         return result
 
@@ -395,6 +396,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.assign_element(target, value)
         else:
             if isinstance(target, ast.Attribute):
+                if self.set_field(target, value):  # of an object the code constructs
+                    return
                 self.refuse_setting_a_field(target)
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
                              hint=_INPLACE_HINT)
@@ -564,6 +567,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             except AttributeError:
                 raise self.error(node, f"'{ast.unparse(node)}' does not exist",
                                  kind=UnknownFunctionError) from None
+            if isinstance(base.value, types.ModuleType) and user_object(obj):  # model.net
+                held = self.global_object(node, node.attr, Scope.of_globals(
+                    vars(base.value)), obj)
+                if held is not None:
+                    return held
             return Const(obj, path=f"{base.path}.{node.attr}", scope=base.scope)
         if isinstance(base, Record):
             return self.field_of(node, base)
@@ -695,6 +703,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         """The result of calling ``callee`` (what the code's ``text`` names) with these
         arguments: a structural or functional builtin, a user's function or lambda, a
         derivative, an op, or a function run as it is."""
+        resolved = self.object_call(node, callee, args, kwargs, text)  # objects.py
+        if resolved is not None:
+            return resolved
         if isinstance(callee, Const) and any(callee.value is f for f in STRUCTURAL_BUILTINS):
             structural = self.structural_builtin(node, callee.value, args, kwargs)
             if structural is not None:
@@ -997,6 +1008,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         code, else a read at call time. (Its type decides, never its attributes: a lazy
         proxy is not loaded.)"""
         obj = scope.read(node.id)
+        if obj is not MISSING and user_object(obj):  # a model: its arrays read at each call
+            held = self.global_object(node, node.id, scope, obj)
+            if held is not None:
+                return held
         if obj is not MISSING and (
             issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None
         ):

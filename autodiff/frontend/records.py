@@ -11,6 +11,7 @@ import inspect
 import types
 
 from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.objects import method_of
 from autodiff.frontend.structures import (
     Record,
     needs_like,
@@ -59,6 +60,9 @@ class StructuresMixin:
             found = _class_attribute(base.type, node.attr)
             if isinstance(found, property) and found.fget is not None:
                 return self.call_function(node, found.fget, (base,), {})
+            method = method_of(base, node.attr)  # self.forward, not called here
+            if method is not None:
+                return method
             if found is not _ABSENT and _writable(found):  # a class constant: eps = 1e-8
                 return Const(found)
         raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no "

@@ -14,10 +14,12 @@ lines of plain NumPy that a reader can look up.
 from __future__ import annotations
 
 import collections
+import hashlib
 
 import numpy as np
 
 from autodiff import tree
+from autodiff.tree import StructureError
 from autodiff.errors import (
     ArgumentKindError,
     AutodiffError,
@@ -333,6 +335,47 @@ def covers_unrolled(length, count, what):
             f"zip() stops after {length} when the code runs",
             hint="zip the keys with as many rows as there are keys")
     return length
+
+
+def settings_digest(obj) -> str:
+    """A short text that changes when what a derivative reading the object ``obj`` (a
+    global model) fixed while compiling changes: its structure (attributes, lengths of
+    lists, classes of its parts) and its leaves other than float arrays and numbers
+    (strings, ints, flags, functions; the kind alone of an int array or another
+    object). Float arrays and numbers are read when the derivative runs."""
+    leaves, structure = tree.flatten(obj)
+    parts = [repr(structure)]
+    for leaf in leaves:
+        kind = type(leaf)
+        if kind is float or kind is complex or isinstance(leaf, (np.ndarray, np.generic)) and (
+                leaf.dtype.kind in "fc"):
+            parts.append("*")
+        elif isinstance(leaf, (np.ndarray, np.generic)):
+            parts.append(f"array of {leaf.dtype.kind}")
+        elif leaf is None or kind in (bool, int, str, bytes):
+            parts.append(repr(leaf))
+        elif hasattr(leaf, "__code__"):  # a function: which one, by its code
+            code = leaf.__code__
+            parts.append(f"{leaf.__qualname__} {code.co_filename}:{code.co_firstlineno}")
+        elif callable(leaf):
+            parts.append(repr(leaf))
+        else:
+            parts.append(f"{kind.__module__}.{kind.__qualname__}")
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:12]
+
+
+def settings_unchanged(obj, digest, name):
+    """``obj``, the object the global or closure variable ``name`` holds, checked to have
+    the settings (``digest``, :func:`settings_digest`) a derivative reading it was
+    compiled for: never computing with settings it no longer holds."""
+    if settings_digest(obj) != digest:
+        raise StructureError(
+            f"'{name}' holds an object whose settings (its strings, ints, flags, functions, "
+            "or the attributes and parts it holds) changed after this derivative was "
+            "compiled, and the derivative computes with the settings it had then",
+            hint=f"build the derivative again, or pass {name} as an argument: a derivative "
+            "is compiled for the settings each call passes")
+    return obj
 
 
 def vjp_seed(seed, out, where):
