@@ -47,6 +47,19 @@ class Bound:
         self.callee, self.args, self.kwargs = callee, args, kwargs
 
 
+class GlobalObject(Record):
+    """An object of the user's class a global or closure variable holds, as a structure
+    (a :class:`Record` the caller gave), with ``whole``, the value reading the object
+    itself: what passing it whole (to ``print``, to a function called as it is) or
+    returning it passes, a global carrying no gradient."""
+
+    __slots__ = ("whole",)
+
+    def __init__(self, bound: Record, whole: Value) -> None:
+        super().__init__(bound.kind, bound.type, bound.items, caller=True)
+        self.whole = whole
+
+
 def user_object(obj: object) -> bool:
     """Whether ``obj`` is an object of the user's class holding its attributes in a
     ``__dict__`` (a structure of them, see :func:`argument_spec`), rather than a
@@ -90,11 +103,15 @@ class ObjectsMixin:
         if spec[0] != "fields":
             return None
         whole = self.emit(node, "variable", (Const(name), Const(scope)), hint="")
-        # its settings are fixed here: each call checks they still hold
-        self.emit(node, "settings_unchanged", (whole, Const(settings_digest(obj)),
-                                               Const(name)))
+        # its settings are fixed here: each call checks they still hold (once, where the
+        # graph's own node list checks them)
+        if (name, scope) not in self.builder.settings_checked:
+            self.emit(node, "settings_unchanged", (whole, Const(settings_digest(obj)),
+                                                   Const(name)))
+            if self.builder.nodes is self.builder.graph.nodes:
+                self.builder.settings_checked.add((name, scope))
         binder = Binder(lambda op, args, hint: self.builder.emit(op, args, hint))
-        return binder.bind(spec, whole, name)
+        return GlobalObject(binder.bind(spec, whole, name), whole)
 
     def object_call(self, node: ast.Call, callee: Operand, args: tuple, kwargs: dict,
                     text: str) -> Operand | None:
@@ -231,4 +248,4 @@ def method_of(record: Record, name: str) -> Operand | None:
     return None
 
 
-__all__ = ["Bound", "ObjectsMixin", "constructible", "method_of", "user_object"]
+__all__ = ["Bound", "GlobalObject", "ObjectsMixin", "constructible", "method_of", "user_object"]

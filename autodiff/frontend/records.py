@@ -11,7 +11,7 @@ import inspect
 import types
 
 from autodiff.errors import UnsupportedSyntaxError
-from autodiff.frontend.objects import method_of
+from autodiff.frontend.objects import GlobalObject, method_of
 from autodiff.frontend.structures import (
     Record,
     needs_like,
@@ -360,6 +360,8 @@ class StructuresMixin:
             return tuple(self.built_structure(node, item, use) for item in operand)
         if not isinstance(operand, Record):
             return operand
+        if isinstance(operand, GlobalObject):  # a global model: the object itself
+            return operand.whole
         if operand.kind == "fields" or operand.caller and operand.kind != "dict":
             raise self.error(node, f"{use} the {operand.describe()} the caller passed "
                              "is not supported", hint="pass the arrays it holds, or a dict")

@@ -188,6 +188,12 @@ def objects_holding_the_argument(W, x):
     return np.sum(net(x) ** 2)
 
 
+def passed_whole(x):
+    print("layer:", isinstance(lin, Linear), len(lin.W))
+    print(lin)
+    return np.sum(lin(x) ** 2), lin
+
+
 def method_passed_on(x):
     forward = lin.forward
     return np.sum(np.tanh(forward(x)))
@@ -201,6 +207,10 @@ def changed_after_its_call(x):
 
 def not_callable(x):
     return np.sum(Scaler(2.0)(x))
+
+
+def attribute_named_by_the_call(x, name):
+    return np.sum(getattr(np, name)(x)) if hasattr(np, name) else np.sum(x)
 
 
 def attribute_named_at_run_time(x, name):
@@ -249,6 +259,13 @@ def test_a_dict_of_lambdas_written_over_several_lines_chosen_by_a_string(user):
         check_with_jit(user.chosen_lambda, X, name)
 
 
+def test_getattr_of_a_name_the_call_passes(user):
+    for name in ("sin", "arctan", "no_such_function"):
+        check_against_finite_differences(user.attribute_named_by_the_call, [X, name],
+                                         second_order=True)
+        check_with_jit(user.attribute_named_by_the_call, X, name)
+
+
 def test_objects_constructed_around_the_argument(user):
     W = _normal(3, 3, seed=2)
     check_against_finite_differences(user.objects_holding_the_argument, [W, X], wrt=(0, 1),
@@ -273,6 +290,19 @@ def test_a_global_model_is_read_when_the_derivative_runs(user):
         assert "lin_W = lin.W" in grads[False].source
     finally:
         user.lin.W = saved
+
+
+def test_a_global_model_passed_whole_is_the_object_itself(user, capsys):
+    """Printed, or returned beside the loss, a global model is the object (a global
+    carries no gradient), read once: its settings are checked once per call."""
+    for jit in (False, True):
+        gradient, aux = ad.grad(user.passed_whole, has_aux=True, jit=jit)(X)
+        assert aux is user.lin
+        np.testing.assert_allclose(gradient, ad.numeric_grad(
+            lambda x: user.passed_whole(x)[0], X), rtol=1e-6, atol=1e-9)
+    assert "layer: True 3" in capsys.readouterr().out
+    source = ad.grad(user.passed_whole, has_aux=True).source
+    assert source.count("settings_unchanged(lin, ") == 1 and "print(lin)" in source
 
 
 def test_a_global_model_whose_settings_change_is_refused(user):
