@@ -60,21 +60,30 @@ class GlobalObject(Record):
         self.whole = whole
 
 
+# What makes an object behave as a value of its own (read, iterated, computed with,
+# converted), rather than as a holder of attributes: a class defining any of these
+# is read as a value when the derivative runs, as before models were structures.
+_VALUE_PROTOCOL = ("__getattribute__", "__getattr__", "__array__", "__array_ufunc__",
+                   "__array_function__", "__iter__", "__len__", "__getitem__", "__float__",
+                   "__int__", "__index__", "__bool__", "__add__", "__radd__", "__sub__",
+                   "__mul__", "__rmul__", "__matmul__", "__truediv__", "__pow__", "__neg__")
+
+
 def user_object(obj: object) -> bool:
     """Whether ``obj`` is an object of the user's class holding its attributes in a
     ``__dict__`` (a structure of them, see :func:`argument_spec`), rather than a
-    function, a class, a module or an object autodiff calls as it is (one given a rule,
-    a distribution). (Its type decides, never its attributes: a lazy proxy is not
-    loaded.)"""
+    function, a class, a module, an object autodiff calls as it is (one given a rule,
+    a distribution) or one that behaves as a value (``_VALUE_PROTOCOL``). (Its type
+    decides, never its attributes: no code of the object runs.)"""
     kind = type(obj)
     if not is_user_class(kind) or not getattr(kind, "__dictoffset__", 0) or issubclass(
             kind, (type, types.FunctionType, types.MethodType, types.ModuleType,
                    functools.partial, BaseException)):
         return False
-    try:
-        return registry.callable_binding(obj) is None and not registry.has_bound_ops(obj)
-    except TypeError:  # an unhashable object
-        return not registry.has_bound_ops(obj)
+    if any(inspect.getattr_static(kind, name, None) is not getattr(object, name, None)
+           for name in _VALUE_PROTOCOL):
+        return False
+    return registry.callable_binding(obj) is None and not registry.has_bound_ops(obj)
 
 
 def constructible(kind: object) -> bool:
