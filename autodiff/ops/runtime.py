@@ -402,8 +402,8 @@ def settings_unchanged(obj, digest, name):
             f"'{name}' holds an object whose settings (its strings, ints, flags, functions, "
             "or the attributes and parts it holds) changed after this derivative was "
             "compiled, and the derivative computes with the settings it had then",
-            hint=f"build the derivative again, or pass {name} as an argument: a derivative "
-            "is compiled for the settings each call passes")
+            hint=f"pass {name} to the function as an argument: a derivative is compiled "
+            "for the settings each call passes")
     return obj
 
 
