@@ -215,8 +215,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         self.refuse_records(node, args)
         self.refuse_exception_uses(node, op_name, args)
         self.refuse_frozen(node, args)
-        if any(isinstance(item, LocalFunction) or isinstance(item, Const) and isinstance(
-                item.value, LocalFunction) for item in _flat(args)):
+        if any(isinstance(item, (LocalFunction, Bound)) or isinstance(item, Const)
+               and isinstance(item.value, LocalFunction) for item in _flat(args)):
             raise self.error(node, f"'{ast.unparse(node)}' uses a function defined in the "
                              "code as a value; differentiated code calls such functions, or "
                              "passes them to map, filter, functools.reduce and your own "

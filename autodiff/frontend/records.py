@@ -205,6 +205,11 @@ class StructuresMixin:
         if isinstance(operand, tuple):
             return operand
         if isinstance(operand, Record):
+            if operand.kind == "fields":  # (its __iter__, if any, is not compiled)
+                raise self.error(node, f"'{ast.unparse(node)}' iterates a "
+                                 f"{operand.describe()}, which differentiated code does not "
+                                 "iterate", hint="iterate the list it holds: "
+                                 f"for layer in {ast.unparse(node)}.layers")
             return self.record_items(operand)
         self.read_as_structure(node, operand, "a list")  # an argument: compiled per structure
         raise self.error(node, f"'{ast.unparse(node)}' needs a list, tuple or dict known "

@@ -209,6 +209,12 @@ def not_callable(x):
     return np.sum(Scaler(2.0)(x))
 
 
+def iterated(x):
+    for layer in model.net:
+        x = layer(x)
+    return np.sum(x)
+
+
 def attribute_named_by_the_call(x, name):
     return np.sum(getattr(np, name)(x)) if hasattr(np, name) else np.sum(x)
 
@@ -421,6 +427,13 @@ def test_calling_an_object_without_a_call_is_refused(user):
                        "callable") as info:
         ad.grad(user.not_callable)
     assert "np.sum(Scaler(2.0)(x))" in str(info.value)
+
+
+def test_iterating_an_object_is_refused(user):
+    with pytest.raises(ad.UnsupportedSyntaxError, match="'model.net' iterates a Sequential "
+                       "object, which differentiated code does not iterate") as info:
+        ad.grad(user.iterated)
+    assert "for layer in model.net.layers" in str(info.value)
 
 
 def test_getattr_of_a_name_known_only_at_run_time_is_refused(user):
