@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import functools
 import inspect
 import types
@@ -45,6 +46,19 @@ class Bound:
 
     def __init__(self, callee: Operand, args: tuple, kwargs: dict) -> None:
         self.callee, self.args, self.kwargs = callee, args, kwargs
+
+
+class Constructed(Record):
+    """An object the code constructs (``Helper(2.0)``), as the structure its inlined
+    ``__init__`` left, with ``made_by``, the call that made it: passed whole (to
+    ``print``, to a function called as it is) or returned, it is made by that call when
+    the derivative runs. (Changed after, it is a plain :class:`Record`.)"""
+
+    __slots__ = ("made_by",)
+
+    def __init__(self, made: Record, made_by: tuple) -> None:
+        super().__init__(made.kind, made.type, made.items)
+        self.made_by = made_by
 
 
 class GlobalObject(Record):
@@ -91,7 +105,7 @@ def constructible(kind: object) -> bool:
     (or none) is all that runs: no ``__new__``, metaclass or slots of its own."""
     return (isinstance(kind, type) and type(kind) is type and is_user_class(kind)
             and kind.__new__ is object.__new__ and bool(getattr(kind, "__dictoffset__", 0))
-            and not issubclass(kind, BaseException)
+            and not issubclass(kind, BaseException) and not dataclasses.is_dataclass(kind)
             and isinstance(inspect.getattr_static(kind, "__init__"),
                            (types.FunctionType, types.WrapperDescriptorType)))
 
@@ -151,8 +165,36 @@ class ObjectsMixin:
         if value is builtins.getattr or value is builtins.hasattr:
             return self.attribute_by_name(node, value, args, kwargs)
         if constructible(value):
-            return self.constructed(node, value, args, kwargs)
+            return Constructed(self.constructed(node, value, args, kwargs),
+                               (node, callee, args, kwargs))
+        if isinstance(value, type) and dataclasses.is_dataclass(value) and is_user_class(value):
+            return self.dataclass_made(node, callee, args, kwargs)
         return None
+
+    def dataclass_made(self, node: ast.Call, callee: Const, args: tuple,
+                       kwargs: dict) -> Operand | None:
+        """``Layer(W, b)`` of the user's dataclass: its fields bound as its ``__init__``
+        binds them (defaults that are constants); None for one whose ``__init__`` does
+        more (``__post_init__``, a field made by a factory or left out of it)."""
+        kind = callee.value
+        names = [field.name for field in dataclasses.fields(kind)]
+        signature = inspect.signature(kind)
+        if hasattr(kind, "__post_init__") or list(signature.parameters) != names:
+            return None
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise self.error(node, f"bad call to '{kind.__name__}': {error}",
+                             kind=UnsupportedSyntaxError) from None
+        bound.apply_defaults()
+        items = {}
+        for name, value in bound.arguments.items():
+            if not isinstance(value, (Value, Const, Record, tuple, Bound)):
+                if not literal(value):  # a default made by a factory, or an object
+                    return None
+                value = Const(value)
+            items[name] = value
+        return Constructed(Record("fields", kind, items), (node, callee, args, kwargs))
 
     def partial_held(self, node: ast.Call, partial: functools.partial, args: tuple,
                      kwargs: dict, text: str) -> Operand | None:
@@ -257,4 +299,4 @@ def method_of(record: Record, name: str) -> Operand | None:
     return None
 
 
-__all__ = ["Bound", "GlobalObject", "ObjectsMixin", "constructible", "method_of", "user_object"]
+__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible", "method_of", "user_object"]

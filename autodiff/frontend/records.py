@@ -11,7 +11,7 @@ import inspect
 import types
 
 from autodiff.errors import UnsupportedSyntaxError
-from autodiff.frontend.objects import GlobalObject, method_of
+from autodiff.frontend.objects import Constructed, GlobalObject, method_of
 from autodiff.frontend.structures import (
     Record,
     needs_like,
@@ -367,6 +367,8 @@ class StructuresMixin:
             return operand
         if isinstance(operand, GlobalObject):  # a global model: the object itself
             return operand.whole
+        if isinstance(operand, Constructed):  # made again by its call, when the code runs
+            return self.call_as_it_is(*operand.made_by)
         if operand.kind == "fields" or operand.caller and operand.kind != "dict":
             raise self.error(node, f"{use} the {operand.describe()} the caller passed "
                              "is not supported", hint="pass the arrays it holds, or a dict")

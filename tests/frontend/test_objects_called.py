@@ -16,6 +16,7 @@ import autodiff as ad
 from tests.helpers import UserModules, check_against_finite_differences, check_with_jit
 
 SOURCE = """
+import dataclasses
 import functools
 
 import numpy as np
@@ -116,6 +117,15 @@ class Scaler:
         self.s = self.s * k
 
 
+@dataclasses.dataclass
+class Dense:
+    W: np.ndarray
+    scale: float = 0.5
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W) * self.scale
+
+
 lin = Linear(3, 3)
 model = Model()
 act = Activation("tanh")
@@ -209,6 +219,13 @@ def not_callable(x):
     return np.sum(Scaler(2.0)(x))
 
 
+def made_and_returned(W, x):
+    layer = Dense(W * 2.0)
+    helper = Helper(2.0)
+    print("made:", helper.scale, layer.scale)
+    return np.sum(layer(x) ** 2) + np.sum(helper.apply(x)), (helper, layer)
+
+
 def iterated(x):
     for layer in model.net:
         x = layer(x)
@@ -277,6 +294,22 @@ def test_objects_constructed_around_the_argument(user):
     check_against_finite_differences(user.objects_holding_the_argument, [W, X], wrt=(0, 1),
                                      second_order=True)
     check_with_jit(user.objects_holding_the_argument, W, X, wrt=(0, 1))
+
+
+def test_objects_constructed_in_the_function_and_returned_beside_the_loss(user, capsys):
+    """A dataclass's fields bound as its __init__ binds them; returned (or printed),
+    an object made in the function is made by its call when the derivative runs."""
+    W = _normal(3, 3, seed=2)
+    loss = lambda W, x: user.made_and_returned(W, x)[0]  # noqa: E731
+    check_against_finite_differences(loss, [W, X], wrt=(0, 1), second_order=True)
+    check_with_jit(loss, W, X, wrt=(0, 1))
+    for jit in (False, True):
+        (dW, dx), (helper, layer) = ad.grad(user.made_and_returned, wrt=(0, 1), has_aux=True,
+                                            jit=jit)(W, X)
+        np.testing.assert_allclose(dW, ad.numeric_grad(loss, W, X), rtol=1e-6, atol=1e-9)
+        assert type(helper) is user.Helper and helper.scale == 2.0
+        np.testing.assert_allclose(layer.W, W * 2.0)
+    assert "made: 2.0 0.5" in capsys.readouterr().out
 
 
 def test_a_global_model_is_read_when_the_derivative_runs(user):
