@@ -2,17 +2,23 @@
 builds, all resolved while compiling.
 
 - An object of the user's class read from a global or a closure variable (a module-level
-  model) is a structure, as the same object passed as an argument is: its arrays are
-  read when the derivative runs (``lin_W = lin.W``: the arrays it holds at each call,
-  after an optimiser's step too), its settings (strings, ints, functions, the classes
-  of its parts) are read while compiling.
+  model) is a structure, as the same object passed as an argument is
+  (:class:`GlobalObject`): its arrays are read when the derivative runs (``lin_W =
+  lin.W``: the arrays it holds at each call, after an optimiser's step too), its
+  settings (strings, ints, functions, the classes of its parts) while compiling, and
+  checked at each call (``settings_unchanged``). Passed whole or returned, it is the
+  object itself. An object that behaves as a value (``_VALUE_PROTOCOL``) is read as
+  one.
 - Calling an object of the user's class (``model(x)``, ``layer(x)`` in a loop over a
   list of layers, a loss object) inlines its class's ``__call__`` with ``self`` bound
-  to the object; constructing one (``Helper(2.0)``) inlines its ``__init__`` on a new
-  structure, whose fields ``self.s = s`` sets.
-- ``self.forward`` read without a call, ``getattr(self, name)`` and
-  ``functools.partial(f, a)`` are a :class:`Bound`: a callable known while compiling
-  with its first arguments given, called as ``f(a, ...)`` would be.
+  to the object; ``len(model)`` and ``model[i]`` its ``__len__`` and ``__getitem__``.
+- Constructing one (``Helper(2.0)``) inlines its ``__init__`` on a new structure, whose
+  fields ``self.s = s`` sets; a dataclass's fields are bound as its ``__init__`` binds
+  them (:class:`Constructed`: passed whole or returned, made by its call when the
+  derivative runs).
+- ``self.forward`` read without a call and ``functools.partial(f, a)`` are a
+  :class:`Bound`: a callable known while compiling with its first arguments given,
+  called as ``f(a, ...)`` would be.
 - ``getattr(obj, name)`` and ``hasattr(obj, name)`` with a name known while compiling
   read the attribute as ``obj.name`` does.
 """
@@ -74,13 +80,15 @@ class GlobalObject(Record):
         self.whole = whole
 
 
-# What makes an object behave as a value of its own (read, iterated, computed with,
-# converted), rather than as a holder of attributes: a class defining any of these
-# is read as a value when the derivative runs, as before models were structures.
+# What makes an object behave as a value of its own (its attributes computed by its
+# code, converted to an array or a number, computed with), rather than as a holder of
+# attributes: a class defining any of these is read as a value when the derivative
+# runs, as before models were structures. (A container's __len__ and __getitem__ are
+# compiled: len(model), model[0].)
 _VALUE_PROTOCOL = ("__getattribute__", "__getattr__", "__array__", "__array_ufunc__",
-                   "__array_function__", "__iter__", "__len__", "__getitem__", "__float__",
-                   "__int__", "__index__", "__bool__", "__add__", "__radd__", "__sub__",
-                   "__mul__", "__rmul__", "__matmul__", "__truediv__", "__pow__", "__neg__")
+                   "__array_function__", "__float__", "__int__", "__index__", "__add__",
+                   "__radd__", "__sub__", "__mul__", "__rmul__", "__matmul__", "__truediv__",
+                   "__pow__", "__neg__")
 
 
 def user_object(obj: object) -> bool:
@@ -143,6 +151,9 @@ class ObjectsMixin:
         if isinstance(callee, Bound):
             return self.call_value(node, callee.callee, (*callee.args, *args),
                                    {**callee.kwargs, **kwargs}, text)
+        if isinstance(callee, Const) and callee.value is builtins.len and len(args) == 1 and (
+                not kwargs) and protocol_method(args[0], "__len__") is not None:
+            return self.call_function(node, protocol_method(args[0], "__len__"), args, {})
         if isinstance(callee, Record) and callee.kind == "fields":
             call = inspect.getattr_static(callee.type, "__call__", None)
             if isinstance(call, staticmethod):
@@ -288,6 +299,15 @@ class ObjectsMixin:
 _ABSENT = object()
 
 
+def protocol_method(operand: Operand, name: str) -> types.FunctionType | None:
+    """The function of the user's class ``name`` (``__len__``, ``__getitem__``) when
+    ``operand`` is an object of that class (a structure) defining it; else None."""
+    if not (isinstance(operand, Record) and operand.kind == "fields"):
+        return None
+    found = inspect.getattr_static(operand.type, name, None)
+    return found if isinstance(found, types.FunctionType) else None
+
+
 def method_of(record: Record, name: str) -> Operand | None:
     """``self.forward`` read without a call: the class's function bound to ``record``
     (a static method as it is); None if ``name`` names no function of the class."""
@@ -299,4 +319,5 @@ def method_of(record: Record, name: str) -> Operand | None:
     return None
 
 
-__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible", "method_of", "user_object"]
+__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible", "method_of",
+           "protocol_method", "user_object"]

@@ -11,7 +11,7 @@ import inspect
 import types
 
 from autodiff.errors import UnsupportedSyntaxError
-from autodiff.frontend.objects import Constructed, GlobalObject, method_of
+from autodiff.frontend.objects import Constructed, GlobalObject, method_of, protocol_method
 from autodiff.frontend.structures import (
     Record,
     needs_like,
@@ -29,7 +29,11 @@ class StructuresMixin:
     :class:`autodiff.frontend.convert.Converter`: every key is known while compiling."""
 
     def item_of(self, node: ast.AST, base: Record, key: Operand) -> Operand:
-        """``params["W1"]``, ``point[0]`` of a namedtuple."""
+        """``params["W1"]``, ``point[0]`` of a namedtuple; ``model[0]`` of an object whose
+        class defines ``__getitem__`` (compiled)."""
+        getitem = protocol_method(base, "__getitem__")
+        if getitem is not None:
+            return self.call_function(node, getitem, (base, key), {})
         if not isinstance(key, Const) or key.path is not None:
             self.read_as_structure(node, key, "a key")  # a setting the call passes: name="sin"
             raise self.error(node, f"the key of '{ast.unparse(node)}' is known only when the "
@@ -208,8 +212,9 @@ class StructuresMixin:
             if operand.kind == "fields":  # (its __iter__, if any, is not compiled)
                 raise self.error(node, f"'{ast.unparse(node)}' iterates a "
                                  f"{operand.describe()}, which differentiated code does not "
-                                 "iterate", hint="iterate the list it holds: "
-                                 f"for layer in {ast.unparse(node)}.layers")
+                                 "iterate", hint="iterate the list it holds: for layer in "
+                                 f"{ast.unparse(node)}.layers; or index it: "
+                                 f"{ast.unparse(node)}[i] (its __getitem__ is compiled)")
             return self.record_items(operand)
         self.read_as_structure(node, operand, "a list")  # an argument: compiled per structure
         raise self.error(node, f"'{ast.unparse(node)}' needs a list, tuple or dict known "

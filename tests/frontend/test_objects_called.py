@@ -50,6 +50,12 @@ class Sequential:
             x = layer(x)
         return x
 
+    def __len__(self):
+        return len(self.layers)
+
+    def __getitem__(self, index):
+        return self.layers[index]
+
 
 class MSE:
     def __call__(self, prediction, target):
@@ -150,6 +156,12 @@ def global_called(x):
 
 def sequential_called(x):
     return np.sum(model(x) ** 2)
+
+
+def sequential_indexed(x):
+    net = model.net
+    x = net[2](net[1](net[0](x)))
+    return np.sum(x ** 2) + np.sum(net[-1].W) * len(net)
 
 
 def loss_of_global(x, t):
@@ -258,7 +270,7 @@ X = _normal(5, 3)
 
 
 @pytest.mark.parametrize("name", ["method_of_global", "global_called", "sequential_called",
-                                  "getattr_of_module", "getattr_of_self",
+                                  "sequential_indexed", "getattr_of_module", "getattr_of_self",
                                   "lambdas_on_one_line", "partial_inside",
                                   "partial_of_global", "helper_made_inside",
                                   "method_passed_on"])
