@@ -207,6 +207,28 @@ class ObjectsMixin:
             items[name] = value
         return Constructed(Record("fields", kind, items), (node, callee, args, kwargs))
 
+    def known_truth(self, node: ast.AST, cond: Operand) -> Operand:
+        """``if model:``, ``if layers:``: the truth of a structure known while compiling,
+        as Python decides it (an object's ``__bool__``, else its ``__len__``, compiled;
+        else true); any other operand as it is."""
+        if isinstance(cond, tuple):
+            return Const(bool(cond))
+        if not isinstance(cond, Record):
+            return cond
+        if cond.kind != "fields":
+            return Const(bool(cond.items))
+        for name in ("__bool__", "__len__"):
+            method = protocol_method(cond, name)
+            if method is not None:
+                result = self.call_function(node, method, (cond,), {})
+                if not isinstance(result, Const):
+                    raise self.error(node, f"the truth of the {cond.describe()} is its "
+                                     f"{name}, known only when the code runs, but which "
+                                     "branch a structure takes is decided while compiling",
+                                     kind=UnsupportedSyntaxError)
+                return Const(bool(result.value))
+        return Const(True)
+
     def partial_held(self, node: ast.Call, partial: functools.partial, args: tuple,
                      kwargs: dict, text: str) -> Operand | None:
         """A ``functools.partial`` a global holds or an argument passes, called: its

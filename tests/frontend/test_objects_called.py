@@ -168,6 +168,14 @@ def loss_of_global(x, t):
     return model.loss(x, t)
 
 
+def truth_of_objects(x):
+    if model.net:  # its __len__: 3 layers
+        x = np.sin(x)
+    empty = Sequential([])
+    scale = 3.0 if empty else 0.5
+    return np.sum(x ** 2) * scale if lin else np.sum(x)
+
+
 def getattr_of_module(x):
     return np.sum(getattr(np, "tanh")(x) * getattr(np, "missing", np.cos)(x))
 
@@ -270,7 +278,7 @@ X = _normal(5, 3)
 
 
 @pytest.mark.parametrize("name", ["method_of_global", "global_called", "sequential_called",
-                                  "sequential_indexed", "getattr_of_module", "getattr_of_self",
+                                  "sequential_indexed", "truth_of_objects", "getattr_of_module", "getattr_of_self",
                                   "lambdas_on_one_line", "partial_inside",
                                   "partial_of_global", "helper_made_inside",
                                   "method_passed_on"])
