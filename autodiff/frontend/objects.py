@@ -11,7 +11,8 @@ builds, all resolved while compiling.
   one.
 - Calling an object of the user's class (``model(x)``, ``layer(x)`` in a loop over a
   list of layers, a loss object) inlines its class's ``__call__`` with ``self`` bound
-  to the object; ``len(model)`` and ``model[i]`` its ``__len__`` and ``__getitem__``.
+  to the object; ``len(model)``, ``model[i]`` and ``if model:`` its ``__len__``,
+  ``__getitem__`` and ``__bool__``.
 - Constructing one (``Helper(2.0)``) inlines its ``__init__`` on a new structure, whose
   fields ``self.s = s`` sets; a dataclass's fields are bound as its ``__init__`` binds
   them (:class:`Constructed`: passed whole or returned, made by its call when the
