@@ -30,8 +30,13 @@ def is_user_class(kind: type) -> bool:
     installed library's or Python's): its instances are structures of their
     attributes, and its methods are compiled like the user's functions."""
     module = sys.modules.get(getattr(kind, "__module__", None) or "")
-    if module is None or kind.__module__ == "builtins":
+    if getattr(kind, "__module__", None) == "builtins":
         return False
+    if module is None:  # a module imported without sys.modules: by its methods' file
+        files = [f.__code__.co_filename for f in vars(kind).values()
+                 if isinstance(f, types.FunctionType)]
+        return bool(files) and not any(os.path.realpath(f).startswith(_library_folders())
+                                       for f in files if not f.startswith("<"))
     filename = getattr(module, "__file__", None)
     if filename is None:  # __main__ of python -c, a notebook's cells
         return kind.__module__ == "__main__" or kind.__module__.startswith("__")

@@ -7,6 +7,11 @@ object, whose gradient is a copy of it holding the gradients of its arrays. The
 object is read when the derivative is called, so it sees the arrays it holds
 then. ``ad.grad(functools.partial(loss, params))`` likewise differentiates
 ``loss`` with ``params`` given.
+
+``ad.grad(model)`` of a callable object of the user's class (a model, a loss object)
+is ``ad.grad(model.__call__)``: the derivative of its class's ``__call__`` with
+``self`` given, ``wrt=0`` the first parameter after ``self`` and ``wrt="self"`` the
+object, whose arrays (the model's parameters) are read when the derivative is called.
 """
 
 from __future__ import annotations
@@ -18,14 +23,20 @@ from collections.abc import Callable
 
 from autodiff.derivatives.cache import Assembled
 from autodiff.derivatives.wrt import Wrt
+from autodiff.user_code import is_user_class
 
 
 def unbound(fn) -> tuple[Callable, tuple, dict, str | None] | None:
-    """``(function, leading arguments, keywords, name of self)`` of a bound method or
-    a partial of a Python function; None for anything else."""
+    """``(function, leading arguments, keywords, name of self)`` of a bound method, a
+    partial of a Python function or a callable object of the user's class; None for
+    anything else."""
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         first = next(iter(inspect.signature(fn.__func__).parameters), None)
         return fn.__func__, (fn.__self__,), {}, first
+    call = _call_of(fn)
+    if call is not None:
+        first = next(iter(inspect.signature(call).parameters), None)
+        return call, (fn,), {}, first
     if isinstance(fn, functools.partial):
         inner = unbound(fn.func)
         if inner is not None:
@@ -34,6 +45,16 @@ def unbound(fn) -> tuple[Callable, tuple, dict, str | None] | None:
         if isinstance(fn.func, types.FunctionType):
             return fn.func, tuple(fn.args), dict(fn.keywords), None
     return None
+
+
+def _call_of(obj) -> Callable | None:
+    """The ``__call__`` of ``obj``'s class when ``obj`` is an object of the user's class
+    whose ``__call__`` is a Python function (read without running the object's code)."""
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType,
+                        functools.partial)) or not is_user_class(type(obj)):
+        return None
+    call = inspect.getattr_static(type(obj), "__call__", None)
+    return call if isinstance(call, types.FunctionType) else None
 
 
 def shifted_wrt(wrt: Wrt, given: int, self_name: str | None) -> Wrt:
@@ -56,6 +77,12 @@ class BoundDerivative(Assembled):
 
     def __call__(self, *args, **kwargs):
         return self.derivative(*self.leading, *args, **{**self.keywords, **kwargs})
+
+    def __getattr__(self, name: str):
+        """What the derivative says of itself (``tangent_name``, ``graph``, ...)."""
+        if name.startswith("__") or name in ("derivative", "leading", "keywords"):
+            raise AttributeError(name)
+        return getattr(self.derivative, name)
 
     @property
     def source(self) -> str:

@@ -82,6 +82,9 @@ class GraphBuilder:
         # A derivative's rules made complex values: the graph computes with them once the
         # transform is done, never midway (a rule chosen before would be a real one).
         self.made_complex = False
+        # The global objects whose settings the graph's own node list checks (see
+        # frontend/objects.py): a later read needs no check of its own.
+        self.settings_checked: set[tuple] = set()
 
     @property
     def nodes(self) -> list:

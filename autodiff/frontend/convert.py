@@ -33,6 +33,7 @@ from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.lifted import lifted
+from autodiff.frontend.objects import Bound, ObjectsMixin, user_object
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource
@@ -149,7 +150,7 @@ def _flat(operands):
 
 
 class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
-                EffectsMixin, FrozenMixin):
+                EffectsMixin, FrozenMixin, ObjectsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -217,8 +218,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         self.refuse_records(node, args)
         self.refuse_exception_uses(node, op_name, args)
         self.refuse_frozen(node, args)
-        if any(isinstance(item, LocalFunction) or isinstance(item, Const) and isinstance(
-                item.value, LocalFunction) for item in _flat(args)):
+        if any(isinstance(item, (LocalFunction, Bound)) or isinstance(item, Const)
+               and isinstance(item.value, LocalFunction) for item in _flat(args)):
             raise self.error(node, f"'{ast.unparse(node)}' uses a function defined in the "
                              "code as a value; differentiated code calls such functions, or "
                              "passes them to map, filter, functools.reduce and your own "
@@ -284,7 +285,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(body[-1] if body else self.source.tree,
                              "the function has no 'return' statement at its end")
         result = self.env[RESULT]
-        if isinstance(result, (Ambiguous, LocalFunction, Frozen)) or result is UNDEFINED:
+        if isinstance(result, (Ambiguous, LocalFunction, Frozen, Bound)) or result is UNDEFINED:
             raise self.error(body[-1], "the function must return a number or an array")
         return result
 
@@ -398,6 +399,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.assign_element(target, value)
         else:
             if isinstance(target, ast.Attribute):
+                if self.set_field(target, value):  # of an object the code constructs
+                    return
                 self.refuse_setting_a_field(target)
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
                              hint=_INPLACE_HINT)
@@ -567,6 +570,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             except AttributeError:
                 raise self.error(node, f"'{ast.unparse(node)}' does not exist",
                                  kind=UnknownFunctionError) from None
+            if isinstance(base.value, types.ModuleType) and user_object(obj):  # model.net
+                held = self.global_object(node, node.attr, Scope.of_globals(
+                    vars(base.value)), obj)
+                if held is not None:
+                    return held
             return Const(obj, path=f"{base.path}.{node.attr}", scope=base.scope)
         if isinstance(base, Record):
             return self.field_of(node, base)
@@ -698,6 +706,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         """The result of calling ``callee`` (what the code's ``text`` names) with these
         arguments: a structural or functional builtin, a user's function or lambda, a
         derivative, an op, or a function run as it is."""
+        resolved = self.object_call(node, callee, args, kwargs, text)  # objects.py
+        if resolved is not None:
+            return resolved
         if isinstance(callee, Const) and any(callee.value is f for f in STRUCTURAL_BUILTINS):
             structural = self.structural_builtin(node, callee.value, args, kwargs)
             if structural is not None:
@@ -1008,6 +1019,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             if self.builder.in_block:  # Python raises when (if) this code runs
                 raise Unbound(node, message)
             raise self.error(node, message, hint=hint, kind=UndefinedNameError)
+        if user_object(obj):  # a model: its arrays read at each call
+            held = self.global_object(node, node.id, scope, obj)
+            if held is not None:
+                return held
         if issubclass(type(obj), types.ModuleType) or callable(obj) or obj is None:
             return Const(obj, path=node.id, scope=scope)
         if _holds_functions(obj):

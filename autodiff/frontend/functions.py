@@ -68,8 +68,10 @@ class CallsMixin:
         kw_defaults = [None if d is None else self.expr(d) for d in arguments.kw_defaults]
         return LocalFunction(node, defaults, kw_defaults, self)
 
-    def call_function(self, node: ast.Call, fn, args: tuple, kwargs: dict) -> Operand:
-        """The result of calling the user function ``fn``, with its body inlined."""
+    def call_function(self, node: ast.Call, fn, args: tuple, kwargs: dict,
+                      returning: bool = False) -> Operand:
+        """The result of calling the user function ``fn``, with its body inlined (with
+        ``returning``, a constructor's: what its first parameter holds at its end)."""
         key = fn.node if isinstance(fn, LocalFunction) else getattr(fn, "__code__", fn)
         name = fn.name if isinstance(fn, LocalFunction) else fn.__qualname__
         if not isinstance(fn, LocalFunction) and fn.__code__.co_filename != self.source.filename:
@@ -84,6 +86,10 @@ class CallsMixin:
             body = fn.body()
         else:
             callee, params, body = self.module_function(node, fn, args, kwargs)
+        if returning:
+            last = body[-1]
+            first = ast.copy_location(ast.Name(next(iter(params)), ast.Load()), last)
+            body = [*body, ast.copy_location(ast.Return(first), last)]
         callee.function_name = name
         callee.calling = self
         callee.built_lists = self.built_lists
@@ -303,11 +309,12 @@ def closure_cells(fn: types.FunctionType) -> dict[str, types.CellType]:
 
 
 def _is_operand(value: object) -> bool:
+    from autodiff.frontend.objects import Bound
     from autodiff.graph.ir import SliceSpec
 
     if isinstance(value, tuple):
         return all(_is_operand(v) for v in value)
-    return isinstance(value, (Value, Const, SliceSpec, LocalFunction, Record))
+    return isinstance(value, (Value, Const, SliceSpec, LocalFunction, Record, Bound))
 
 
 __all__ = ["CallsMixin", "LocalFunction", "closure_cells"]

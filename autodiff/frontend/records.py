@@ -11,6 +11,7 @@ import inspect
 import types
 
 from autodiff.errors import UnsupportedSyntaxError
+from autodiff.frontend.objects import Constructed, GlobalObject, method_of, protocol_method
 from autodiff.frontend.structures import (
     Record,
     needs_like,
@@ -28,7 +29,11 @@ class StructuresMixin:
     :class:`autodiff.frontend.convert.Converter`: every key is known while compiling."""
 
     def item_of(self, node: ast.AST, base: Record, key: Operand) -> Operand:
-        """``params["W1"]``, ``point[0]`` of a namedtuple."""
+        """``params["W1"]``, ``point[0]`` of a namedtuple; ``model[0]`` of an object whose
+        class defines ``__getitem__`` (compiled)."""
+        getitem = protocol_method(base, "__getitem__")
+        if getitem is not None:
+            return self.call_function(node, getitem, (base, key), {})
         if not isinstance(key, Const) or key.path is not None:
             self.read_as_structure(node, key, "a key")  # a setting the call passes: name="sin"
             raise self.error(node, f"the key of '{ast.unparse(node)}' is known only when the "
@@ -59,6 +64,9 @@ class StructuresMixin:
             found = _class_attribute(base.type, node.attr)
             if isinstance(found, property) and found.fget is not None:
                 return self.call_function(node, found.fget, (base,), {})
+            method = method_of(base, node.attr)  # self.forward, not called here
+            if method is not None:
+                return method
             if found is not _ABSENT and _writable(found):  # a class constant: eps = 1e-8
                 return Const(found)
         raise self.error(node, f"'{ast.unparse(node)}': the {base.describe()} has no "
@@ -201,6 +209,12 @@ class StructuresMixin:
         if isinstance(operand, tuple):
             return operand
         if isinstance(operand, Record):
+            if operand.kind == "fields":  # (its __iter__, if any, is not compiled)
+                raise self.error(node, f"'{ast.unparse(node)}' iterates a "
+                                 f"{operand.describe()}, which differentiated code does not "
+                                 "iterate", hint="iterate the list it holds: for layer in "
+                                 f"{ast.unparse(node)}.layers; or index it: "
+                                 f"{ast.unparse(node)}[i] (its __getitem__ is compiled)")
             return self.record_items(operand)
         self.read_as_structure(node, operand, "a list")  # an argument: compiled per structure
         raise self.error(node, f"'{ast.unparse(node)}' needs a list, tuple or dict known "
@@ -356,6 +370,10 @@ class StructuresMixin:
             return tuple(self.built_structure(node, item, use) for item in operand)
         if not isinstance(operand, Record):
             return operand
+        if isinstance(operand, GlobalObject):  # a global model: the object itself
+            return operand.whole
+        if isinstance(operand, Constructed):  # made again by its call, when the code runs
+            return self.call_as_it_is(*operand.made_by)
         if operand.kind == "fields" or operand.caller and operand.kind != "dict":
             raise self.error(node, f"{use} the {operand.describe()} the caller passed "
                              "is not supported", hint="pass the arrays it holds, or a dict")

@@ -56,6 +56,9 @@ def read_function(fn) -> FunctionSource:
             "unchanged, or decorate the derivative instead")
     if filename == "<string>":
         _remember_command_line()
+    lam = _lambda_at(fn) if fn.__name__ == "<lambda>" else None
+    if lam is not None:  # found in its file by its code's positions, however it is written
+        return FunctionSource(_as_def(fn, lam), filename, linecache.getlines(filename))
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as error:
@@ -93,13 +96,7 @@ def read_function(fn) -> FunctionSource:
         )
     lam = _the_lambda(module, fn)
     if lam is not None:
-        wrapper = ast.FunctionDef(
-            name=fn.__name__, args=lam.args, body=[ast.Return(lam.body)], decorator_list=[],
-            returns=None, type_comment=None,
-        )
-        ast.copy_location(wrapper, lam)
-        ast.copy_location(wrapper.body[0], lam.body)
-        return FunctionSource(wrapper, filename, all_lines)
+        return FunctionSource(_as_def(fn, lam), filename, all_lines)
     if fn.__name__ != "<lambda>":
         _check_unchanged(fn)
     raise SourceUnavailableError(
@@ -107,6 +104,55 @@ def read_function(fn) -> FunctionSource:
         filename=filename, lineno=code.co_firstlineno,
         hint="give the function a name with 'def'",
     )
+
+
+def _as_def(fn, lam: ast.Lambda) -> ast.FunctionDef:
+    """The lambda ``lam`` as the ``def`` of one ``return`` the converter reads."""
+    wrapper = ast.FunctionDef(
+        name=fn.__name__, args=lam.args, body=[ast.Return(lam.body)], decorator_list=[],
+        returns=None, type_comment=None,
+    )
+    ast.copy_location(wrapper, lam)
+    ast.copy_location(wrapper.body[0], lam.body)
+    return wrapper
+
+
+def _lambda_at(fn) -> ast.Lambda | None:
+    """The lambda whose code ``fn`` runs, found in its whole file (a lambda inside a
+    dict display written over several lines, whose own lines are no statement): the
+    one starting on its first line, with its parameters, whose body spans every
+    position its instructions have (``co_positions``: several lambdas on one line are
+    told apart by their columns). None when the file's text does not tell."""
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename)
+    module = _parsed("".join(lines)) if lines else None
+    if module is None:
+        return None
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    spans = [(line, column, end_line, end_column)
+             for line, end_line, column, end_column in code.co_positions()
+             if None not in (line, end_line, column, end_column)
+             and (column, end_column) != (0, 0)]  # (0, 0): the code's own entry and exit
+    found = [node for node in ast.walk(module)
+             if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno
+             and tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args,
+                                       *node.args.kwonlyargs)) == tuple(names)
+             and spans and all(_inside(span, node.body) for span in spans)]
+    return found[0] if len(found) == 1 else None
+
+
+def _inside(span: tuple, node: ast.expr) -> bool:
+    line, column, end_line, end_column = span
+    return ((node.lineno, node.col_offset) <= (line, column)
+            and (end_line, end_column) <= (node.end_lineno, node.end_col_offset))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _remember_command_line() -> None:
@@ -120,7 +166,8 @@ def _remember_command_line() -> None:
 
 
 def _the_lambda(module: ast.Module, fn) -> ast.Lambda | None:
-    """The one lambda on fn's line whose parameters match fn's, if unambiguous."""
+    """The one lambda on fn's line whose parameters match fn's, if unambiguous: what
+    tells a lambda when its code has no positions (``python -X no_debug_ranges``)."""
     names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
     found = [
         node for node in ast.walk(module)

@@ -249,6 +249,7 @@ class StatementsMixin:
 
     def branch(self, node: ast.AST, cond: Operand, then, orelse) -> None:
         """Run ``then`` or ``orelse`` (callables converting code) under ``cond``."""
+        cond = self.known_truth(node, cond)  # (of a structure: objects.py)
         self.refuse_exception_uses(node, "branch", (cond,))
         if isinstance(cond, Const):
             (then if cond.value else orelse)()

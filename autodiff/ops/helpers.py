@@ -467,6 +467,9 @@ _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
 _call("covers_unrolled", "length, count, what", nondiff_output=True, floating=None,
       shape=scalar_result, no_gradient="a number of items, checked")
 OPS["covers_unrolled"].effect = True  # the check runs even if nothing reads its result
+_call("settings_unchanged", "obj, digest, name", nondiff_output=True, floating=None,
+      no_gradient="an object read from a global, checked")
+OPS["settings_unchanged"].effect = OPS["settings_unchanged"].statement = True
 scalar_output_seed = _call("scalar_output_seed", "out, where", nondiff_output=True,
                            floating="always", shape=shape_like("out"),
                            no_gradient="the seed 1.0 of a reverse sweep")

@@ -14,10 +14,13 @@ lines of plain NumPy that a reader can look up.
 from __future__ import annotations
 
 import collections
+import hashlib
 
 import numpy as np
 
 from autodiff import tree
+from autodiff.tree import StructureError
+from autodiff.user_code import is_user_class
 from autodiff.errors import (
     ArgumentKindError,
     AutodiffError,
@@ -333,6 +336,75 @@ def covers_unrolled(length, count, what):
             f"zip() stops after {length} when the code runs",
             hint="zip the keys with as many rows as there are keys")
     return length
+
+
+def settings_digest(obj) -> str:
+    """A short text that changes when what a derivative reading the object ``obj`` (a
+    global model) fixed while compiling changes: its structure (attributes, lengths of
+    lists, classes of its parts) and its leaves other than float arrays and numbers
+    (strings, ints, flags, functions; the kind alone of an int array or another
+    object). Float arrays and numbers are read when the derivative runs. (A walk of
+    its own, a few microseconds for a model: it runs at each call.)"""
+    parts: list = []
+    _settings_of(obj, parts, 0)
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:12]
+
+
+# Classes whose objects are structures of their attributes (the user's), by class.
+_STRUCTURE_CLASSES: dict[type, bool] = {}
+_FLOATS = (float, complex)
+_SETTINGS = (bool, int, str, bytes, type(None))
+
+
+def _settings_of(value, parts: list, depth: int) -> None:
+    kind = type(value)
+    if kind in _FLOATS:
+        parts.append(0)
+    elif kind is np.ndarray or isinstance(value, np.generic):
+        parts.append(0 if value.dtype.kind in "fc" else value.dtype.kind)
+    elif kind in _SETTINGS:
+        parts.append(value)
+    elif depth > 64:  # (an object referring back to itself)
+        parts.append(...)
+    elif kind is list or kind is tuple or kind is dict or issubclass(kind, (dict, list, tuple)):
+        dictionary = issubclass(kind, dict)
+        parts.append((kind.__qualname__, tuple(value) if dictionary else len(value)))
+        for item in (value.values() if dictionary else value):
+            _settings_of(item, parts, depth + 1)
+    elif hasattr(value, "__code__"):  # a function: which one, by its code
+        code = value.__code__
+        parts.append((value.__qualname__, code.co_filename, code.co_firstlineno))
+    elif _is_structure_class(kind):
+        attributes = object.__getattribute__(value, "__dict__")
+        parts.append((kind.__module__, kind.__qualname__, tuple(attributes)))
+        for item in attributes.values():
+            _settings_of(item, parts, depth + 1)
+    elif callable(value):
+        parts.append(repr(value))
+    else:
+        parts.append((kind.__module__, kind.__qualname__))
+
+
+def _is_structure_class(kind: type) -> bool:
+    found = _STRUCTURE_CLASSES.get(kind)
+    if found is None:
+        found = _STRUCTURE_CLASSES[kind] = bool(getattr(kind, "__dictoffset__", 0)) and (
+            not issubclass(kind, type)) and is_user_class(kind)
+    return found
+
+
+def settings_unchanged(obj, digest, name):
+    """``obj``, the object the global or closure variable ``name`` holds, checked to have
+    the settings (``digest``, :func:`settings_digest`) a derivative reading it was
+    compiled for: never computing with settings it no longer holds."""
+    if settings_digest(obj) != digest:
+        raise StructureError(
+            f"'{name}' holds an object whose settings (its strings, ints, flags, functions, "
+            "or the attributes and parts it holds) changed after this derivative was "
+            "compiled, and the derivative computes with the settings it had then",
+            hint=f"pass {name} to the function as an argument: a derivative is compiled "
+            "for the settings each call passes")
+    return obj
 
 
 def vjp_seed(seed, out, where):
