@@ -87,6 +87,7 @@ class CallsMixin:
         callee.function_name = name
         callee.calling = self
         callee.built_lists = self.built_lists
+        callee.sequence_kinds, callee.array_values = self.sequence_kinds, self.array_values
         callee.calls_in_progress = (*self.calls_in_progress, key)
         callee.recursive_calls = self.recursive_calls
         callee.env.update(params)
@@ -97,6 +98,13 @@ class CallsMixin:
         saved = self.builder.loc
         try:
             return callee.run(body)
+        except RecursionError:  # Python's own stack ran out before RECURSION_DEPTH
+            if key not in self.calls_in_progress:
+                raise
+            raise self.error(node, f"recursive call to '{name}' nested too deep to unroll while "
+                             "compiling: autodiff unrolls recursion, which must end where "
+                             "arguments known while compiling decide it",
+                             hint="write the recursion as a loop") from None
         finally:
             self.builder.loc = saved
 

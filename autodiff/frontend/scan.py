@@ -71,9 +71,11 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
     nodes = list(_walk_local(body))
     if target is not None:
         nodes.extend(ast.walk(target))
+    nodes.extend(target for node in nodes if isinstance(node, _COMPREHENSIONS)
+                 for target in _named_targets(node))
     for node in sorted(nodes, key=lambda n: (getattr(n, "lineno", 0),
                                              getattr(n, "col_offset", 0))):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names[node.id] = None
         elif isinstance(node, ast.FunctionDef):
             names[node.name] = None
@@ -88,6 +90,27 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
         elif is_dict_update(node):
             names[node.value.func.value.id] = None
     return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _named_targets(node: ast.AST) -> list[ast.Name]:
+    """The targets of ``:=`` inside a comprehension (nested ones too, not lambdas'):
+    Python binds them in the function around it."""
+    found, todo = [], list(ast.iter_child_nodes(node))
+    while todo:
+        part = todo.pop()
+        if isinstance(part, ast.NamedExpr):
+            found.append(part.target)
+        if not isinstance(part, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(ast.iter_child_nodes(part))
+    return found
+
+
+def named_in(node: ast.AST) -> list[str]:
+    """The names ``:=`` binds inside the comprehension ``node``, in order."""
+    return list(dict.fromkeys(target.id for target in _named_targets(node)))
 
 
 def assigned_part_way(body: list[ast.stmt]) -> list[str]:

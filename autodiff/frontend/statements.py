@@ -17,6 +17,7 @@ import ast
 
 import numpy as np
 
+from autodiff.frontend.bindings import Deleted, test_moved_into_body
 from autodiff.frontend.scan import (
     BROKE,
     CONTINUED,
@@ -288,7 +289,7 @@ class StatementsMixin:
         first = values[0]
         if all(_same(first, v) for v in values[1:]):
             return first
-        stale = next((v for v in values if isinstance(v, Stale)), None)
+        stale = next((v for v in values if isinstance(v, (Stale, Deleted))), None)
         if stale is not None:
             return stale
         if all(isinstance(v, tuple) and len(v) == len(first) for v in values):
@@ -416,6 +417,13 @@ class StatementsMixin:
             self.branch(stmt, runs, step, lambda: None)
 
     def stmt_While(self, stmt: ast.While) -> None:
+        moved = test_moved_into_body(stmt)  # while (n := ...) > 0: the body reads n
+        if moved is not None and stmt.orelse:
+            raise self.error(stmt, "a 'while' loop whose test binds a name (:=) and that has "
+                             "an 'else:' is not supported", hint="bind the name in the body, "
+                             "or move the else: block after the loop")
+        if moved is not None:
+            stmt = moved
         self.loop_else(stmt, self.loop(stmt, "while", stmt.body, (), test=stmt.test))
 
     def loop(self, stmt, kind: str, body: list[ast.stmt], header: tuple, *, bind=None,
@@ -434,7 +442,8 @@ class StatementsMixin:
                 names.append(EXIT)
         # A name a try left unknown on some path (before the loop, or at the end of an
         # iteration) is not carried: the body may assign it before reading it.
-        stale = {n: self.env[n] for n in names if isinstance(self.env.get(n), Stale)}
+        stale = {n: self.env[n] for n in names
+                 if isinstance(self.env.get(n), (Stale, Deleted))}  # (or deleted)
         names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
         for name, value in zip(names, init):
@@ -451,7 +460,7 @@ class StatementsMixin:
             blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
                                                bind, test, stale)
             self.env = saved
-            left = {n: r for n, r in zip(names, results) if isinstance(r, Stale)}
+            left = {n: r for n, r in zip(names, results) if isinstance(r, (Stale, Deleted))}
             if left:
                 stale.update(left)
                 kept = [j for j, n in enumerate(names) if n not in left]

@@ -52,13 +52,15 @@ UNSUPPORTED = [
      "hint:"),
     ("with", "with np.errstate(all='ignore'):\n    s = np.sum(np.log(x))\nreturn s\n", 5,
      "'with'"),
-    ("del", "z = x * 2\ndel z\nreturn np.sum(x)\n", 6, "'del'"),
+    ("read after del", "z = x * 2\ndel z\nreturn np.sum(z)\n", 7, "'z' is read after 'del z' "
+     "at line 6", "hint:"),
     ("global", "global G\nreturn np.sum(x)\n", 5, "'global'"),
     ("import", "z = x * 2\nimport math\nreturn np.sum(z)\n", 6, "'import'"),
     ("class", "class Box:\n    pass\nreturn np.sum(x)\n", 5, "class definitions"),
     ("bare raise", "if np.sum(x) > 0:\n    raise\nreturn np.sum(x)\n", 6,
      "'raise' with no exception"),
-    ("walrus", "z = (w := x * 2) + 1\nreturn np.sum(z * w)\n", 5, ":="),
+    ("walrus in a while test with else", ("while (w := np.sum(x)) > 9.0:\n    x = x / 2\n"
+     "else:\n    x = x * w\nreturn np.sum(x)\n"), 5, "(:=)", "'else:'"),
     ("set display", "s = {1.0, 2.0}\nreturn np.sum(x)\n", 5, "set displays"),
     ("argument element assignment", "v = x[1:]\nv[0] = y\nreturn np.sum(x)\n", 6,
      "in-place update of 'v'", "argument", "hint:"),

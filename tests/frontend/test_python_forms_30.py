@@ -1,0 +1,314 @@
+"""Python forms of issue 30: generators iterated in the function, ``:=``, ``del``, a
+differentiated function with ``*args``/``**kwargs``, ``type(t) in (list, tuple)`` and
+``isinstance`` on structures, recursion over nested structures, methods of constants
+(``k.startswith("W")``), a name that is an int on one path and a tuple on another, and
+in-place updates through a view of a local copy. Each is checked against central
+differences: reverse and forward mode, second order where it applies, and jit=True."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+from tests.helpers import check_against_finite_differences, check_with_jit
+
+rng = np.random.default_rng(30)
+X = rng.uniform(0.5, 1.5, size=4)
+Y = rng.uniform(0.5, 1.5, size=4)
+
+
+def check(f, *args, wrt=0, second_order=True):
+    """Reverse, forward (and second order) against central differences, and jit=True."""
+    if all(isinstance(a, (np.ndarray, float)) for a in args):
+        check_against_finite_differences(f, list(args), wrt=wrt, second_order=second_order)
+    check_with_jit(f, *args, wrt=wrt)
+
+
+def refused(f, *args, words=(), kind=ad.AutodiffError, wrt=0):
+    with pytest.raises(kind) as info:
+        ad.grad(f, wrt=wrt)(*args)
+    text = str(info.value)
+    for word in words:
+        assert word in text, text
+    assert "test_python_forms_30.py:" in text, text
+    return text
+
+
+# ----- := -----
+
+
+def walrus_in_if(x):
+    if (n := np.sum(x ** 2)) > 1.0:
+        return n * 2.0 + np.sum(x)
+    return n
+
+
+def walrus_in_while(x):
+    i, acc = 0, 0.0
+    while (i := i + 1) < 4:
+        acc = acc + np.sum(np.sin(x * i))
+    return acc * i
+
+
+def walrus_in_while_run_time(x):
+    acc = x
+    while (s := np.sum(acc ** 2)) < 50.0:
+        acc = acc * 1.5
+    return s + np.sum(acc)
+
+
+def walrus_in_comprehension(x):
+    ys = [(last := np.cos(v * 2.0)) for v in [x, x * 3.0]]
+    return np.sum(ys[0] * last)
+
+
+def walrus_in_comprehension_over_rows(x):
+    ys = [(last := v * v) for v in x]
+    return sum(ys) * last
+
+
+def walrus_in_a_loop_comprehension(x):
+    total = 0.0
+    for k in range(3):
+        total = total + sum([(w := v * k) for v in (x, x ** 2)]) @ x
+        total = total + np.sum(w)
+    return total
+
+
+@pytest.mark.parametrize("f", [walrus_in_if, walrus_in_while, walrus_in_while_run_time,
+                               walrus_in_comprehension, walrus_in_comprehension_over_rows,
+                               walrus_in_a_loop_comprehension])
+def test_walrus(f):
+    check(f, X)
+
+
+def walrus_while_else(x):
+    while (s := np.sum(x)) > 9.0:
+        x = x / 2
+    else:
+        x = x * s
+    return np.sum(x)
+
+
+def test_walrus_in_a_while_test_with_else_is_refused():
+    refused(walrus_while_else, X, words=["(:=)", "'else:'", "hint:"])
+
+
+# ----- del -----
+
+
+def delete_a_name(x):
+    y = x * 2.0
+    z = np.sin(y) + 1.0
+    del y
+    return np.sum(z ** 2)
+
+
+def delete_an_argument(x, y):
+    z = x * y
+    del x
+    x = z ** 2
+    return np.sum(x + y)
+
+
+def delete_items(x):
+    d = {"a": x, "b": np.exp(x), "c": x * 3.0}
+    del d["a"]
+    parts = [x, x * 3.0, np.sin(x), x * 4.0]
+    del parts[0], parts[-1]
+    del parts[1:]
+    return np.sum(d["b"] * parts[0]) + len(d) * np.sum(d["c"]) + len(parts)
+
+
+def delete_in_a_loop(x):
+    acc = 0.0
+    for i in range(len(x)):
+        y = x * i
+        acc = acc + np.sum(np.sin(y))
+        del y
+    return acc
+
+
+def delete_then_rebind_in_a_loop(x):
+    y = x
+    acc = 0.0
+    for i in range(3):
+        acc = acc + np.sum(y ** 2)
+        del y
+        y = x * (i + 2.0)
+    return acc + np.sum(y)
+
+
+@pytest.mark.parametrize("f", [delete_a_name, delete_items, delete_in_a_loop,
+                               delete_then_rebind_in_a_loop])
+def test_del(f):
+    check(f, X)
+
+
+def test_del_of_an_argument():
+    check(delete_an_argument, X, Y, wrt=(0, 1))
+
+
+def read_after_del(x):
+    y = x * 2.0
+    del y
+    return np.sum(y)
+
+
+def read_after_del_on_a_path(x):
+    y = x * 2.0
+    if np.sum(x) > 0:
+        del y
+    return np.sum(y)
+
+
+def read_after_del_in_a_loop(x):
+    acc = 0.0
+    for i in range(len(x)):
+        y = x * i
+        acc = acc + np.sum(y)
+        del y
+    return acc + np.sum(y)
+
+
+def del_from_the_callers_dict(d):
+    del d["a"]
+    return np.sum(d["b"])
+
+
+def del_array_element(x):
+    y = x * 2
+    del y[0]
+    return np.sum(y)
+
+
+def test_del_refusals():
+    for f, line in [(read_after_del, "del y' at line"), (read_after_del_on_a_path, "del y'"),
+                    (read_after_del_in_a_loop, "del y'")]:
+        text = refused(f, X, words=[line, "NameError", "hint:"])
+        assert "return" in text
+    refused(del_from_the_callers_dict, {"a": X, "b": Y}, words=["the caller passed", "hint:"])
+    refused(del_array_element, X, words=["'del y[0]'", "np.delete"])
+
+
+# ----- methods of constants -----
+
+
+def dict_comprehension_by_prefix(params):
+    ws = {k: v for k, v in params.items() if k.startswith("W")}
+    return sum(np.sum(v ** 2) for v in ws.values())
+
+
+def string_methods(params):
+    total = 0.0
+    for k in params:
+        kind, index = k.lower().split("_")
+        if kind.endswith("w") and "{}_{}".format(kind, index).replace("_", "").upper() == (
+                "W" + index):
+            total = total + np.sum(np.sin(params[k])) * int(index) * (1, 2, 3).index(2)
+    return total + len("-".join(["a", "b"])) + (7).bit_length()
+
+
+@pytest.mark.parametrize("f", [dict_comprehension_by_prefix, string_methods])
+def test_methods_of_constants(f):
+    check(f, {"W_1": X, "b_1": Y, "W_2": X * Y})
+
+
+def method_of_a_constant_on_a_value(x):
+    return np.sum(x) * "abc".count(np.sum(x))
+
+
+def test_method_of_a_constant_with_a_run_time_argument_is_refused():
+    refused(method_of_a_constant_on_a_value, X, words=["a method of a constant", "hint:"])
+
+
+# ----- type(t) in (list, tuple), isinstance, recursion over structures -----
+
+
+def by_type(t):
+    if type(t) in (list, tuple):
+        return sum(by_type(s) for s in t)
+    return np.sum(t ** 2)
+
+
+def by_isinstance(t):
+    if isinstance(t, (list, tuple)):
+        return sum(by_isinstance(s) for s in t)
+    if isinstance(t, dict):
+        return sum(by_isinstance(v) * 2.0 for v in t.values())
+    return np.sum(np.sin(t))
+
+
+def by_exact_type(t, depth=0):
+    if type(t) is list:
+        return sum(by_exact_type(s, depth + 1) for s in t) * 2.0
+    if type(t) is tuple:
+        return sum(by_exact_type(s, depth + 1) for s in t)
+    if type(t) not in (list, tuple, dict) and not isinstance(t, list):
+        return np.sum(np.cos(t)) * (depth + 1)
+    return 0.0
+
+
+@pytest.mark.parametrize("f, t", [
+    (by_type, [X, [X * 2.0, Y]]), (by_type, (X, (Y,))), (by_isinstance, {"a": [X, (Y, X)], "b": Y}),
+    (by_exact_type, [X, (Y, [X * Y])]), (by_exact_type, (X, [Y]))])
+def test_recursion_over_nested_structures(f, t):
+    check(f, t)
+
+
+@pytest.mark.parametrize("f", [by_type, by_isinstance, by_exact_type])
+def test_kind_tests_on_an_array_argument(f):
+    check(f, X)
+
+
+def with_a_literal_list(x):
+    parts = [x, x * 2.0]
+    pair = (x, np.sin(x))
+    return np.sum(x) * (isinstance(parts, list) + 2.0 * (type(pair) is tuple)
+                        + 4.0 * (type(parts) is tuple))
+
+
+def test_kind_of_a_list_written_in_the_code():
+    check(with_a_literal_list, X)
+    np.testing.assert_allclose(ad.grad(with_a_literal_list)(X), 3.0 * np.ones_like(X))
+
+
+def halves(t):
+    rest = t[1:]  # a slice of a list argument: a list or a tuple, not known which
+    if type(rest) is list:
+        return np.sum(rest[0])
+    return np.sum(t[0])
+
+
+def test_list_or_tuple_unknown_is_refused_for_is():
+    refused(halves, [X, Y], words=["list or a tuple", "hint:"])
+
+
+def depth_at_run_time(x, n):
+    if n <= 0:
+        return np.sum(x)
+    return depth_at_run_time(x * 1.1, n - 1)
+
+
+def test_recursion_whose_depth_is_decided_at_run_time():
+    refused(depth_at_run_time, X, 3.0, words=["recursive call to 'depth_at_run_time'",
+                                               "hint:"])
+
+
+def heavy_recursion(t, n):
+    if n > 0:
+        return sum(heavy_recursion(s, n - 1) for s in [[t * k for k in range(1)]
+                                                        for _ in range(1)][0])
+    return np.sum(t)
+
+
+def test_recursion_deeper_than_pythons_stack_is_an_autodiff_error():
+    import sys
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(400)
+    try:
+        refused(heavy_recursion, X, 3.0, words=["recursive call to 'heavy_recursion'",
+                                                "too deep", "hint:"])
+    finally:
+        sys.setrecursionlimit(limit)
