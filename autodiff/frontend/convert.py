@@ -372,7 +372,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
 
     def assign(self, target: ast.expr, value: Operand) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, Value) and not value.hint and value.adjoint_of is None:
+            if isinstance(value, Value) and not value.hint and value.adjoint_of is None and (
+                    not target.id.startswith("<")):  # (a name of the converter's own)
                 value.hint = target.id
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -875,6 +876,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 return Const(issubclass(args[0].type, args[1].value))
             except TypeError as error:
                 raise self.error(node, f"'{ast.unparse(node)}' failed: {error}") from None
+        if fn in (list, tuple) and len(args) == 1 and not kwargs and isinstance(
+                args[0], Value) and args[0].shape is LIST:
+            return args[0]  # list(items) of a list built at run time: the same items
         if kwargs or len(args) != 1 or not isinstance(args[0], (tuple, Record)):
             return None
         items = self.static_items(node, args[0])

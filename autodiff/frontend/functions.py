@@ -15,6 +15,7 @@ import inspect
 import types
 
 from autodiff.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff.frontend.generators import as_list_builder, is_generator
 from autodiff.frontend.source import read_function
 from autodiff.frontend.structures import (
     Record,
@@ -84,6 +85,9 @@ class CallsMixin:
             body = fn.body()
         else:
             callee, params, body = self.module_function(node, fn, args, kwargs)
+        if is_generator(body):  # run to its end, as a function building a list
+            body = as_list_builder(body, lambda part, message, hint: callee.error(
+                part, message, hint=hint))
         callee.function_name = name
         callee.calling = self
         callee.built_lists = self.built_lists

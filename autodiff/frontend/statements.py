@@ -18,6 +18,7 @@ import ast
 import numpy as np
 
 from autodiff.frontend.bindings import Deleted, test_moved_into_body
+from autodiff.frontend.generators import unrolled_for_a_generator
 from autodiff.frontend.scan import (
     BROKE,
     CONTINUED,
@@ -33,6 +34,7 @@ from autodiff.frontend.scan import (
     readable_name,
 )
 from autodiff.frontend.structures import Record
+from autodiff.frontend.updates import list_items
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
@@ -294,6 +296,10 @@ class StatementsMixin:
             return stale
         if all(isinstance(v, tuple) and len(v) == len(first) for v in values):
             return tuple(self.merge(name, list(items), blocks, outs) for items in zip(*values))
+        if all(list_items(v) is not None or isinstance(v, Value) and v.shape is LIST
+               for v in values):  # [a] on one path, [a, b] on another: built at run time
+            values = [self.in_block(block, lambda v=v: self.as_runtime_list(None, v))
+                      for block, v in zip(blocks, values)]
         if all(isinstance(v, Record) and (v.kind, v.type) == (first.kind, first.type)
                and list(v.items) == list(first.items) for v in values):
             return Record(first.kind, first.type,
@@ -312,6 +318,11 @@ class StatementsMixin:
             block.results.append(value)
         outs.append(out)
         return out
+
+    def in_block(self, block: Block, convert):
+        """What ``convert()`` gives, emitting into ``block`` (a path already converted)."""
+        with self.builder.inside(block):
+            return convert()
 
     def expr_IfExp(self, node: ast.IfExp) -> Operand:
         return self.choose(node, self.expr(node.test), node.body, node.orelse)
@@ -369,9 +380,11 @@ class StatementsMixin:
 
     def for_loop(self, stmt: ast.For) -> Operand:
         """The loop; returns whether it was left by ``break`` or ``return``."""
-        iteration = self.iteration(stmt.iter)
+        iteration = unrolled_for_a_generator(self.iteration(stmt.iter), stmt.body)
         if iteration[0] == "unroll":
             for item in iteration[1]:
+                if self.exit_state() is TRUE:
+                    break  # a break or return known while compiling: no more steps
                 self.refuse_exit_before_step(stmt)
                 self.assign(stmt.target, item)
                 self.body(stmt.body)

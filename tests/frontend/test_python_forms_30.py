@@ -312,3 +312,126 @@ def test_recursion_deeper_than_pythons_stack_is_an_autodiff_error():
                                                 "too deep", "hint:"])
     finally:
         sys.setrecursionlimit(limit)
+
+
+# ----- generators -----
+
+
+def scaled(x, n):
+    for k in range(n):
+        yield x * (k + 1.0)
+
+
+def pairs(x):
+    for k in range(3):
+        yield k, np.sin(x * (k + 1.0))
+
+
+def first_ones(x, stop):
+    for k in range(10):
+        if k == stop:
+            return
+        yield x ** (k + 1)
+
+
+def chained(x):
+    yield x
+    yield from scaled(x, 2)
+    if np.sum(x) > 100.0:
+        return
+    yield np.sin(x)
+
+
+def generator_defined_inside(x):
+    def layers(x):
+        for k in range(3):
+            yield x * k
+    return sum(np.sum(v) for v in layers(x))
+
+
+def generator_summed(x):
+    return sum(np.sum(np.cos(v)) for v in scaled(x, 3)) + np.sum(list(scaled(x, 2))[1] ** 2)
+
+
+def generator_in_a_for_loop(x):
+    total = 0.0
+    for k, v in pairs(x):
+        total = total + np.sum(v) * (k + 1)
+    return total
+
+
+def generator_of_run_time_length(x):
+    total = 0.0
+    for v in scaled(x, len(x)):
+        total = total + np.sum(v ** 2)
+    return total
+
+
+def generator_with_yield_from_and_return(x):
+    return sum([np.sum(v ** 2) for v in chained(x)])
+
+
+def generator_ended_by_return(x):
+    a, b, c = first_ones(x, 3)
+    return np.sum(a * b + c) + len(list(first_ones(x, 2)))
+
+
+def generator_of_dicts(x):
+    def layers(x):
+        for k in range(2):
+            yield {"w": x * (k + 1.0), "k": k}
+    return sum(np.sum(layer["w"] ** 2) * layer["k"] for layer in layers(x))
+
+
+def generator_unpacked(x):
+    a, b = scaled(x, 2)
+    return np.sum(np.tanh(a) * b)
+
+
+@pytest.mark.parametrize("f", [
+    generator_defined_inside, generator_summed, generator_in_a_for_loop,
+    generator_of_run_time_length, generator_with_yield_from_and_return,
+    generator_ended_by_return, generator_of_dicts, generator_unpacked])
+def test_generators(f):
+    check(f, X)
+
+
+def test_a_generator_is_run_to_its_end_where_it_is_called():
+    np.testing.assert_allclose(ad.grad(generator_defined_inside)(X), 3.0 * np.ones_like(X))
+    np.testing.assert_allclose(ad.grad(generator_ended_by_return)(X),
+                               6.0 * X ** 2)  # x * x**2 + x**3: three items
+
+
+def sends(x):
+    def inner(x):
+        got = yield x
+        yield got
+    return sum(np.sum(v) for v in inner(x))
+
+
+def returns_a_value(x):
+    def inner(x):
+        yield x
+        return 3.0
+    return sum(np.sum(v) for v in inner(x))
+
+
+def endless(x):
+    def inner(x):
+        k = 0.0
+        while True:
+            yield x * k
+            k = k + 1.0
+    for v in inner(x):
+        return np.sum(v)
+
+
+def is_a_generator(x):
+    yield np.sum(x)
+
+
+def test_generator_refusals():
+    refused(sends, X, words=["the value of a 'yield' expression", "hint:"])
+    refused(returns_a_value, X, words=["returns a value", "hint:"])
+    refused(endless, X, words=["never ends", "hint:"])
+    refused(is_a_generator, X, words=["'yield'"])
