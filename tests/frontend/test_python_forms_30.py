@@ -435,3 +435,40 @@ def test_generator_refusals():
     refused(returns_a_value, X, words=["returns a value", "hint:"])
     refused(endless, X, words=["never ends", "hint:"])
     refused(is_a_generator, X, words=["'yield'"])
+
+
+# ----- a name that is an int on one path and a tuple on another -----
+
+WIDE = False
+WEIGHTS = np.linspace(0.5, 2.0, 7)
+
+
+def pad_by_setting(x, mode="same"):
+    p = 1 if mode == "same" else (1, 2)
+    return np.sum(np.pad(x, p)[:6] * WEIGHTS[:6] * np.pad(x, p)[:6])
+
+
+def pad_by_global(x):
+    p = (2, 1) if WIDE else 1
+    return np.sum(np.pad(np.sin(x), p)[:6] * WEIGHTS[:6])
+
+
+def pad_by_data(x):
+    p = 1 if np.sum(x) > 0 else (2, 1)
+    return np.sum(np.pad(x ** 2, p)[:6] * WEIGHTS[:6])
+
+
+def pad_by_data_in_if(x):
+    if np.sum(x) > 0:
+        p = 1
+    else:
+        p = (2, 1)
+    return np.sum(np.pad(x ** 2, p)[:6] * WEIGHTS[:6])
+
+
+@pytest.mark.parametrize("f", [pad_by_setting, pad_by_global, pad_by_data, pad_by_data_in_if])
+def test_a_pad_width_that_is_an_int_or_a_tuple(f):
+    check(f, X)
+    check(f, -X)  # the other path, by the same derivatives
+    if f is pad_by_setting:
+        check_with_jit(lambda x: pad_by_setting(x, "valid"), X)
