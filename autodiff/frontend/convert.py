@@ -331,6 +331,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
                                  " is not supported", hint=_INPLACE_HINT)
             current = self.name(stmt.target)
+            if self.augmented_view(stmt):  # s += v on a view of the function's own array
+                return
             self.check_rebinding_is_safe(stmt, stmt.target.id, current)
             value = self.binary(stmt, stmt.op, current, self.expr(stmt.value))
             self.assign(stmt.target, value)

@@ -465,8 +465,9 @@ class StatementsMixin:
                                  "tuple or a function before it", hint="use an array")
         tokens = [LIST if n in appended else _token(v) for n, v in zip(names, init)]
         floating = [_floating(v) for v in init]
-        saved, saved_fresh = self.env, self.loop_fresh_names
+        saved, saved_fresh, saved_carried = self.env, self.loop_fresh_names, self.loop_carried
         self.loop_fresh_names = frozenset(n for n, v in zip(names, init) if v is UNDEFINED)
+        self.loop_carried = frozenset(names)
         # Each pass only forgets facts (a shared shape, floating) or drops a name left
         # unknown: it ends within 3n + 1.
         for _ in range(3 * len(names) + 1):
@@ -491,7 +492,7 @@ class StatementsMixin:
                     floating[j], changed = False, True
             if not changed:
                 break
-        self.loop_fresh_names = saved_fresh
+        self.loop_fresh_names, self.loop_carried = saved_fresh, saved_carried
         outs = []
         for name, token, is_float, start, result in zip(names, tokens, floating, init, results):
             out = Value(readable_name(name))

@@ -472,3 +472,118 @@ def test_a_pad_width_that_is_an_int_or_a_tuple(f):
     check(f, -X)  # the other path, by the same derivatives
     if f is pad_by_setting:
         check_with_jit(lambda x: pad_by_setting(x, "valid"), X)
+
+
+# ----- in-place updates through a view of a local copy -----
+
+
+def view_scaled(x):
+    v = x.copy()
+    s = v[1:]
+    s[0] *= 3
+    return np.sum(v ** 2)
+
+
+def view_added(x, y):
+    v = x.copy()
+    s = v[1:]
+    s += y * x[0]
+    return np.sum(v ** 2) * np.sum(s)
+
+
+def view_assigned(x, y):
+    v = x * 2.0
+    s = v[1:]
+    s[...] = np.sin(y) * x[0]
+    return np.sum(v ** 2) + np.sum(s * x[1:])
+
+
+def view_of_a_view(x, y):
+    v = np.outer(x, x)
+    a = v[1:, :]
+    s = a[:, 1:]
+    s[0] = y ** 2
+    s *= 2.0
+    w = v.T
+    w[0, 0] = x[2] * 3
+    return np.sum(np.sin(v)) + np.sum(a[:, 1:] * s[0])
+
+
+def views_beside_each_other(x, y):
+    v = x.copy()
+    head = v[:2]  # taken before the update, read after it: NumPy shows the update
+    s = v[1:]
+    s[0] = y[0] * y[1]
+    return np.sum(head ** 2) + np.sum(v * x)
+
+
+def view_in_a_loop(x, y):
+    v = x.copy()
+    for i in range(3):
+        s = v[1:]
+        s[i] *= y[i]
+        v = v * 1.5
+    return np.sum(v ** 2)
+
+
+def view_added_in_a_loop(x, y):
+    v = x.copy()
+    for i in range(len(y)):
+        s = v[::-1][:3]
+        s += y * i
+        v = np.tanh(v)
+    return np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("f, args", [
+    (view_scaled, (X,)), (view_added, (X, Y[:3])), (view_assigned, (X, Y[:3])),
+    (view_of_a_view, (X, Y[:3])), (views_beside_each_other, (X, Y[:3])),
+    (view_in_a_loop, (X, Y[:3])), (view_added_in_a_loop, (X, Y[:3]))])
+def test_updates_through_a_view_of_a_local_copy(f, args):
+    check(f, *args, wrt=tuple(range(len(args))))
+
+
+def test_the_update_reaches_the_array_and_not_the_callers():
+    x = X.copy()
+    value, gradient = ad.value_and_grad(view_scaled)(x)
+    expected = x.copy()
+    expected[1] *= 3
+    np.testing.assert_allclose(value, np.sum(expected ** 2))
+    np.testing.assert_allclose(gradient, 2.0 * expected * np.array([1.0, 3.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(x, X)
+
+
+def view_reshaped(x, y):
+    v = x.copy()
+    s = v.reshape(2, 2)
+    s[0] = y[:2]
+    return np.sum(v)
+
+
+def view_by_integers(x):
+    v = x.copy()
+    s = v[0]
+    s += 1.0
+    return np.sum(v)
+
+
+def view_of_an_array_the_loop_keeps(x, y):
+    v = x.copy()
+    for i in range(3):
+        s = v[1:]
+        s[i] = s[i] * y[i]
+    return np.sum(v ** 2)
+
+
+def view_of_the_argument(x):
+    s = x[1:]
+    s[0] = 2.0
+    return np.sum(x)
+
+
+def test_updates_through_views_refused():
+    refused(view_reshaped, X, Y, words=["a view made by reshape", "hint:"])
+    refused(view_by_integers, X, words=["integers alone", "hint: update the array itself"])
+    refused(view_of_an_array_the_loop_keeps, X, Y,
+            words=["a view of 'v', inside a loop that does not assign 'v'", "hint:"])
+    refused(view_of_the_argument, X, words=["the caller's array would change"])
