@@ -761,6 +761,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         if isinstance(callee, Const) and (callee.value is builtins.max
                                           or callee.value is builtins.min):
             return self.builtin_extremum(node, callee.value, args, kwargs)
+        if isinstance(callee, Const) and callable(getattr(callee.value, "derivative_for", None)):
+            # a derivative of a function with *args/**kwargs: the one for this call's form
+            callee = Const(callee.value.derivative_for(*args, **kwargs), path=callee.path,
+                           scope=callee.scope)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
                 and registry.callable_binding(callee.value) is None):
             if getattr(callee.value, "original", None) is not None and (isinstance(

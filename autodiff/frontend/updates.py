@@ -27,7 +27,7 @@ from autodiff.graph.ir import (
     Value,
     operand_values,
 )
-from autodiff.graph.shapes import LIST
+from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops.shape import getitem as getitem_op
 from autodiff.ops.shape import transpose as transpose_op
 
@@ -89,6 +89,34 @@ def _stale_view_words(name: str, array: str, line: int) -> tuple[str, str]:
                "does not follow")
     hint = f"copy it before the update ({name} = {name}.copy()), or read '{array}' itself after it"
     return message, hint
+
+
+def _basic(index) -> bool:
+    """Whether ``index`` is a basic index, whose result is a view: slices, constant
+    integers, ``None`` and ``...``, and integers the code computes (a loop's index and
+    arithmetic on it: a scalar no comparison made, which could be a boolean mask)."""
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, SliceSpec) or isinstance(part, Const) and (
+                part.value is None or part.value is Ellipsis or type(part.value) is int):
+            continue
+        if not (isinstance(part, Value) and part.shape is SCALAR and _integer(part)):
+            return False
+    return True
+
+
+def _integer(value: Value) -> bool:
+    """Whether the scalar ``value`` is a loop's index, or integer arithmetic on one."""
+    node = value.node
+    if node is None:
+        return True  # a block's parameter: a for loop's index
+    if isinstance(node, Region) or node.op.name not in _INTEGER_OPS:
+        return False
+    return all(isinstance(a, Const) and type(a.value) is int or isinstance(a, Value)
+               and a.shape is SCALAR and _integer(a) for a in node.args)
+
+
+_INTEGER_OPS = frozenset({"add", "subtract", "multiply", "floor_divide", "remainder",
+                          "negative"})
 
 
 class UpdatesMixin:
@@ -237,6 +265,9 @@ class UpdatesMixin:
                 break
             if makes_new_array(node):
                 return (path, None) if self.owns(item) else ([], None)
+            if node.op is getitem_op and not _basic(node.args[1]):
+                return [], ("indexing by a value known only when the code runs (a mask "
+                            "or an array of indices gives a copy, an integer a view)")
             if node.op not in (getitem_op, transpose_op):
                 return [], node.op.name
             path.append(node)

@@ -103,10 +103,12 @@ def test_unsupported_syntax_names_file_line_and_construct(user_module, body, lin
     assert statement in text  # the offending line is quoted
 
 
-@pytest.mark.parametrize("signature", ["*args", "x, *rest", "x, **options", "x, *a, k=1, **kw"])
-def test_star_parameters_are_rejected_at_the_def(user_module, signature):
-    error = _compile_error(user_module, "return np.sum(x)\n", signature=signature)
-    _check(error, ad.UnsupportedSyntaxError, "mod.py:4:", "*args or **kwargs", "hint:")
+@pytest.mark.parametrize("signature", ["x, *rest", "x, **options", "x, *a, k=1, **kw"])
+def test_wrt_naming_a_keyword_the_call_does_not_pass(user_module, signature):
+    module = user_module(HEADER + f"def f({signature}):\n    return np.sum(x)\n", name="mod")
+    with pytest.raises(ad.WrtError) as info:
+        ad.grad(module.f, wrt="s")(np.ones(3))  # (compiled at the call, for its arguments)
+    _check(info.value, ad.WrtError, "mod.py:4:", "wrt='s' is not an argument of f(x)")
 
 
 def test_nonlocal_declaration(user_module):

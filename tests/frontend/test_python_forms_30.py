@@ -587,3 +587,68 @@ def test_updates_through_views_refused():
     refused(view_of_an_array_the_loop_keeps, X, Y,
             words=["a view of 'v', inside a loop that does not assign 'v'", "hint:"])
     refused(view_of_the_argument, X, words=["the caller's array would change"])
+
+
+# ----- a differentiated function with *args and **kwargs -----
+
+
+def star(*args, **kw):
+    return np.sum(args[0] ** 2) * kw.get("s", 1.0)
+
+
+def star_with_names(x, *rest, scale=1.0, **kw):
+    total = np.sum(np.sin(x) * x) * scale
+    for r in rest:
+        total = total + np.sum(np.sin(r) * x)
+    for k, v in kw.items():
+        total = total + np.sum(v ** 3) * len(k)
+    return total
+
+
+def test_star_arguments_by_index():
+    check(star, X)
+    check(star, X, Y)  # (y carries no gradient)
+    check(star_with_names, X, Y, X * Y, wrt=(0, 1, 2))
+
+
+def test_star_arguments_with_keywords():
+    got = ad.grad(star, wrt="s")(X, Y, s=2.0)
+    np.testing.assert_allclose(got, np.sum(X ** 2))
+    np.testing.assert_allclose(ad.grad(star, wrt="kw['s']")(X, s=2.0), np.sum(X ** 2))
+    np.testing.assert_allclose(ad.grad(star)(X, Y, s=2.0), 4.0 * X)
+    gradients = ad.grad(star_with_names, wrt=(0, "rest[0]", 2, "zz", "scale"))(
+        X, Y, X * 2.0, scale=2.0, zz=Y)
+    expected = ad.numeric_grad(lambda x, r0, r1, zz, scale: star_with_names(
+        x, r0, r1, scale=scale, zz=zz), X, Y, X * 2.0, Y, 2.0, wrt=(0, 1, 2, 3, 4))
+    for ours, theirs in zip(gradients, expected):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-8)
+    value, derivative = ad.jvp(star_with_names, wrt=(0, "zz"))(X, Y, zz=Y, tangent=(X, Y))
+    np.testing.assert_allclose(value, star_with_names(X, Y, zz=Y))
+    np.testing.assert_allclose(derivative, np.sum(
+        ad.grad(star_with_names, wrt=(0, "zz"))(X, Y, zz=Y)[0] * X) + np.sum(
+        ad.grad(star_with_names, wrt=(0, "zz"))(X, Y, zz=Y)[1] * Y))
+    np.testing.assert_allclose(ad.grad(star, jit=True)(X, Y, s=2.0), 4.0 * X)
+    np.testing.assert_allclose(ad.hessian(star)(X, s=3.0), 6.0 * np.eye(len(X)))
+
+
+def test_the_derivative_keeps_the_signature():
+    import inspect
+    assert str(inspect.signature(ad.grad(star))) == "(*args, **kw)"
+    assert "def star_grad(args_0, *, s):" in ad.grad(star).source_for(X, s=2.0)
+
+
+def test_star_refusals():
+    with pytest.raises(ad.WrtError, match=r"wrt='s' is not an argument of star\(args_0\)"):
+        ad.grad(star, wrt="s")(X)
+
+
+def view_by_a_mask(x):
+    v = x.copy()
+    s = v[x > 0]
+    s[0] = 100.0
+    return np.sum(v)
+
+
+def test_a_view_that_may_be_a_copy_is_refused():
+    refused(view_by_a_mask, X, words=["indexing by a value known only when the code runs",
+                                      "hint:"])
