@@ -13,6 +13,9 @@ import ast
 import dataclasses
 import inspect
 import types
+import weakref
+
+import numpy as np
 
 from autodiff.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff.frontend.generators import as_list_builder, is_generator
@@ -26,6 +29,7 @@ from autodiff.frontend.structures import (
     taken_apart,
 )
 from autodiff.graph.ir import Const, Graph, Operand, Region, Value, operand_values, walk
+from autodiff.graph.scopes import Scope
 from autodiff.ops.structures import part_read
 
 
@@ -45,6 +49,9 @@ class LocalFunction:
             return [ast.copy_location(ast.Return(self.node.body), self.node.body)]
         return self.node.body
 
+
+# The cells array defaults of the user's functions are read through, by function.
+_DEFAULT_CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 # Recursion is unrolled while compiling, up to this depth and this many calls in all.
 RECURSION_DEPTH = 50
@@ -267,6 +274,15 @@ class CallsMixin:
             return Const(value)
         if callable(value) or isinstance(value, types.ModuleType):
             return Const(value, path=None)
+        if isinstance(value, (np.ndarray, np.generic, complex)):
+            # an array default: read when the derivative runs, as a closure variable is,
+            # from a cell holding the function's default object
+            cells = _DEFAULT_CELLS.setdefault(fn, {})
+            cell = cells.get(name)
+            if cell is None or cell.cell_contents is not value:
+                cell = cells[name] = types.CellType(value)
+            return self.emit(node, "variable", (Const(name), Const(Scope.of_cell(cell, name))),
+                             hint="")
         raise self.error(node, f"the default value of '{name}' of '{fn.__qualname__}' is a "
                          f"{type(value).__name__}, which generated code cannot refer to",
                          hint=f"pass {name} explicitly")

@@ -652,3 +652,36 @@ def view_by_a_mask(x):
 def test_a_view_that_may_be_a_copy_is_refused():
     refused(view_by_a_mask, X, words=["indexing by a value known only when the code runs",
                                       "hint:"])
+
+
+# ----- an array as a default argument -----
+
+W = np.array([0.5, 1.5, 2.5, -1.0])
+
+
+def weighted_by_default(x, w=np.array([0.5, 1.5, 2.5, -1.0])):
+    return np.sum(np.sin(x) * w ** 2)
+
+
+def helper_with_an_array_default(y, w=np.array([0.5, 1.5, 2.5, -1.0]), scale=2.0):
+    return np.sum(y * w) * scale
+
+
+def calls_a_helper_with_an_array_default(x):
+    return helper_with_an_array_default(np.sin(x) * x)
+
+
+def local_function_with_an_array_default(x):
+    def inner(y, w=W * 2.0):
+        return np.sum(np.cos(y) * w)
+    return inner(x) + inner(x, x)
+
+
+@pytest.mark.parametrize("f", [weighted_by_default, calls_a_helper_with_an_array_default,
+                               local_function_with_an_array_default])
+def test_an_array_as_a_default_argument(f):
+    check(f, X)
+
+
+def test_the_default_array_differentiated():
+    check(weighted_by_default, X, W, wrt=1)
