@@ -496,6 +496,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         NumPy's arithmetic."""
         items = [list_items(side) for side in (left, right)]
         if isinstance(op, ast.Add) and None not in items:
+            if any(self.built_lists.get(id(side)) is side for side in (left, right)):
+                return self.built_list(items[0] + items[1])  # a list, as Python's
             return items[0] + items[1]
         if isinstance(op, ast.Add) and items[1] is not None and items[0] is None and isinstance(
                 left, Value) and left.shape is LIST:  # acc + [v]: a new list, v appended

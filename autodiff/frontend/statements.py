@@ -34,7 +34,6 @@ from autodiff.frontend.scan import (
     readable_name,
 )
 from autodiff.frontend.structures import Record
-from autodiff.frontend.updates import list_items
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
@@ -296,7 +295,7 @@ class StatementsMixin:
             return stale
         if all(isinstance(v, tuple) and len(v) == len(first) for v in values):
             return tuple(self.merge(name, list(items), blocks, outs) for items in zip(*values))
-        if all(list_items(v) is not None or isinstance(v, Value) and v.shape is LIST
+        if all(self.built_lists.get(id(v)) is v or isinstance(v, Value) and v.shape is LIST
                for v in values):  # [a] on one path, [a, b] on another: built at run time
             values = [self.in_block(block, lambda v=v: self.as_runtime_list(None, v))
                       for block, v in zip(blocks, values)]

@@ -685,3 +685,26 @@ def test_an_array_as_a_default_argument(f):
 
 def test_the_default_array_differentiated():
     check(weighted_by_default, X, W, wrt=1)
+
+
+# ----- lists and tuples of different lengths on two paths -----
+
+
+def index_chosen_by_data(x):
+    p = (0, 1) if np.sum(x) > 0 else (1,)  # a tuple: an index of two axes, or of one
+    return np.sum(x[p] ** 2)
+
+
+def list_grown_on_one_path(x):
+    parts = [x[0]]
+    if np.sum(x) > 0:
+        parts = parts + [np.sin(x[1])]
+    return sum(parts) * x[2]
+
+
+def test_paths_leaving_sequences_of_different_lengths():
+    table = np.array([[0.5, -1.0, 2.0], [1.5, 0.7, -0.3]])
+    check(index_chosen_by_data, table)
+    check(index_chosen_by_data, -table)
+    check(list_grown_on_one_path, X)
+    check(list_grown_on_one_path, -X)
