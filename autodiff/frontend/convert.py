@@ -33,6 +33,7 @@ from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
 from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
+from autodiff.frontend.generators import NEXT_HINT, NEXT_REFUSED
 from autodiff.frontend.kinds import KindsMixin, ListOrTuple, array_may_be
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append, named_in
@@ -758,6 +759,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                                  "the code runs (or it raised, or gave no constant)",
                                  hint="pass it constants (strings, numbers, tuples)")
             return folded
+        if isinstance(callee, Const) and callee.value is builtins.next and args and (
+                isinstance(args[0], tuple) or isinstance(args[0], Value)
+                and args[0].shape is LIST):
+            raise self.error(node, NEXT_REFUSED.format(call=ast.unparse(node)), hint=NEXT_HINT)
         if isinstance(callee, Const) and callee.value is builtins.sum:
             return self.builtin_sum(node, args, kwargs)
         if isinstance(callee, Const) and (callee.value is builtins.max

@@ -31,6 +31,12 @@ UNROLLED_STEPS = 1000
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+# next() of a generator's items: they are a list here, with no position to advance.
+NEXT_REFUSED = ("'{call}' advances a generator, which autodiff runs to its end where it "
+                "is called: its items are a list, with no position to advance")
+NEXT_HINT = "iterate it (for v in gen(...)), or take an item: list(gen(...))[0]"
+
+
 def is_generator(body: list[ast.stmt]) -> bool:
     """Whether a function with this body is a generator (a yield outside nested scopes)."""
     todo = list(body)
@@ -149,4 +155,4 @@ def _breaks(body: list[ast.stmt]) -> bool:
     return False
 
 
-__all__ = ["YIELDED", "as_list_builder", "is_generator", "unrolled_for_a_generator"]
+__all__ = ["NEXT_HINT", "NEXT_REFUSED", "YIELDED", "as_list_builder", "is_generator", "unrolled_for_a_generator"]

@@ -708,3 +708,12 @@ def test_paths_leaving_sequences_of_different_lengths():
     check(index_chosen_by_data, -table)
     check(list_grown_on_one_path, X)
     check(list_grown_on_one_path, -X)
+
+
+def advances_a_generator(x):
+    items = scaled(x, 3)
+    return np.sum(next(items))
+
+
+def test_next_of_a_generator_is_refused():
+    refused(advances_a_generator, X, words=["'next(items)' advances a generator", "hint:"])
