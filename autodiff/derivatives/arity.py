@@ -21,7 +21,8 @@ import types
 from collections.abc import Callable
 
 from autodiff.codegen.compile import remember_source
-from autodiff.derivatives.wrt import resolve_parts
+from autodiff.derivatives.cache import cached
+from autodiff.derivatives.wrt import resolve_parts, wrt_key
 from autodiff.errors import raised_at_call
 from autodiff.graph.ir import Location
 
@@ -43,7 +44,13 @@ def has_star_parameters(fn) -> bool:
 def by_call_form(transform: Callable, fn: types.FunctionType, options: dict) -> Callable:
     """``transform(fn, **options)`` for a function with ``*args``/``**kwargs``: a
     function with ``fn``'s signature building, for each call form, the derivative of
-    that form's adapter."""
+    that form's adapter (kept on ``fn``, as other derivatives are)."""
+    settings = tuple(sorted((k, repr(v)) for k, v in options.items() if k != "wrt"))
+    key = ("call forms", transform.__name__, wrt_key(options.get("wrt", 0)), settings)
+    return cached(fn, key, lambda: _by_call_form(transform, fn, options))
+
+
+def _by_call_form(transform: Callable, fn: types.FunctionType, options: dict) -> Callable:
     signature = inspect.signature(fn)
     added = ADDED.get(transform.__name__)
     while added is not None and added in signature.parameters:

@@ -717,3 +717,8 @@ def advances_a_generator(x):
 
 def test_next_of_a_generator_is_refused():
     refused(advances_a_generator, X, words=["'next(items)' advances a generator", "hint:"])
+
+
+def test_a_derivative_of_a_star_function_is_kept():
+    assert ad.grad(star) is ad.grad(star)
+    assert ad.grad(star, wrt="s") is not ad.grad(star)
