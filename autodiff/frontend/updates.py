@@ -299,6 +299,12 @@ class UpdatesMixin:
             return
         root = path[-1].args[0]
         held = [n for n, v in self.env.items() if v is root and not n.startswith("<")]
+        if not held:  # (updated or rebound since the view was taken, or never named)
+            raise self.error(target, f"in-place update of '{name}', a view of an array no "
+                             "name holds now (it was updated or rebound since the view was "
+                             "taken): NumPy would change that array, which differentiated "
+                             "code does not follow", hint=f"take the view again after the "
+                             f"array's last update, or copy it ({name} = {name}.copy())")
         if self.loop_carried is not None and any(n not in self.loop_carried for n in held):
             # a name the update rebinds must be carried by the loop, or the next trip
             # (and the code after the loop) would read its old value

@@ -722,3 +722,35 @@ def test_next_of_a_generator_is_refused():
 def test_a_derivative_of_a_star_function_is_kept():
     assert ad.grad(star) is ad.grad(star)
     assert ad.grad(star, wrt="s") is not ad.grad(star)
+
+
+def view_of_an_array_updated_since(x):
+    v = x.copy()
+    s = v[1:]
+    v[0] = 5.0
+    s[0] = 3.0 * x[1]
+    return np.sum(v * x)
+
+
+def view_of_an_array_rebound_since(x):
+    v = x.copy()
+    s = v[1:]
+    v = v * 2
+    s[0] = 3.0
+    return np.sum(v * x) + np.sum(s)
+
+
+def view_in_a_function_defined_inside(x):
+    v = x.copy()
+
+    def bump():
+        s = v[1:]
+        s[0] = 3.0
+        return np.sum(s)
+    return bump() + np.sum(v * x)
+
+
+def test_a_view_whose_array_no_name_holds_is_refused():
+    for f in [view_of_an_array_updated_since, view_of_an_array_rebound_since,
+              view_in_a_function_defined_inside]:
+        refused(f, X, words=["a view of an array no name holds now", "hint:"])
