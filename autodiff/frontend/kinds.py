@@ -72,11 +72,14 @@ class KindsMixin:
 
     def instance_of(self, node: ast.AST, operand, kinds) -> Const | None:
         """``isinstance(operand, kinds)`` decided while compiling, or None."""
+        try:
+            return self.decided_instance(node, operand, kinds)
+        except TypeError as error:  # isinstance(t, "list"): Python's error, at the line
+            raise self.error(node, f"'{ast.unparse(node)}' failed: {error}") from None
+
+    def decided_instance(self, node: ast.AST, operand, kinds) -> Const | None:
         if isinstance(operand, Record):
-            try:
-                return Const(issubclass(operand.type, kinds))
-            except TypeError as error:
-                raise self.error(node, f"'{ast.unparse(node)}' failed: {error}") from None
+            return Const(issubclass(operand.type, kinds))
         if isinstance(operand, tuple):
             kind = self.sequence_type(operand)
             if kind is not ListOrTuple:
