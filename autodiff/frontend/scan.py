@@ -92,6 +92,34 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
     return [*names, *(n for n in appended_names(body) if n not in names)]
 
 
+def viewed_names(body: list[ast.stmt]) -> list[str]:
+    """Names of the arrays that views the body takes (``s = v[1:]``, ``s = v.T``) and
+    then updates are taken from, through views of views: an update through the view
+    updates them too, so a loop with this body carries them."""
+    nodes = list(_walk_local(body))
+    rebound = assigned_names(body)
+    views: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            base = node.value
+            while isinstance(base, ast.Subscript) or isinstance(base, ast.Attribute) and (
+                    base.attr == "T") or isinstance(base, ast.Call) and isinstance(
+                    base.func, ast.Attribute) and base.func.attr == "transpose":
+                base = base.func.value if isinstance(base, ast.Call) else base.value
+            if isinstance(base, ast.Name) and base is not node.value:
+                views[node.targets[0].id] = base.id
+    found: dict[str, None] = {}
+    todo = [name for name in rebound if name in views]
+    while todo:
+        source = views[todo.pop()]
+        if source not in found:
+            found[source] = None
+            if source in views:
+                todo.append(source)
+    return list(found)
+
+
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 
 

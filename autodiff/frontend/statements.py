@@ -32,6 +32,7 @@ from autodiff.frontend.scan import (
     assigned_names,
     loop_exits,
     readable_name,
+    viewed_names,
 )
 from autodiff.frontend.structures import Record
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
@@ -444,6 +445,7 @@ class StatementsMixin:
         (the last step's exit flag, false when no step ran)."""
         loc = self.builder.loc
         names = assigned_names(body, target)
+        names += [n for n in viewed_names(body) if n in self.env and n not in names]
         exits = loop_exits(body)
         appended = appended_names(body)
         for name in appended:

@@ -570,9 +570,23 @@ def view_by_integers(x):
 def view_of_an_array_the_loop_keeps(x, y):
     v = x.copy()
     for i in range(3):
-        s = v[1:]
-        s[i] = s[i] * y[i]
+        head, s = v[:1], v[1:]  # (a view the loop's scan does not see taken)
+        s[i] = s[i] * y[i] + head[0]
     return np.sum(v ** 2)
+
+
+def views_taken_in_a_loop(x, y):
+    v = x.copy()
+    for i in range(3):
+        s = v[1:]
+        s[i] *= y[i]
+        t = v[::-1]
+        t[0] += s[0] * 2.0
+    return np.sum(v ** 2) + np.sum(t)
+
+
+def test_views_taken_and_updated_in_a_loop_update_the_array_it_carries():
+    check(views_taken_in_a_loop, X, Y[:3], wrt=(0, 1))
 
 
 def view_of_the_argument(x):
@@ -754,3 +768,16 @@ def test_a_view_whose_array_no_name_holds_is_refused():
     for f in [view_of_an_array_updated_since, view_of_an_array_rebound_since,
               view_in_a_function_defined_inside]:
         refused(f, X, words=["a view of an array no name holds now", "hint:"])
+
+
+def rows_written_through_views(x, y):
+    out = np.zeros((3, 4))
+    for i in range(3):
+        row = out[i]
+        row[:] = x * y[i]
+        row[1:] *= np.sin(x[1:])
+    return np.sum(out ** 2)
+
+
+def test_rows_written_through_views_in_a_loop():
+    check(rows_written_through_views, X, Y[:3], wrt=(0, 1))
