@@ -92,12 +92,30 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
     return [*names, *(n for n in appended_names(body) if n not in names)]
 
 
+def _updated(target: ast.expr) -> ast.Name | None:
+    """The name an assignment to ``target`` updates in place (``s[0] = ...``, ``s +=
+    ...``), or None."""
+    if isinstance(target, ast.Subscript):
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        return target if isinstance(target, ast.Name) else None
+    return None
+
+
 def viewed_names(body: list[ast.stmt]) -> list[str]:
     """Names of the arrays that views the body takes (``s = v[1:]``, ``s = v.T``) and
     then updates are taken from, through views of views: an update through the view
     updates them too, so a loop with this body carries them."""
     nodes = list(_walk_local(body))
-    rebound = assigned_names(body)
+    rebound = set()  # the names updated in place: s[0] = ..., s += ...
+    for part in nodes:
+        targets = (part.targets if isinstance(part, ast.Assign) else [part.target]
+                   if isinstance(part, ast.AugAssign) else [])
+        for target in targets:
+            if isinstance(part, ast.AugAssign) and isinstance(target, ast.Name):
+                rebound.add(target.id)
+            elif _updated(target) is not None:
+                rebound.add(_updated(target).id)
     views: dict[str, str] = {}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(

@@ -445,7 +445,8 @@ class StatementsMixin:
         (the last step's exit flag, false when no step ran)."""
         loc = self.builder.loc
         names = assigned_names(body, target)
-        names += [n for n in viewed_names(body) if n in self.env and n not in names]
+        names += [n for n in viewed_names(body)  # (arrays a view the body updates reads)
+                  if isinstance(self.env.get(n), Value) and n not in names]
         exits = loop_exits(body)
         appended = appended_names(body)
         for name in appended:
