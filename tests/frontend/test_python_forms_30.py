@@ -780,3 +780,24 @@ def rows_written_through_views(x, y):
 
 def test_rows_written_through_views_in_a_loop():
     check(rows_written_through_views, X, Y[:3], wrt=(0, 1))
+
+
+class Summing:
+    def __init__(self):
+        self.w = np.array([0.5, 1.5, 2.5, -1.0])
+
+    def forward(self, *xs, scale=1.0):
+        return sum(np.sum(np.sin(v) * self.w) for v in xs) * scale
+
+
+def test_a_bound_method_and_a_partial_with_star_parameters():
+    import functools
+    model = Summing()
+    for wrt, other in [(0, 1), (1, 0)]:
+        got = ad.grad(model.forward, wrt=wrt)(X, Y, scale=2.0)
+        args = [X, Y]
+        expected = ad.numeric_grad(lambda a: model.forward(
+            *(a if i == wrt else args[i] for i in range(2)), scale=2.0), args[wrt])
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    partial = functools.partial(star, s=3.0)
+    np.testing.assert_allclose(ad.grad(partial)(X), 6.0 * X)
