@@ -25,6 +25,7 @@ import functools
 import inspect
 from collections.abc import Callable
 
+from autodiff.derivatives.arity import by_call_form, has_star_parameters
 from autodiff.derivatives.bound import BoundDerivative, shifted_wrt, unbound
 from autodiff.derivatives.build import build_jvp
 from autodiff.derivatives.cache import cached, jvp_of, vjp_of
@@ -56,7 +57,11 @@ def _transform(fn: Callable) -> Callable:
             function, leading, keywords, self_name = bound
             options["wrt"] = shifted_wrt(options.get("wrt", default_wrt), len(leading),
                                          self_name)
-            return BoundDerivative(fn(function, *args[1:], **options), leading, keywords)
+            derivative = (by_call_form(fn, function, options) if has_star_parameters(function)
+                          and len(args) == 1 else fn(function, *args[1:], **options))
+            return BoundDerivative(derivative, leading, keywords)
+        if args and has_star_parameters(args[0]) and len(args) == 1:
+            return by_call_form(fn, args[0], options)  # built for each call's form
         return fn(*args, **options)
 
     transform = raised_at_call(transform)

@@ -8,6 +8,7 @@ import functools
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.convert import Converter
+from autodiff.frontend.kinds import sequence_kinds
 from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
 from autodiff.frontend.structures import (
@@ -65,6 +66,10 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
             spec = specs.get(name, ARRAY)
             bound = binder.bind(spec, param, name)
             converter.env[name] = bound
+            converter.array_values.update(leaf for leaf_spec, leaf in leaves(spec, bound)
+                                          if leaf_spec == ARRAY and isinstance(leaf, Value))
+            converter.sequence_kinds.update((id(t), (t, kind))
+                                            for t, kind in sequence_kinds(spec, bound))
             if is_structured(spec):
                 graph.argument_leaves[index] = [leaf for _, leaf in leaves(spec, bound)]
                 converter.caller_sequences.update(id(t) for t in _tuples(bound))

@@ -27,15 +27,19 @@ from autodiff.errors import (
     UnknownFunctionError,
     UnsupportedSyntaxError,
 )
+from autodiff.frontend.bindings import BindingsMixin, Deleted
 from autodiff.frontend.builder import GraphBuilder, literal
+from autodiff.frontend.constants import constant_attribute, is_constant_method
 from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
 from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.lifted import lifted
 from autodiff.frontend.objects import Bound, ObjectsMixin, user_object
+from autodiff.frontend.generators import NEXT_HINT, NEXT_REFUSED
+from autodiff.frontend.kinds import KindsMixin, ListOrTuple, array_may_be
 from autodiff.frontend.records import StructuresMixin
-from autodiff.frontend.scan import is_list_append
+from autodiff.frontend.scan import is_list_append, named_in
 from autodiff.frontend.source import FunctionSource
 from autodiff.frontend.statements import (
     FALSE,
@@ -117,7 +121,6 @@ DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
 # Statements and expressions outside the subset, with the words the error uses.
 UNSUPPORTED_STATEMENTS = {
     ast.With: "'with' statements",
-    ast.Delete: "'del' statements",
     ast.Global: "'global' declarations", ast.Nonlocal: "'nonlocal' declarations",
     ast.Import: "'import' statements", ast.ImportFrom: "'import' statements",
     ast.ClassDef: "class definitions",
@@ -129,7 +132,7 @@ if hasattr(ast, "TryStar"):
     UNSUPPORTED_STATEMENTS[ast.TryStar] = "'except*' clauses (exception groups)"
 UNSUPPORTED_EXPRESSIONS = {
     ast.SetComp: "set comprehensions", ast.DictComp: "dict comprehensions",
-    ast.Dict: "dict displays", ast.Set: "set displays", ast.NamedExpr: "assignment expressions (:=)",
+    ast.Dict: "dict displays", ast.Set: "set displays",
     ast.Await: "'await' expressions", ast.Yield: "'yield' expressions",
     ast.YieldFrom: "'yield from' expressions",
     ast.Starred: "star arguments (*args)",
@@ -150,7 +153,8 @@ def _flat(operands):
 
 
 class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
-                EffectsMixin, FrozenMixin, ObjectsMixin):
+                EffectsMixin, FrozenMixin, ObjectsMixin, BindingsMixin,
+                KindsMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -188,6 +192,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         self.general_arguments: frozenset[Value] = frozenset()
         # The lists and tuples the caller passed (never appended to).
         self.caller_sequences: set[int] = set()
+        # The kind (list or tuple) of each sequence an argument passes, by identity, and
+        # the arguments' leaves known to be arrays (see KindsMixin).
+        self.sequence_kinds: dict[int, tuple] = {}
+        self.array_values: set[Value] = set()
         # Arguments (and their leaves) a derivative compiled per structure knows are
         # not None (None is a setting of the structure): ``b is None`` is decided.
         self.not_none: set[Value] = set()
@@ -329,6 +337,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
                                  " is not supported", hint=_INPLACE_HINT)
             current = self.name(stmt.target)
+            if self.augmented_view(stmt):  # s += v on a view of the function's own array
+                return
             self.check_rebinding_is_safe(stmt, stmt.target.id, current)
             value = self.binary(stmt, stmt.op, current, self.expr(stmt.value))
             self.assign(stmt.target, value)
@@ -370,7 +380,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
 
     def assign(self, target: ast.expr, value: Operand) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, Value) and not value.hint and value.adjoint_of is None:
+            if isinstance(value, Value) and not value.hint and value.adjoint_of is None and (
+                    not target.id.startswith("<")):  # (a name of the converter's own)
                 value.hint = target.id
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -452,6 +463,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         self.env[key] = Const(())
         self.body([statement])
         result = self.env[key]
+        for name in named_in(node):  # (n := e) in a comprehension binds n around it
+            saved[name] = self.env[name]
         self.env = saved
         return result
 
@@ -464,6 +477,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         items = tuple(self.expr(e) for e in node.elts)
         if all(isinstance(i, Const) and i.path is None for i in items):
             return Const(tuple(i.value for i in items))
+        self.sequence_kinds[id(items)] = (items, tuple)  # (a list's is set by built_list)
         return items
 
     def expr_List(self, node: ast.List) -> Operand:
@@ -490,6 +504,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         NumPy's arithmetic."""
         items = [list_items(side) for side in (left, right)]
         if isinstance(op, ast.Add) and None not in items:
+            if any(self.built_lists.get(id(side)) is side for side in (left, right)):
+                return self.built_list(items[0] + items[1])  # a list, as Python's
             return items[0] + items[1]
         if isinstance(op, ast.Add) and items[1] is not None and items[0] is None and isinstance(
                 left, Value) and left.shape is LIST:  # acc + [v]: a new list, v appended
@@ -534,8 +550,25 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 right.value is None) and (isinstance(left, (Record, tuple)) or (
                     isinstance(left, Value) and left in self.not_none)):
             return Const(isinstance(op, ast.IsNot))  # a structure or an array is not None
+        if isinstance(right, tuple) and all(isinstance(i, Const) for i in right):
+            right = Const(tuple(i.value for i in right))  # (list, tuple): named classes
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Const) and isinstance(
+                right.value, tuple):  # type(t) in (list, tuple)
+            kind = left.value if isinstance(left, Const) and isinstance(left.value, type) else (
+                _type_of(left))
+            decided = None if kind is None else self.type_in(node, kind, right.value,
+                                                             isinstance(op, ast.NotIn))
+            if decided is not None:
+                return decided
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(left, Const) and (
+                left.value is ListOrTuple) and isinstance(right, Const):
+            return Const(self.kind_is(node, left.value, right.value).value != isinstance(
+                op, ast.IsNot))
         tested = _type_of(left) if isinstance(right, Const) and isinstance(right.value, type) else (
             _type_of(right) if isinstance(left, Const) and isinstance(left.value, type) else None)
+        if tested is not None and self.known_array(tested) and not array_may_be(
+                (right if isinstance(right, Const) else left).value):
+            return Const(isinstance(op, (ast.IsNot, ast.NotIn)))  # an array is no list
         if tested is not None and isinstance(op, (ast.Is, ast.IsNot)):
             # type(x) is np.ndarray: tested when the code runs, as the kind of x is known then
             kind = right if isinstance(right, Const) else left
@@ -586,6 +619,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 raise self.error(node, f"the attribute '.{node.attr}' is not supported",
                                  kind=UnknownFunctionError)
             return self.emit(node, op.name, op.bind((base,), {}))
+        found = constant_attribute(base, node.attr) if isinstance(base, Const) else None
+        if found is not None:  # k.startswith, "_".join: run while compiling (when called)
+            return found
         raise self.error(node, f"the attribute '.{node.attr}' of a constant is not supported")
 
     def expr_Subscript(self, node: ast.Subscript) -> Operand:
@@ -730,11 +766,27 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             folded = _folded_call(callee.value, args, kwargs)
             if folded is not None:
                 return folded
+        if isinstance(callee, Const) and is_constant_method(callee.value):
+            folded = _folded_call(callee.value, args, kwargs)
+            if folded is None:
+                raise self.error(node, f"'{ast.unparse(node)}' calls a method of a constant, "
+                                 "which runs while compiling, with arguments known only when "
+                                 "the code runs (or it raised, or gave no constant)",
+                                 hint="pass it constants (strings, numbers, tuples)")
+            return folded
+        if isinstance(callee, Const) and callee.value is builtins.next and args and (
+                isinstance(args[0], tuple) or isinstance(args[0], Value)
+                and args[0].shape is LIST):
+            raise self.error(node, NEXT_REFUSED.format(call=ast.unparse(node)), hint=NEXT_HINT)
         if isinstance(callee, Const) and callee.value is builtins.sum:
             return self.builtin_sum(node, args, kwargs)
         if isinstance(callee, Const) and (callee.value is builtins.max
                                           or callee.value is builtins.min):
             return self.builtin_extremum(node, callee.value, args, kwargs)
+        if isinstance(callee, Const) and callable(getattr(callee.value, "derivative_for", None)):
+            # a derivative of a function with *args/**kwargs: the one for this call's form
+            callee = Const(callee.value.derivative_for(*args, **kwargs), path=callee.path,
+                           scope=callee.scope)
         if (isinstance(callee, Const) and isinstance(callee.value, types.FunctionType)
                 and registry.callable_binding(callee.value) is None):
             if getattr(callee.value, "original", None) is not None and (isinstance(
@@ -838,14 +890,26 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         ``type`` of structures known while compiling; None for any other call."""
         if fn is dict:
             return self.dict_call(node, args, kwargs)
+        if fn is type and len(args) == 1 and isinstance(args[0], tuple):
+            return Const(self.sequence_type(args[0]))  # list, tuple, or either
         if fn is type:
             return Const(args[0].type) if len(args) == 1 and isinstance(args[0], Record) else None
+        kinds = args[1] if len(args) == 2 else None
+        if isinstance(kinds, tuple) and all(isinstance(k, Const) for k in kinds):
+            kinds = Const(tuple(k.value for k in kinds))  # (list, tuple): named classes
+        if fn is isinstance and isinstance(kinds, Const) and not kwargs:
+            decided = self.instance_of(node, args[0], kinds.value)
+            if decided is not None:
+                return decided
         if fn is isinstance and len(args) == 2 and isinstance(args[0], Record) and (
                 isinstance(args[1], Const)):
             try:
                 return Const(issubclass(args[0].type, args[1].value))
             except TypeError as error:
                 raise self.error(node, f"'{ast.unparse(node)}' failed: {error}") from None
+        if fn in (list, tuple) and len(args) == 1 and not kwargs and isinstance(
+                args[0], Value) and args[0].shape is LIST:
+            return args[0]  # list(items) of a list built at run time: the same items
         if kwargs or len(args) != 1 or not isinstance(args[0], (tuple, Record)):
             return None
         items = self.static_items(node, args[0])
@@ -992,6 +1056,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                                      "paths through the code")
                 if isinstance(value, Stale):
                     raise self.error(node, value.message(), hint=STALE_HINT)
+                if isinstance(value, Deleted):
+                    raise self.error(node, value.message(), hint="assign it again before "
+                                     "reading it, or delete it after its last read")
                 self.refuse_stale_view(node, value)
                 return value
             scope = scope.enclosing

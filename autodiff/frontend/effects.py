@@ -208,6 +208,12 @@ class EffectsMixin:
         """``"loss {:.3f}".format(loss)``."""
         args, kwargs = self.call_arguments(node)
         operands = [*args, *kwargs.values()]
+        if all(isinstance(o, Const) and o.path is None for o in operands):
+            try:  # of constants (a dict's key, a setting): a constant, made now
+                return Const(text.format(*(a.value for a in args),
+                                         **{k: v.value for k, v in kwargs.items()}))
+            except (IndexError, KeyError, ValueError, TypeError, AttributeError):
+                pass  # the call raises where the code runs
         names = [f"a{i}" for i in range(len(args))] + [
             f"{key}=a{len(args) + i}" for i, key in enumerate(kwargs)]
         return self.formatted(node, f"{text!r}.format({', '.join(names)})", operands)

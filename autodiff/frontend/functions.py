@@ -13,8 +13,12 @@ import ast
 import dataclasses
 import inspect
 import types
+import weakref
+
+import numpy as np
 
 from autodiff.errors import AutodiffError, UnsupportedSyntaxError
+from autodiff.frontend.generators import as_list_builder, is_generator
 from autodiff.frontend.source import read_function
 from autodiff.frontend.structures import (
     Record,
@@ -25,6 +29,7 @@ from autodiff.frontend.structures import (
     taken_apart,
 )
 from autodiff.graph.ir import Const, Graph, Operand, Region, Value, operand_values, walk
+from autodiff.graph.scopes import Scope
 from autodiff.ops.structures import part_read
 
 
@@ -44,6 +49,9 @@ class LocalFunction:
             return [ast.copy_location(ast.Return(self.node.body), self.node.body)]
         return self.node.body
 
+
+# The cells array defaults of the user's functions are read through, by function.
+_DEFAULT_CELLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 # Recursion is unrolled while compiling, up to this depth and this many calls in all.
 RECURSION_DEPTH = 50
@@ -86,6 +94,9 @@ class CallsMixin:
             body = fn.body()
         else:
             callee, params, body = self.module_function(node, fn, args, kwargs)
+        if is_generator(body):  # run to its end, as a function building a list
+            body = as_list_builder(body, lambda part, message, hint: callee.error(
+                part, message, hint=hint))
         if returning:
             last = body[-1]
             first = ast.copy_location(ast.Name(next(iter(params)), ast.Load()), last)
@@ -93,6 +104,7 @@ class CallsMixin:
         callee.function_name = name
         callee.calling = self
         callee.built_lists = self.built_lists
+        callee.sequence_kinds, callee.array_values = self.sequence_kinds, self.array_values
         callee.calls_in_progress = (*self.calls_in_progress, key)
         callee.recursive_calls = self.recursive_calls
         callee.env.update(params)
@@ -103,6 +115,13 @@ class CallsMixin:
         saved = self.builder.loc
         try:
             return callee.run(body)
+        except RecursionError:  # Python's own stack ran out before RECURSION_DEPTH
+            if key not in self.calls_in_progress:
+                raise
+            raise self.error(node, f"recursive call to '{name}' nested too deep to unroll while "
+                             "compiling: autodiff unrolls recursion, which must end where "
+                             "arguments known while compiling decide it",
+                             hint="write the recursion as a loop") from None
         finally:
             self.builder.loc = saved
 
@@ -261,6 +280,15 @@ class CallsMixin:
             return Const(value)
         if callable(value) or isinstance(value, types.ModuleType):
             return Const(value, path=None)
+        if isinstance(value, (np.ndarray, np.generic, complex)):
+            # an array default: read when the derivative runs, as a closure variable is,
+            # from a cell holding the function's default object
+            cells = _DEFAULT_CELLS.setdefault(fn, {})
+            cell = cells.get(name)
+            if cell is None or cell.cell_contents is not value:
+                cell = cells[name] = types.CellType(value)
+            return self.emit(node, "variable", (Const(name), Const(Scope.of_cell(cell, name))),
+                             hint="")
         raise self.error(node, f"the default value of '{name}' of '{fn.__qualname__}' is a "
                          f"{type(value).__name__}, which generated code cannot refer to",
                          hint=f"pass {name} explicitly")

@@ -71,9 +71,11 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
     nodes = list(_walk_local(body))
     if target is not None:
         nodes.extend(ast.walk(target))
+    nodes.extend(target for node in nodes if isinstance(node, _COMPREHENSIONS)
+                 for target in _named_targets(node))
     for node in sorted(nodes, key=lambda n: (getattr(n, "lineno", 0),
                                              getattr(n, "col_offset", 0))):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names[node.id] = None
         elif isinstance(node, ast.FunctionDef):
             names[node.name] = None
@@ -88,6 +90,73 @@ def assigned_names(body: list[ast.stmt], target: ast.expr | None = None) -> list
         elif is_dict_update(node):
             names[node.value.func.value.id] = None
     return [*names, *(n for n in appended_names(body) if n not in names)]
+
+
+def _updated(target: ast.expr) -> ast.Name | None:
+    """The name an assignment to ``target`` updates in place (``s[0] = ...``, ``s +=
+    ...``), or None."""
+    if isinstance(target, ast.Subscript):
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        return target if isinstance(target, ast.Name) else None
+    return None
+
+
+def viewed_names(body: list[ast.stmt]) -> list[str]:
+    """Names of the arrays that views the body takes (``s = v[1:]``, ``s = v.T``) and
+    then updates are taken from, through views of views: an update through the view
+    updates them too, so a loop with this body carries them."""
+    nodes = list(_walk_local(body))
+    rebound = set()  # the names updated in place: s[0] = ..., s += ...
+    for part in nodes:
+        targets = (part.targets if isinstance(part, ast.Assign) else [part.target]
+                   if isinstance(part, ast.AugAssign) else [])
+        for target in targets:
+            if isinstance(part, ast.AugAssign) and isinstance(target, ast.Name):
+                rebound.add(target.id)
+            elif _updated(target) is not None:
+                rebound.add(_updated(target).id)
+    views: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            base = node.value
+            while isinstance(base, ast.Subscript) or isinstance(base, ast.Attribute) and (
+                    base.attr == "T") or isinstance(base, ast.Call) and isinstance(
+                    base.func, ast.Attribute) and base.func.attr == "transpose":
+                base = base.func.value if isinstance(base, ast.Call) else base.value
+            if isinstance(base, ast.Name) and base is not node.value:
+                views[node.targets[0].id] = base.id
+    found: dict[str, None] = {}
+    todo = [name for name in rebound if name in views]
+    while todo:
+        source = views[todo.pop()]
+        if source not in found:
+            found[source] = None
+            if source in views:
+                todo.append(source)
+    return list(found)
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
+
+
+def _named_targets(node: ast.AST) -> list[ast.Name]:
+    """The targets of ``:=`` inside a comprehension (nested ones too, not lambdas'):
+    Python binds them in the function around it."""
+    found, todo = [], list(ast.iter_child_nodes(node))
+    while todo:
+        part = todo.pop()
+        if isinstance(part, ast.NamedExpr):
+            found.append(part.target)
+        if not isinstance(part, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(ast.iter_child_nodes(part))
+    return found
+
+
+def named_in(node: ast.AST) -> list[str]:
+    """The names ``:=`` binds inside the comprehension ``node``, in order."""
+    return list(dict.fromkeys(target.id for target in _named_targets(node)))
 
 
 def assigned_part_way(body: list[ast.stmt]) -> list[str]:

@@ -17,6 +17,8 @@ import ast
 
 import numpy as np
 
+from autodiff.frontend.bindings import Deleted, test_moved_into_body
+from autodiff.frontend.generators import unrolled_for_a_generator
 from autodiff.frontend.scan import (
     BROKE,
     CONTINUED,
@@ -30,6 +32,7 @@ from autodiff.frontend.scan import (
     assigned_names,
     loop_exits,
     readable_name,
+    viewed_names,
 )
 from autodiff.frontend.structures import Record
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
@@ -306,11 +309,15 @@ class StatementsMixin:
         first = values[0]
         if all(_same(first, v) for v in values[1:]):
             return first
-        stale = next((v for v in values if isinstance(v, Stale)), None)
+        stale = next((v for v in values if isinstance(v, (Stale, Deleted))), None)
         if stale is not None:
             return stale
         if all(isinstance(v, tuple) and len(v) == len(first) for v in values):
             return tuple(self.merge(name, list(items), blocks, outs) for items in zip(*values))
+        if all(self.built_lists.get(id(v)) is v or isinstance(v, Value) and v.shape is LIST
+               for v in values):  # [a] on one path, [a, b] on another: built at run time
+            values = [self.in_block(block, lambda v=v: self.as_runtime_list(None, v))
+                      for block, v in zip(blocks, values)]
         if all(isinstance(v, Record) and (v.kind, v.type) == (first.kind, first.type)
                and list(v.items) == list(first.items) for v in values):
             return Record(first.kind, first.type,
@@ -329,6 +336,11 @@ class StatementsMixin:
             block.results.append(value)
         outs.append(out)
         return out
+
+    def in_block(self, block: Block, convert):
+        """What ``convert()`` gives, emitting into ``block`` (a path already converted)."""
+        with self.builder.inside(block):
+            return convert()
 
     def expr_IfExp(self, node: ast.IfExp) -> Operand:
         return self.choose(node, self.expr(node.test), node.body, node.orelse)
@@ -390,9 +402,11 @@ class StatementsMixin:
 
     def for_loop(self, stmt: ast.For) -> Operand:
         """The loop; returns whether it was left by ``break`` or ``return``."""
-        iteration = self.iteration(stmt.iter)
+        iteration = unrolled_for_a_generator(self.iteration(stmt.iter), stmt.body)
         if iteration[0] == "unroll":
             for item in iteration[1]:
+                if self.exit_state() is TRUE:
+                    break  # a break or return known while compiling: no more steps
                 self.refuse_exit_before_step(stmt)
                 self.assign(stmt.target, item)
                 self.body(stmt.body)
@@ -438,6 +452,13 @@ class StatementsMixin:
             self.branch(stmt, runs, step, lambda: None)
 
     def stmt_While(self, stmt: ast.While) -> None:
+        moved = test_moved_into_body(stmt)  # while (n := ...) > 0: the body reads n
+        if moved is not None and stmt.orelse:
+            raise self.error(stmt, "a 'while' loop whose test binds a name (:=) and that has "
+                             "an 'else:' is not supported", hint="bind the name in the body, "
+                             "or move the else: block after the loop")
+        if moved is not None:
+            stmt = moved
         self.loop_else(stmt, self.loop(stmt, "while", stmt.body, (), test=stmt.test))
 
     def loop(self, stmt, kind: str, body: list[ast.stmt], header: tuple, *, bind=None,
@@ -446,6 +467,8 @@ class StatementsMixin:
         (the last step's exit flag, false when no step ran)."""
         loc = self.builder.loc
         names = assigned_names(body, target)
+        names += [n for n in viewed_names(body)  # (arrays a view the body updates reads)
+                  if isinstance(self.env.get(n), Value) and n not in names]
         exits = loop_exits(body)
         appended = appended_names(body)
         for name in appended:
@@ -456,7 +479,8 @@ class StatementsMixin:
                 names.append(EXIT)
         # A name a try left unknown on some path (before the loop, or at the end of an
         # iteration) is not carried: the body may assign it before reading it.
-        stale = {n: self.env[n] for n in names if isinstance(self.env.get(n), Stale)}
+        stale = {n: self.env[n] for n in names
+                 if isinstance(self.env.get(n), (Stale, Deleted))}  # (or deleted)
         names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
         for name, value in zip(names, init):
@@ -465,15 +489,16 @@ class StatementsMixin:
                                  "tuple or a function before it", hint="use an array")
         tokens = [LIST if n in appended else _token(v) for n, v in zip(names, init)]
         floating = [_floating(v) for v in init]
-        saved, saved_fresh = self.env, self.loop_fresh_names
+        saved, saved_fresh, saved_carried = self.env, self.loop_fresh_names, self.loop_carried
         self.loop_fresh_names = frozenset(n for n, v in zip(names, init) if v is UNDEFINED)
+        self.loop_carried = frozenset(names)
         # Each pass only forgets facts (a shared shape, floating) or drops a name left
         # unknown: it ends within 3n + 1.
         for _ in range(3 * len(names) + 1):
             blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
                                                bind, test, stale)
             self.env = saved
-            left = {n: r for n, r in zip(names, results) if isinstance(r, Stale)}
+            left = {n: r for n, r in zip(names, results) if isinstance(r, (Stale, Deleted))}
             if left:
                 stale.update(left)
                 kept = [j for j, n in enumerate(names) if n not in left]
@@ -491,7 +516,7 @@ class StatementsMixin:
                     floating[j], changed = False, True
             if not changed:
                 break
-        self.loop_fresh_names = saved_fresh
+        self.loop_fresh_names, self.loop_carried = saved_fresh, saved_carried
         outs = []
         for name, token, is_float, start, result in zip(names, tokens, floating, init, results):
             out = Value(readable_name(name))

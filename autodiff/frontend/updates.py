@@ -13,12 +13,26 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.scan import readable_name
-from autodiff.graph.ir import UNDEFINED, Const, Node, Operand, Region, Value, operand_values
-from autodiff.graph.shapes import LIST
+from autodiff.graph.ir import (
+    UNDEFINED,
+    Const,
+    Node,
+    Operand,
+    Region,
+    SliceSpec,
+    Value,
+    operand_values,
+)
+from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops.shape import getitem as getitem_op
+from autodiff.ops.shape import transpose as transpose_op
 
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
+              ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%"}
 _OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
              "or build a new array")
 
@@ -77,8 +91,39 @@ def _stale_view_words(name: str, array: str, line: int) -> tuple[str, str]:
     return message, hint
 
 
+def _basic(index) -> bool:
+    """Whether ``index`` is a basic index, whose result is a view: slices, constant
+    integers, ``None`` and ``...``, and integers the code computes (a loop's index and
+    arithmetic on it: a scalar no comparison made, which could be a boolean mask)."""
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, SliceSpec) or isinstance(part, Const) and (
+                part.value is None or part.value is Ellipsis or type(part.value) is int):
+            continue
+        if not (isinstance(part, Value) and part.shape is SCALAR and _integer(part)):
+            return False
+    return True
+
+
+def _integer(value: Value) -> bool:
+    """Whether the scalar ``value`` is a loop's index, or integer arithmetic on one."""
+    node = value.node
+    if node is None:
+        return True  # a block's parameter: a for loop's index
+    if isinstance(node, Region) or node.op.name not in _INTEGER_OPS:
+        return False
+    return all(isinstance(a, Const) and type(a.value) is int or isinstance(a, Value)
+               and a.shape is SCALAR and _integer(a) for a in node.args)
+
+
+_INTEGER_OPS = frozenset({"add", "subtract", "multiply", "floor_divide", "remainder",
+                          "negative"})
+
+
 class UpdatesMixin:
     """Element updates and list appends for :class:`autodiff.frontend.convert.Converter`."""
+
+    # The names the loop whose body is converted now carries (None outside loops).
+    loop_carried: frozenset[str] | None = None
 
     def copy_updated_arguments(self, body: list[ast.stmt]) -> None:
         """An argument whose elements the differentiated function updates
@@ -97,7 +142,7 @@ class UpdatesMixin:
         name, current = self.updatable(target, "element update")
         index = self.index(target.slice)
         self.env[name] = self.emit(target, "setitem", (current, index, value), hint=name)
-        self.mark_stale_views(target, name, current)
+        self.written_through(target, name, current)
 
     def update_element(self, stmt: ast.AugAssign) -> None:
         """``out[i] += value``: read, combine, write back."""
@@ -107,7 +152,7 @@ class UpdatesMixin:
         old = self.emit(target, "getitem", (current, index))
         new = self.binary(stmt, stmt.op, old, self.expr(stmt.value))
         self.env[name] = self.emit(target, "setitem", (current, index, new), hint=name)
-        self.mark_stale_views(target, name, current)
+        self.written_through(target, name, current)
 
     def unbuffered_add(self, call: ast.Call, subtract: bool) -> None:
         """``np.add.at(out, index, value)`` (``np.subtract.at``): ``value`` added at
@@ -126,7 +171,7 @@ class UpdatesMixin:
         if subtract:
             value = self.emit(call, "negative", (value,))
         self.env[name] = self.emit(call, "index_add", (current, index, value), hint=name)
-        self.mark_stale_views(target, name, current)
+        self.written_through(target, name, current)
 
     # ----- views of an updated array -----
     # The graph holds values: a view taken before an update (v = out[:2]) keeps the old
@@ -135,11 +180,12 @@ class UpdatesMixin:
     # that prev = out[i - 1]; out[i] = 2 * prev stays allowed). In a loop, a view a
     # later trip may read (made before the loop, or carried by it) is refused at once.
 
-    def mark_stale_views(self, target: ast.Subscript, name: str, current: Value) -> None:
+    def mark_stale_views(self, target: ast.Subscript, name: str, current: Value,
+                         rebound: frozenset = frozenset()) -> None:
         family = self.same_array(current)
         for other, value in list(self.env.items()):
-            if other == name or other.startswith("<") or not isinstance(value, Value) or (
-                    value in family or not self.may_view(value, family)):
+            if other == name or other in rebound or other.startswith("<") or not isinstance(
+                    value, Value) or (value in family or not self.may_view(value, family)):
                 continue
             if self.loop_fresh_names is not None and other not in self.loop_fresh_names:
                 raise self.error(target, *_stale_view_words(other, name, target.lineno))
@@ -191,13 +237,139 @@ class UpdatesMixin:
         if current.shape is LIST:
             raise self.error(target, f"assigning to an element of the list '{name}' is not "
                              "supported", hint="build the list with append, or use an array")
-        if not self.owns(current):
+        if not self.owns(current) and not self.view_of_own(target, name, current):
             raise self.error(target, f"in-place update of '{name}', which is an argument or "
                              "may share memory with one: the caller's array would change",
                              hint=_OWN_HINT, kind=UnsupportedSyntaxError)
         self.check_not_iterated(target, name)
         self.check_unshared(target, name, current)
         return name, current
+
+    # ----- updates through a view of an array the function owns -----
+    # v = x.copy(); s = v[1:]; s[0] *= 3 changes v. The graph holds values: the update
+    # makes a new s, and each array the view was taken from gets the new s written back
+    # where the view reads it (v = setitem(v, 1:, s), v.T's array = s.T), its names
+    # rebound, down to the array the function owns. Views made by basic indexing and
+    # transposes are followed; any other (a reshape may be a copy) is refused.
+
+    def view_path(self, value: Value) -> tuple[list[Node], str | None]:
+        """The nodes that make ``value`` a view of an array the function owns, from
+        ``value`` down (empty when it is no view), and, when it is a view the update
+        cannot follow, the op that made it (else None)."""
+        path, item = [], value
+        while isinstance(item, Value) and item not in self.arguments:
+            if item in self.builder.sources:  # a loop carries it, or paths merged it
+                return (path, None) if path and self.owns(item) else ([], None)
+            node = item.node
+            if node is None or isinstance(node, Region):
+                break
+            if makes_new_array(node):
+                return (path, None) if self.owns(item) else ([], None)
+            if node.op is getitem_op and not _basic(node.args[1]):
+                return [], ("indexing by a value known only when the code runs (a mask "
+                            "or an array of indices gives a copy, an integer a view)")
+            if node.op not in (getitem_op, transpose_op):
+                return [], node.op.name
+            path.append(node)
+            item = node.args[0]
+        return [], None
+
+    def view_of_own(self, target: ast.AST, name: str, current: Value) -> bool:
+        """Whether ``current`` is a view, followed by :meth:`written_through`, of an array
+        the function owns; a view made by an op that may copy is refused."""
+        path, refused = self.view_path(current)
+        if refused is not None:
+            raise self.error(target, f"in-place update of '{name}', a view made by {refused}: "
+                             "autodiff follows updates through views made by indexing and "
+                             "transposes (v[1:], v[:, 0], v.T) only, as NumPy may copy here",
+                             hint=f"index the array itself, or copy the view ({name} = "
+                             f"{name}.copy()) if the array must not change")
+        return bool(path)
+
+    def written_through(self, target: ast.AST, name: str, current: Value) -> None:
+        """After ``name``, which held ``current``, was updated: when ``current`` is a view
+        of an array the function owns, that array gets the update (written back through
+        each view it was taken from), each name holding it is rebound, and each name
+        holding a view of it (``name`` too) is rebound to the view taken again from the
+        updated array, so that it stays a view a later update writes through. Views that
+        cannot be taken again are stale."""
+        path, _ = self.view_path(current)
+        if not path:
+            self.mark_stale_views(target, name, current)
+            return
+        root = path[-1].args[0]
+        held = [n for n, v in self.env.items() if v is root and not n.startswith("<")]
+        if not held:  # (updated or rebound since the view was taken, or never named)
+            raise self.error(target, f"in-place update of '{name}', a view of an array no "
+                             "name holds now (it was updated or rebound since the view was "
+                             "taken): NumPy would change that array, which differentiated "
+                             "code does not follow", hint=f"take the view again after the "
+                             f"array's last update, or copy it ({name} = {name}.copy())")
+        if self.loop_carried is not None and any(n not in self.loop_carried for n in held):
+            # a name the update rebinds must be carried by the loop, or the next trip
+            # (and the code after the loop) would read its old value
+            outside = next(n for n in held if n not in self.loop_carried)
+            raise self.error(target, f"in-place update of '{name}', a view of '{outside}', "
+                             f"inside a loop that does not assign '{outside}': the update "
+                             "would not reach the next trip", hint=f"update '{outside}' itself "
+                             f"at that index, or assign '{outside}' in the loop")
+        new = self.env[name]
+        for node in path:  # from the view down to the array the function owns
+            if node.op is getitem_op:
+                new = self.emit(target, "setitem", (node.args[0], node.args[1], new))
+            else:
+                axes = node.args[1]
+                inverse = Const(None) if axes == Const(None) else Const(
+                    tuple(int(i) for i in np.argsort(axes.value)))
+                new = self.emit(target, "transpose", (new, inverse))
+        root_name = held[0] if held else name
+        if isinstance(new, Value) and not new.hint:
+            new.hint = root_name
+        rebound = set(held)
+        for other in held:
+            self.env[other] = new
+        views = {name: path}
+        for other, value in self.env.items():
+            if other not in rebound and other != name and not other.startswith("<") and (
+                    isinstance(value, Value)):
+                again, _ = self.view_path(value)
+                if again and again[-1].args[0] is root:
+                    views[other] = again
+        for other, again in views.items():
+            if self.loop_carried is not None and other not in self.loop_carried:
+                continue  # (stale: a later trip could not see it taken again)
+            view = new
+            for node in reversed(again):
+                view = self.emit(target, node.op, (view, *node.args[1:]), hint=other)
+            self.env[other] = view
+            rebound.add(other)
+        self.mark_stale_views(target, root_name, root, frozenset(rebound))
+
+    def augmented_view(self, stmt: ast.AugAssign) -> bool:
+        """``s += v`` where ``s`` is a view of an array the function owns: NumPy adds in
+        place, through the view, as ``s[...] += v``. False when ``s`` is no such view."""
+        name = stmt.target.id
+        current = self.env.get(name)
+        if not isinstance(current, Value) or current.shape is LIST:
+            return False
+        path, _ = self.view_path(current)
+        if not path:
+            return False
+        index = path[0].args[1] if path[0].op is getitem_op else SliceSpec(
+            Const(None), Const(None), Const(None))
+        parts = index if isinstance(index, tuple) else (index,)
+        if not any(isinstance(p, SliceSpec) or p == Const(Ellipsis) or p == Const(None)
+                   for p in parts):
+            raise self.error(stmt, f"'{ast.unparse(stmt)}' on '{name}', read from an array by "
+                             "integers alone: a row (a view, updated in place) or an element "
+                             "(a number, rebound) by the array's number of dimensions",
+                             hint="update the array itself at that index, or write "
+                             f"{name}[...] {_OPERATORS.get(type(stmt.op), '?')}= ... for a row")
+        target = ast.copy_location(ast.Subscript(ast.copy_location(
+            ast.Name(name, ast.Load()), stmt), ast.copy_location(ast.Constant(Ellipsis), stmt),
+            ast.Store()), stmt)
+        self.update_element(ast.copy_location(ast.AugAssign(target, stmt.op, stmt.value), stmt))
+        return True
 
     def check_not_iterated(self, node: ast.AST, name: str) -> None:
         """A ``for`` loop over an array reads its rows as it goes: updating the array in
