@@ -12,6 +12,7 @@ from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
 from autodiff.frontend.structures import (
     ARRAY,
+    OPAQUE,
     Binder,
     Record,
     is_structured,
@@ -65,6 +66,8 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
             spec = specs.get(name, ARRAY)
             bound = binder.bind(spec, param, name)
             converter.env[name] = bound
+            converter.builder.library_objects.update(
+                leaf for leaf_spec, leaf in leaves(spec, bound) if leaf_spec == OPAQUE)
             if is_structured(spec):
                 graph.argument_leaves[index] = [leaf for _, leaf in leaves(spec, bound)]
                 converter.caller_sequences.update(id(t) for t in _tuples(bound))

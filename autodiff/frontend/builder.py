@@ -82,6 +82,9 @@ class GraphBuilder:
         # A derivative's rules made complex values: the graph computes with them once the
         # transform is done, never midway (a rule chosen before would be a real one).
         self.made_complex = False
+        # Arguments (and leaves of structures) holding a library's object (a random
+        # generator): its methods and attributes are called and read as they are.
+        self.library_objects: set[Value] = set()
 
     @property
     def nodes(self) -> list:

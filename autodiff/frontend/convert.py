@@ -27,7 +27,12 @@ from autodiff.errors import (
     UnsupportedSyntaxError,
 )
 from autodiff.frontend.builder import GraphBuilder, literal
-from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
+from autodiff.frontend.effects import (
+    TEXT_BUILTINS,
+    EffectsMixin,
+    is_text,
+    library_object,
+)
 from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
@@ -64,7 +69,7 @@ from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.line_names import line_name
 from autodiff.ops import OPS, registry
-from autodiff.ops.calls import call_op
+from autodiff.ops.calls import attribute_op, call_op
 from autodiff.user_code import is_library_code
 
 # Python's operators as the functions of ``operator`` they call; the op each is an
@@ -569,6 +574,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             return self.field_of(node, base)
         if isinstance(base, Value):
             op = registry.attribute_op(node.attr)
+            if (op is None or not hasattr(np.ndarray, node.attr)) and library_object(
+                    base, self.builder):  # np.finfo(x.dtype).eps, read as it is
+                return self.emit(node, attribute_op(node.attr), (base,))
             if op is None:
                 if not hasattr(np.ndarray, node.attr):
                     self.read_as_structure(node, base, "an object")
@@ -635,15 +643,21 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             return self.emit(node, "stack", (items, Const(0)))
         return self.expr(node)
 
-    def call_arguments(self, node: ast.Call) -> tuple[tuple, dict]:
+    def call_arguments(self, node: ast.Call, unpacked_when_run: bool = False
+                       ) -> tuple[tuple, dict]:
         """The arguments of a call, ``*xs`` and ``**kw`` taken apart while compiling (a
-        list, tuple or dict the code holds: its items are known then)."""
+        list, tuple or dict the code holds: its items are known then); given
+        ``unpacked_when_run``, ``*xs`` of a value known only then is
+        :class:`UnpackedWhenRun` (a call run as it is unpacks it)."""
         args: list[Operand] = []
         for arg in node.args:
             if not isinstance(arg, ast.Starred):
                 args.append(self.expr(arg))
                 continue
             value = self.expr(arg.value)
+            if unpacked_when_run and isinstance(value, Value):
+                args.append(UnpackedWhenRun(value))
+                continue
             if not isinstance(value, (tuple, Record)) and not (
                     isinstance(value, Const) and isinstance(value.value, (tuple, list))):
                 self.read_as_structure(arg, value, "a sequence")
@@ -683,7 +697,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 callee = self.attribute_of(func, base)
         else:
             callee = self.expr(func)
-        args, kwargs = self.call_arguments(node)
+        if runs_as_it_is(callee, self.source.filename):  # np.random.rand(*x.shape)
+            args, kwargs = self.call_arguments(node, unpacked_when_run=True)
+            if any(isinstance(arg, UnpackedWhenRun) for arg in args):
+                return self.call_as_it_is(node, callee, args, kwargs)
+        else:
+            args, kwargs = self.call_arguments(node)
         if record is not None:
             return self.record_method(node, record, func.attr, args, kwargs)
         if receiver is not None:
@@ -745,7 +764,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
         binding = registry.method_binding(name)
         if binding is None:
-            if _library_object(receiver) and not hasattr(np.ndarray, name):
+            if library_object(receiver, self.builder) and not hasattr(np.ndarray, name):
                 # a method of a library's object (a random generator's rng.normal): run as it
                 # is, as a library's function is
                 op = call_op(len(args), tuple(kwargs), method=name)
@@ -948,7 +967,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(node, f"'{ast.unparse(node.func)}' is not differentiated, and "
                              f"takes no function defined in the code: {stated[0]}",
                              hint=stated[1], kind=UnknownFunctionError)
-        op = call_op(len(args), tuple(kwargs))
+        starred = tuple(i for i, arg in enumerate(args) if isinstance(arg, UnpackedWhenRun))
+        args = tuple(arg.value if isinstance(arg, UnpackedWhenRun) else arg for arg in args)
+        op = call_op(len(args), tuple(kwargs), starred=starred)
         args, kwargs = self.passed_whole(node, args, kwargs)
         return self.emit(node, op, (callee, *args, *kwargs.values()))
 
@@ -1014,23 +1035,6 @@ def _type_of(operand: Operand) -> Operand | None:
     return node.args[0]
 
 
-def _library_object(value: Value) -> bool:
-    """Whether ``value`` is an object of a library's (a random generator), neither an
-    array nor a structure: what a function run as it is returned (``np.random.default_rng
-    (seed)``), or a global or closure variable holding such an object now."""
-    node = value.node
-    if node is None or isinstance(node, Region):
-        return False
-    if node.op.opaque and node.op.name == "call":
-        return True
-    if node.op.name != "variable":
-        return False
-    name, scope = (arg.value for arg in node.args)
-    obj = scope.read(name)
-    return obj is not MISSING and not isinstance(
-        obj, (np.ndarray, np.generic, int, float, complex, bool, str, list, tuple, dict))
-
-
 def _holds_functions(obj: object) -> bool:
     """Whether ``obj`` is a list, tuple or dict of functions (names may sit beside them:
     ``[("tanh", np.tanh), ...]``): code calling one of them (``ACTIVATIONS[name](x)``,
@@ -1091,6 +1095,29 @@ def _describe_target(target: ast.expr) -> str:
     if isinstance(target, ast.Attribute):
         return f"an attribute ({ast.unparse(target)} = ...)"
     return f"'{ast.unparse(target)}'"
+
+
+class UnpackedWhenRun:
+    """``*xs`` of a value known only when the code runs (``*x.shape``), passed to a call
+    run as it is, which unpacks it then."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+
+def runs_as_it_is(callee, filename: str) -> bool:
+    """Whether a call of ``callee`` runs as it is whatever its arguments: a library's
+    function (not a builtin the frontend decides, not an op, not the user's code)."""
+    if not isinstance(callee, Const) or callee.path is None or not callable(callee.value):
+        return False
+    fn = callee.value
+    if getattr(fn, "__module__", None) == "builtins" or isinstance(fn, type) or getattr(
+            fn, "builds_derivative", False) or registry.callable_binding(fn) is not None:
+        return False
+    return isinstance(fn, types.FunctionType) and is_library_code(fn, filename) or not (
+        isinstance(fn, types.FunctionType))
 
 
 def _is_pure_builtin(fn) -> bool:
