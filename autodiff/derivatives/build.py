@@ -121,10 +121,13 @@ def _only_read_by_parts(graph: Graph, containers: set[Value], bound: set[Value],
     """A structure a derivative uses other than by reading its parts would carry a
     gradient its leaves do not see: refuse it rather than return a wrong one. So would
     a read of a part that is not the one bound to it (``bound``: a second read of the
-    same part, or one inside a loop)."""
+    same part, or one inside a loop). An op passing no gradient may use it whole (a
+    write into it: ``params['running_mean'] = m``)."""
     for node in walk(graph.nodes):
         if isinstance(node, Region):
             used = [v for v in operand_values(node.args) if v in containers]
+        elif node.op.nondiff_output:
+            continue
         else:
             found = structure_ops.part_read(node, True)
             used = [v for v in operand_values(node.args) if v in containers

@@ -85,6 +85,9 @@ class GraphBuilder:
         # Arguments (and leaves of structures) holding a library's object (a random
         # generator): its methods and attributes are called and read as they are.
         self.library_objects: set[Value] = set()
+        # The lists built at run time from a list the caller passed (for a loop appending
+        # to it), each with that list: appends write through to it (frontend/state.py).
+        self.caller_runtime_lists: dict[Value, Value] = {}
 
     @property
     def nodes(self) -> list:

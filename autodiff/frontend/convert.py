@@ -39,6 +39,7 @@ from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append
 from autodiff.frontend.source import FunctionSource
+from autodiff.frontend.state import StateMixin
 from autodiff.frontend.statements import (
     FALSE,
     RESULT,
@@ -151,7 +152,7 @@ def _flat(operands):
 
 
 class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
-                EffectsMixin, FrozenMixin):
+                EffectsMixin, FrozenMixin, StateMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -325,6 +326,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.update_element(stmt)
                 return
             if isinstance(stmt.target, ast.Attribute):
+                if self.set_field(stmt.target, self.binary(stmt, stmt.op, self.expr(
+                        stmt.target), self.expr(stmt.value))):
+                    return  # self.count += 1 on the caller's object
                 self.refuse_setting_a_field(stmt.target)
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
@@ -400,6 +404,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.assign_element(target, value)
         else:
             if isinstance(target, ast.Attribute):
+                if self.set_field(target, value):
+                    return
                 self.refuse_setting_a_field(target)
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
                              hint=_INPLACE_HINT)
@@ -507,7 +513,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                          "items out ([a, b] + [c], [a] * 3)")
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Operand:
-        return self.emit(node, operator_op(UNARY_OPS[type(node.op)]), (self.expr(node.operand),))
+        operand = self.expr(node.operand)
+        if isinstance(node.op, ast.Not) and isinstance(operand, Const) and (
+                operand.path is None and not isinstance(operand.value, np.ndarray)):
+            return Const(not operand.value)  # if not self.initialized: a setting
+        return self.emit(node, operator_op(UNARY_OPS[type(node.op)]), (operand,))
 
     def expr_Compare(self, node: ast.Compare) -> Operand:
         result = None

@@ -123,7 +123,7 @@ def _on_a_raising_path(value, before, inside: set[Value]):
     if isinstance(value, Record):
         return Record(value.kind, value.type, {
             key: _on_a_raising_path(item, UNDEFINED, inside)
-            for key, item in value.items.items()}, value.caller)
+            for key, item in value.items.items()}, value.caller, value.whole)
     return value
 
 
@@ -297,7 +297,8 @@ class StatementsMixin:
                and list(v.items) == list(first.items) for v in values):
             return Record(first.kind, first.type,
                           {key: self.merge(name, [v.items[key] for v in values], blocks, outs)
-                           for key in first.items}, all(v.caller for v in values))
+                           for key in first.items}, all(v.caller for v in values),
+                          first.whole if all(v.whole is first.whole for v in values) else None)
         if not all(isinstance(v, (Value, Const)) for v in values) or any(
             isinstance(v, Const) and v.path is not None and not _data(v.value) for v in values
         ):
@@ -438,6 +439,11 @@ class StatementsMixin:
         names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
         for name, value in zip(names, init):
+            if isinstance(value, Record) and value.whole is not None:
+                raise self.error(stmt, f"the loop writes into the {value.describe()} "
+                                 f"'{name}' the caller passed, a number of times known only "
+                                 "when the code runs", hint="compute the value in a name of "
+                                 "its own in the loop, and write it after the loop")
             if isinstance(value, Ambiguous) or not isinstance(value, (Value, Const)):
                 raise self.error(stmt, f"'{name}' is changed by the loop but holds a "
                                  "tuple or a function before it", hint="use an array")

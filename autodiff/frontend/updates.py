@@ -15,9 +15,11 @@ import ast
 
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.scan import readable_name
+from autodiff.frontend.structures import CallerList
 from autodiff.graph.ir import UNDEFINED, Const, Node, Operand, Region, Value, operand_values
 from autodiff.graph.shapes import LIST
 from autodiff.ops.shape import getitem as getitem_op
+from autodiff.ops.state import APPEND_ITEM
 
 _OWN_HINT = ("update an array the function created (out = np.zeros(n) or x.copy()), "
              "or build a new array")
@@ -214,6 +216,10 @@ class UpdatesMixin:
         others = [n for n, v in self.env.items() if v in family and n != name
                   and not n.startswith("<")]
         if others:
+            for value in family:  # an argument, copied at the top, may be a dict: compiled
+                node_of = value.node  # per structure
+                if isinstance(node_of, Node) and node_of.op.name == "copy":
+                    self.read_as_structure(node, node_of.args[0], "a dict")
             raise self.error(node, f"in-place update of '{name}', which is also named "
                              f"'{others[0]}': NumPy would change both, which differentiated "
                              "code does not support",
@@ -257,6 +263,11 @@ class UpdatesMixin:
         """``acc.append(v)``: a new list value with ``v`` at its end."""
         if len(call.args) != 1 or call.keywords:
             raise self.error(call, "append() takes exactly one argument")
+        current = self.env.get(name)
+        if isinstance(current, CallerList):  # the caller's list: appended to as the code runs
+            self.append_to_callers(call, current, self.expr(call.args[0]))
+            return
+        self.read_as_structure(call, current, "a list")  # an argument: compiled per structure
         if self.env.get(name) in self.arguments or id(self.env.get(name)) in self.caller_sequences:
             raise self.error(call, f"in-place update of '{name}', an argument: append() would "
                              "change the caller's list",
@@ -265,6 +276,10 @@ class UpdatesMixin:
         self.env[name] = current
         self.check_unshared(call, name, current)
         item = self.expr(call.args[0])
+        callers = self.callers_runtime_list(call, name, current) if isinstance(
+            current, Value) else None
+        if callers is not None:  # the caller's list, appended to in a loop
+            self.emit(call, APPEND_ITEM, (callers, item))
         self.env[name] = self.emit(call, "list_append", (current, item), hint=readable_name(name))
 
     def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
@@ -276,7 +291,10 @@ class UpdatesMixin:
             result = self.emit(node, "list_new", ())
             for item in items:
                 result = self.emit(node, "list_append", (result, item))
+            if isinstance(value, CallerList):  # a loop appends to the caller's list
+                self.builder.caller_runtime_lists[result] = value.whole
             return result
         if value is UNDEFINED:
             return value
+        self.read_as_structure(node, value, "a list")  # an argument: compiled per structure
         raise self.error(node, "append() is supported on lists the function builds")
