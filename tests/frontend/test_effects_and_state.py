@@ -255,3 +255,82 @@ def test_a_gradient_into_a_call_made_for_its_effect_is_refused():
 
     with pytest.raises(ad.UnsupportedSyntaxError, match="passed an array the function made"):
         ad.grad(shuffles_own)(np.ones(3))
+
+
+# ----- caches returned beside the output: (out, cache) -----
+
+
+def rnn(x, W, steps):
+    h = x
+    caches = []
+    for t in range(steps):
+        a = h @ W
+        h_new = np.tanh(a)
+        caches.append((h, a, h_new))
+        h = h_new
+    return np.sum(h ** 2), caches
+
+
+def test_caches_built_in_a_loop_of_run_time_length_are_the_aux():
+    x, W = rng.normal(size=(2, 3)), rng.normal(size=(3, 3)) * 0.5
+    gradient, caches = ad.grad(rnn, wrt=1, has_aux=True)(x, W, 3)
+    np.testing.assert_allclose(gradient, ad.numeric_grad(lambda W: rnn(x, W, 3)[0], W),
+                               rtol=1e-7)
+    expected = rnn(x, W, 3)[1]
+    assert type(caches) is list and len(caches) == 3
+    for ours, theirs in zip(caches, expected):
+        assert len(ours) == 3
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-15)
+    (value, aux), again = ad.value_and_grad(rnn, wrt=1, has_aux=True, jit=True)(x, W, 3)
+    assert value == pytest.approx(rnn(x, W, 3)[0], rel=1e-14) and len(aux) == 3
+    np.testing.assert_allclose(again, gradient, rtol=1e-12)
+    check_against_finite_differences(lambda x, W: rnn(x, W, 4)[0], [x, W], wrt=(0, 1),
+                                     second_order=True)
+
+
+def dense_forward(x, W, b):
+    a = x @ W + b
+    out = np.maximum(a, 0.0)
+    cache = (x, W, a)
+    return out, cache
+
+
+def dense_backward(dout, cache):  # the backward pass a course writes by hand
+    x, W, a = cache
+    da = dout * (a > 0)
+    return da @ W.T, x.T @ da, np.sum(da, axis=0)
+
+
+def test_a_vjp_of_out_and_cache_takes_none_for_the_cache():
+    x, W, b = rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), rng.normal(size=2)
+    dout = rng.normal(size=(4, 2))
+    ours = ad.vjp(dense_forward, wrt=(0, 1, 2))(x, W, b, (dout, None))
+    by_hand = dense_backward(dout, dense_forward(x, W, b)[1])
+    for a, b_ in zip(ours, by_hand):
+        np.testing.assert_allclose(a, b_, rtol=1e-12)
+    jitted = ad.vjp(dense_forward, wrt=(0, 1, 2), jit=True)(x, W, b, (dout, None))
+    for a, b_ in zip(jitted, by_hand):
+        np.testing.assert_allclose(a, b_, rtol=1e-12)
+    # a seed for the cache too weighs it as any output
+    seeds = (dout, (np.zeros_like(x), np.ones_like(W), np.zeros((4, 2))))
+    weighted = ad.vjp(dense_forward, wrt=1)(x, W, b, seeds)
+    np.testing.assert_allclose(weighted, by_hand[1] + 1.0, rtol=1e-12)
+    with pytest.raises(ad.AutodiffError, match="returns a tuple of 2 outputs, and was given "
+                       "a seed of shape"):
+        ad.vjp(dense_forward)(x, W, b, dout)
+
+
+def test_the_course_layer_gradient_against_finite_differences():
+    x, W, b = rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), rng.normal(size=2)
+
+    def loss(x, W, b):
+        out, cache = dense_forward(x, W, b)
+        return np.sum(out ** 2) + 0.1 * np.sum(cache[2])
+
+    check_against_finite_differences(loss, [x, W, b], wrt=(0, 1, 2))
+    check_with_jit(loss, x, W, b, wrt=(0, 1, 2))
+    gradient, cache = ad.grad(lambda x, W, b: (np.sum(dense_forward(x, W, b)[0] ** 2),
+                                               dense_forward(x, W, b)[1]), wrt=1,
+                              has_aux=True)(x, W, b)
+    np.testing.assert_allclose(cache[2], x @ W + b, rtol=1e-15)
