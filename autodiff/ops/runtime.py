@@ -559,10 +559,13 @@ _FLOAT64 = np.dtype(np.float64)
 def with_fields(like, **fields):
     """A copy of the dataclass or object ``like`` with ``fields`` set to other values
     (a gradient with respect to a model is the model's copy holding its gradients);
-    its class's ``__init__`` is not run, and frozen dataclasses are copied too."""
+    its class's ``__init__`` is not run, and frozen dataclasses are copied too. An
+    attribute ``fields`` does not name (one the differentiated call set on the
+    object: ``self.cache = (x, h)``) is ``None`` in the copy, as a leaf with no
+    gradient is: never the forward value it holds."""
     made = object.__new__(type(like))
     if hasattr(like, "__dict__"):
-        made.__dict__.update(like.__dict__)
+        made.__dict__.update(dict.fromkeys(like.__dict__))
     for name, value in fields.items():
         object.__setattr__(made, name, value)
     return made

@@ -334,3 +334,11 @@ def test_the_course_layer_gradient_against_finite_differences():
                                                dense_forward(x, W, b)[1]), wrt=1,
                               has_aux=True)(x, W, b)
     np.testing.assert_allclose(cache[2], x @ W + b, rtol=1e-15)
+
+
+def test_the_gradient_of_a_layer_holds_no_forward_value_the_call_recorded():
+    layer = Dense(rng.normal(size=(3, 2)), rng.normal(size=2))
+    gradient = ad.grad(layer_loss)(layer, rng.normal(size=(4, 3)))
+    assert hasattr(layer, "cache") and gradient.cache is None and gradient.n_in is None
+    assert gradient.last_input is None and gradient.initialized is None
+    assert isinstance(gradient.W, np.ndarray)
