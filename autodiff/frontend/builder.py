@@ -88,6 +88,9 @@ class GraphBuilder:
         # The lists built at run time from a list the caller passed (for a loop appending
         # to it), each with that list: appends write through to it (frontend/state.py).
         self.caller_runtime_lists: dict[Value, Value] = {}
+        # Lists of constants repeated a number of times known when the code runs
+        # ([None] * T): tuples then, whose items are never set (frontend/updates.py).
+        self.repeated_lists: set[Value] = set()
 
     @property
     def nodes(self) -> list:

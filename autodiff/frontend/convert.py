@@ -487,7 +487,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
         if _is_list(left) or _is_list(right):
             return self.list_arithmetic(node, op, left, right)
-        return self.emit(node, operator_op(fn), (left, right))
+        result = self.emit(node, operator_op(fn), (left, right))
+        if isinstance(op, ast.Mult) and isinstance(result, Value) and any(
+                isinstance(side, Const) and type(side.value) is tuple for side in (left, right)):
+            self.builder.repeated_lists.add(result)  # [None] * T: a tuple when it runs
+        return result
 
     def list_arithmetic(self, node: ast.AST, op: ast.operator, left: Operand,
                         right: Operand) -> Operand:
@@ -1002,8 +1006,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                     raise self.error(node, f"'{name}' is used before it is given a value",
                                      hint="assign it first on every path that reaches here")
                 if isinstance(value, Ambiguous):
-                    raise self.error(node, f"'{name}' names different functions on different "
-                                     "paths through the code")
+                    raise self.error(node, f"'{name}' {value.what} on different paths "
+                                     "through the code")
                 if isinstance(value, Stale):
                     raise self.error(node, value.message(), hint=STALE_HINT)
                 self.refuse_stale_view(node, value)

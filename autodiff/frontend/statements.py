@@ -42,10 +42,11 @@ FALSE, TRUE = Const(False), Const(True)
 
 
 class Ambiguous:
-    """A name bound to different functions or modules on different paths."""
+    """A name bound to different functions or modules on different paths (``what``
+    they are, as an error says it)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, name: str, what: str = "names different functions") -> None:
+        self.name, self.what = name, what
 
 
 class Stale:
@@ -299,6 +300,8 @@ class StatementsMixin:
                           {key: self.merge(name, [v.items[key] for v in values], blocks, outs)
                            for key in first.items}, all(v.caller for v in values),
                           first.whole if all(v.whole is first.whole for v in values) else None)
+        if all(isinstance(v, Record) for v in values):  # a key written on one path only
+            return Ambiguous(name, "holds a dict or an object with different keys")
         if not all(isinstance(v, (Value, Const)) for v in values) or any(
             isinstance(v, Const) and v.path is not None and not _data(v.value) for v in values
         ):

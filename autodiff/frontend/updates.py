@@ -190,9 +190,12 @@ class UpdatesMixin:
         if not isinstance(current, Value):
             raise self.error(target, f"in-place update of '{name}', which is not an array "
                              "created in this function", hint=_OWN_HINT)
-        if current.shape is LIST:
+        if current.shape is LIST or not self.builder.repeated_lists.isdisjoint(
+                self.same_array(current)):
             raise self.error(target, f"assigning to an element of the list '{name}' is not "
-                             "supported", hint="build the list with append, or use an array")
+                             "supported", hint="build the list with append (a loop of run-time "
+                             "length may append to it, and return it beside the output), or "
+                             "use an array")
         if not self.owns(current):
             raise self.error(target, f"in-place update of '{name}', which is an argument or "
                              "may share memory with one: the caller's array would change",

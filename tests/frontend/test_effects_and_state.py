@@ -342,3 +342,62 @@ def test_the_gradient_of_a_layer_holds_no_forward_value_the_call_recorded():
     assert hasattr(layer, "cache") and gradient.cache is None and gradient.n_in is None
     assert gradient.last_input is None and gradient.initialized is None
     assert isinstance(gradient.W, np.ndarray)
+
+
+# ----- writes under a branch decided when the code runs -----
+
+
+def written_on_each_path(x, params):
+    if np.sum(x) > 0:
+        params["kept"] = np.tanh(x)
+    else:
+        params["kept"] = -x * params["scale"]
+    return np.sum(params["kept"] ** 2)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_write_on_each_path_of_a_branch(sign):
+    x = sign * rng.uniform(0.5, 1.5, size=3)
+    params = {"kept": np.zeros(3), "scale": np.full(3, 2.0)}
+    check_against_finite_differences(written_on_each_path, [x, params], wrt=0, second_order=True)
+    check_with_jit(written_on_each_path, x, params, wrt=(0, 1))
+    ad.grad(written_on_each_path)(x, params)
+    expected = np.tanh(x) if sign > 0 else -2.0 * x
+    np.testing.assert_allclose(params["kept"], expected, rtol=1e-15)
+
+
+def test_a_key_written_on_one_path_only_is_read_back_nowhere():
+    def one_path(x, params):
+        if np.sum(x) > 0:
+            params["new"] = np.tanh(x)
+        return np.sum(x ** 2)
+
+    def read_after(x, params):
+        if np.sum(x) > 0:
+            params["new"] = np.tanh(x)
+        return np.sum(params["new"])
+
+    params = {}
+    np.testing.assert_allclose(ad.grad(one_path)(np.ones(3), params), 2.0 * np.ones(3))
+    np.testing.assert_allclose(params["new"], np.tanh(np.ones(3)))
+    params = {}
+    ad.grad(one_path)(-np.ones(3), params)
+    assert params == {}
+    with pytest.raises(ad.UnsupportedSyntaxError, match="'params' holds a dict or an object "
+                       "with different keys on different paths"):
+        ad.grad(read_after)(np.ones(3), {})
+
+
+def test_setting_items_of_a_list_repeated_at_run_time_is_refused():
+    def by_index(x, W, steps):
+        h = x
+        caches = [None] * steps
+        for t in range(steps):
+            h = np.tanh(h @ W)
+            caches[t] = h
+        return np.sum(h ** 2), caches
+
+    with pytest.raises(ad.UnsupportedSyntaxError, match="assigning to an element of the list "
+                       "'caches' is not supported") as info:
+        ad.grad(by_index, wrt=1, has_aux=True)(np.ones((2, 3)), np.eye(3), 3)
+    assert "append" in info.value.hint
