@@ -206,6 +206,7 @@ class CallsMixin:
         # a write into a structure the caller passed writes into it as it is then
         wholes = {v: part.whole for v, part in parts.items()
                   if getattr(part, "whole", None) is not None}
+        bindings.update((v, whole) for v, whole in wholes.items() if v in bindings)
         leftover = [v for inner in walk(kept) if isinstance(inner, Region) or not hasattr(
                         inner.op, "spec") for v in operand_values(inner.args)
                     if v in parts and not isinstance(parts[v], Const) and not (

@@ -218,8 +218,17 @@ class StructuresMixin:
     def set_item(self, target: ast.Subscript, value: Operand) -> bool:
         """``d["k"] = v`` on a dict the function built: the name now holds a new dict.
         Returns False when the target is not such a dict."""
-        if not isinstance(target.value, ast.Name):
-            return False
+        if not isinstance(target.value, ast.Name):  # state["bn"]["mean"] = m: the caller's
+            base = self.expr(target.value)
+            if not (isinstance(base, Record) and base.whole is not None and base.kind == "dict"):
+                return False
+            key = self.index(target.slice)
+            if not isinstance(key, Const) or key.path is not None:
+                raise self.error(target, f"the key of '{ast.unparse(target)}' is known only "
+                                 "when the code runs, but a dict's keys are fixed while "
+                                 "compiling", hint="use a constant key")
+            self.write_into_callers(target, base, key.value, value)
+            return True
         name = target.value.id
         current = self.env.get(name)
         if not isinstance(current, Record):

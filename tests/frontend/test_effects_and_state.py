@@ -401,3 +401,56 @@ def test_setting_items_of_a_list_repeated_at_run_time_is_refused():
                        "'caches' is not supported") as info:
         ad.grad(by_index, wrt=1, has_aux=True)(np.ones((2, 3)), np.eye(3), 3)
     assert "append" in info.value.hint
+
+
+# ----- structures inside structures: a model's layers, a dict of dicts -----
+
+
+class Model:
+    def __init__(self, layers):
+        self.layers = layers
+        self.steps = 0.0
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        self.steps = self.steps + 1.0
+        return x
+
+
+def model_loss(model, x):
+    out = model.forward(x)
+    return np.sum(out ** 2) + np.sum(model.layers[0].cache[1])
+
+
+def test_layers_inside_a_model_record_what_they_saw():
+    W0, b0 = rng.normal(size=(3, 3)), rng.normal(size=3)
+    W1, b1 = rng.normal(size=(3, 2)), rng.normal(size=2)
+    x = rng.normal(size=(4, 3))
+    model = Model([Dense(W0.copy(), b0.copy()), Dense(W1.copy(), b1.copy())])
+    gradient = ad.grad(model_loss)(model, x)
+    assert model.steps == 1.0 and model.layers[1].n_in == 3
+    np.testing.assert_allclose(model.layers[1].last_input, np.tanh(x @ W0 + b0), rtol=1e-15)
+    expected = ad.numeric_grad(
+        lambda W: model_loss(Model([Dense(W, b0), Dense(W1, b1)]), x), W0)
+    np.testing.assert_allclose(gradient.layers[0].W, expected, rtol=1e-6)
+    ad.grad(model_loss, jit=True)(model, x)
+    assert model.steps == 2.0
+    check_against_finite_differences(model_loss, [model, x], wrt=1, second_order=True)
+
+
+def nested_state(x, state):
+    state["bn"]["mean"] = x.mean(0)
+    bn = state["bn"]
+    return np.sum((x - bn["mean"]) ** 2)
+
+
+def test_a_dict_inside_the_callers_dict_is_written_and_read_back():
+    x = rng.normal(size=(4, 3))
+    state = {"bn": {"mean": np.zeros(3)}}
+    gradient = ad.grad(nested_state)(x, state)
+    np.testing.assert_allclose(state["bn"]["mean"], x.mean(0), rtol=1e-15)
+    np.testing.assert_allclose(gradient, ad.numeric_grad(
+        lambda x: nested_state(x, {"bn": {"mean": np.zeros(3)}}), x), rtol=1e-7)
+    check_against_finite_differences(nested_state, [x, state], wrt=0, second_order=True)
+    check_with_jit(nested_state, x, state)
