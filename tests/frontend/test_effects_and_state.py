@@ -454,3 +454,27 @@ def test_a_dict_inside_the_callers_dict_is_written_and_read_back():
         lambda x: nested_state(x, {"bn": {"mean": np.zeros(3)}}), x), rtol=1e-7)
     check_against_finite_differences(nested_state, [x, state], wrt=0, second_order=True)
     check_with_jit(nested_state, x, state)
+
+
+def test_repeated_effects_are_each_kept_and_read_as_written():
+    def twice(x, log, state):
+        log.append(1)
+        log.append(1)
+        np.random.seed(3)
+        a = np.random.rand(2)
+        np.random.seed(3)
+        b = np.random.rand(2)
+        state["a"] = 1.0
+        return np.sum(x * a * b)
+
+    log, state = [], {}
+    derivative = ad.grad(twice)
+    gradient = derivative(np.ones(2), log, state)
+    np.random.seed(3)
+    a = np.random.rand(2)
+    np.testing.assert_allclose(gradient, a * a, rtol=1e-15)
+    assert log == [1, 1] and state == {"a": 1.0}
+    lines = [line.strip() for line in derivative.source_for(np.ones(2), log, state).splitlines()]
+    assert lines.count("log.append(1)") == 2 and lines.count("np.random.seed(3)") == 2
+    assert "state['a'] = 1.0" in lines and any(
+        line.startswith("# line ") and line.endswith('state["a"] = 1.0') for line in lines)
