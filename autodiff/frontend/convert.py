@@ -787,8 +787,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             if name in DICT_METHODS or not hasattr(np.ndarray, name):
                 self.read_as_structure(node, receiver, "a dict or an object")
             raise self.error(node, f"the method '.{name}()' is not supported",
-                             hint=f"call the NumPy function (np.{name}(x, ...)) if "
-                             "autodiff knows it, or compute it from supported operations",
+                             hint=(f"call the NumPy function (np.{name}(x, ...)) if "
+                                   "autodiff knows it, or compute it from supported operations"
+                                   ) if hasattr(np, name) else "compute it from supported "
+                             "operations, or call it outside the differentiated function",
                              kind=UnknownFunctionError)
         return self.call_op(node, binding, (receiver, *args), kwargs, ast.unparse(node.func))
 
