@@ -8,6 +8,8 @@
 >>> print(dloss.source)  # doctest: +SKIP
 """
 
+import sys as _sys
+
 from autodiff import tree
 from autodiff.api import (
     grad,
@@ -33,9 +35,15 @@ from autodiff.errors import (
     WrtError,
 )
 from autodiff.ops.custom import custom_grad, no_grad, register_gradient, stop_gradient
+from autodiff.tools import optimizers as optim
 from autodiff.tools.check import GradientCheckError, GradientCheckWarning, check_grad, numeric_grad
 from autodiff.tools.compare import compare
+from autodiff.tools.minimize import minimize
 from autodiff.version import __version__ as __version__
+
+# ad.optim is autodiff/tools/optimizers.py, importable by that name too, as PyTorch
+# users write it: from autodiff.optim import Adam (as os.path is posixpath).
+_sys.modules[f"{__name__}.optim"] = optim
 
 # Names JAX users reach for that autodiff spells otherwise.
 _JAX_SPELLINGS = {
@@ -84,8 +92,10 @@ __all__ = [
     "jacobian",
     "jacrev",
     "jvp",
+    "minimize",
     "no_grad",
     "numeric_grad",
+    "optim",
     "register_gradient",
     "stop_gradient",
     "symbolic_grad",
