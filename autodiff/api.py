@@ -131,7 +131,9 @@ def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
     the gradients of ``sum(seed * fn(*args))`` (like ``out.backward(seed)``).
 
     The seed has the output's shape; for a function returning a tuple it is a
-    tuple with one seed per output, and for one returning a dict, a list or
+    tuple with one seed per output (``None`` for an output that carries no seed,
+    which is then weighed by zero: the cache beside ``(out, cache)``, as PyTorch's
+    ``backward`` takes ``None``), and for one returning a dict, a list or
     another structure, a structure with the same keys and nesting (leaves with
     no gradient, such as a string or a count, may hold anything). Omitted, it
     is 1.0 and the output must be a scalar: then ``vjp`` is ``grad``.

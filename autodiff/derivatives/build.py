@@ -123,10 +123,13 @@ def _only_read_by_parts(graph: Graph, containers: dict[Value, tuple], bound: set
     a read of a part that is not the one bound to it (``bound``: a second read of the
     same part, or one inside a loop). A gradient copying the structure it is of
     (``p._replace(W=dp_W)``, ``with_fields(self, ...)``) reads its settings alone, when
-    it replaces each of its arrays (:func:`_copies_settings_only`)."""
+    it replaces each of its arrays (:func:`_copies_settings_only`). An op passing no gradient may use it whole (a
+    write into it: ``params['running_mean'] = m``)."""
     for node in walk(graph.nodes):
         if isinstance(node, Region):
             used = [v for v in operand_values(node.args) if v in containers]
+        elif node.op.nondiff_output:
+            continue
         else:
             found = structure_ops.part_read(node, True)
             copied = _copies_settings_only(node, containers, where)

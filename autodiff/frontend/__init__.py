@@ -13,6 +13,7 @@ from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
 from autodiff.frontend.structures import (
     ARRAY,
+    OPAQUE,
     Binder,
     Record,
     is_structured,
@@ -70,6 +71,8 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
                                           if leaf_spec == ARRAY and isinstance(leaf, Value))
             converter.sequence_kinds.update((id(t), (t, kind))
                                             for t, kind in sequence_kinds(spec, bound))
+            converter.builder.library_objects.update(
+                leaf for leaf_spec, leaf in leaves(spec, bound) if leaf_spec == OPAQUE)
             if is_structured(spec):
                 graph.argument_leaves[index] = [leaf for _, leaf in leaves(spec, bound)]
                 converter.caller_sequences.update(id(t) for t in _tuples(bound))

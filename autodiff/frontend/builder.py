@@ -85,6 +85,15 @@ class GraphBuilder:
         # The global objects whose settings the graph's own node list checks (see
         # frontend/objects.py): a later read needs no check of its own.
         self.settings_checked: set[tuple] = set()
+        # Arguments (and leaves of structures) holding a library's object (a random
+        # generator): its methods and attributes are called and read as they are.
+        self.library_objects: set[Value] = set()
+        # The lists built at run time from a list the caller passed (for a loop appending
+        # to it), each with that list: appends write through to it (frontend/state.py).
+        self.caller_runtime_lists: dict[Value, Value] = {}
+        # Lists of constants repeated a number of times known when the code runs
+        # ([None] * T): tuples then, whose items are never set (frontend/updates.py).
+        self.repeated_lists: set[Value] = set()
 
     @property
     def nodes(self) -> list:

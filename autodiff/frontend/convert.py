@@ -30,7 +30,12 @@ from autodiff.errors import (
 from autodiff.frontend.bindings import BindingsMixin, Deleted
 from autodiff.frontend.builder import GraphBuilder, literal
 from autodiff.frontend.constants import constant_attribute, is_constant_method
-from autodiff.frontend.effects import TEXT_BUILTINS, EffectsMixin, is_text
+from autodiff.frontend.effects import (
+    TEXT_BUILTINS,
+    EffectsMixin,
+    is_text,
+    library_object,
+)
 from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
@@ -41,6 +46,7 @@ from autodiff.frontend.kinds import KindsMixin, ListOrTuple, array_may_be
 from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append, named_in
 from autodiff.frontend.source import FunctionSource
+from autodiff.frontend.state import StateMixin
 from autodiff.frontend.statements import (
     FALSE,
     RESULT,
@@ -72,7 +78,7 @@ from autodiff.graph.scopes import MISSING, Scope
 from autodiff.graph.shapes import LIST
 from autodiff.line_names import line_name
 from autodiff.ops import OPS, registry
-from autodiff.ops.calls import call_op
+from autodiff.ops.calls import attribute_op, call_op
 from autodiff.user_code import is_library_code
 
 # Python's operators as the functions of ``operator`` they call; the op each is an
@@ -154,7 +160,7 @@ def _flat(operands):
 
 class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin, CallsMixin,
                 EffectsMixin, FrozenMixin, ObjectsMixin, BindingsMixin,
-                KindsMixin):
+                KindsMixin, StateMixin):
     """Converts one function body; ``env`` maps local names to operands."""
 
     def __init__(
@@ -332,6 +338,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.update_element(stmt)
                 return
             if isinstance(stmt.target, ast.Attribute):
+                updated = self.binary(stmt, stmt.op, self.expr(stmt.target),
+                                      self.expr(stmt.value))
+                if (self.set_constructed_field(stmt.target, updated)
+                        or self.set_field(stmt.target, updated)):
+                    return  # self.count += 1 on an object made here, or the caller's
                 self.refuse_setting_a_field(stmt.target)
             if not isinstance(stmt.target, ast.Name):
                 raise self.error(stmt, f"augmented assignment to {_describe_target(stmt.target)}"
@@ -410,7 +421,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.assign_element(target, value)
         else:
             if isinstance(target, ast.Attribute):
-                if self.set_field(target, value):  # of an object the code constructs
+                if (self.set_constructed_field(target, value)  # of an object the code constructs
+                        or self.set_field(target, value)):  # of one the caller passed
                     return
                 self.refuse_setting_a_field(target)
             raise self.error(target, f"assignment to {_describe_target(target)} is not supported",
@@ -496,7 +508,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
         if _is_list(left) or _is_list(right):
             return self.list_arithmetic(node, op, left, right)
-        return self.emit(node, operator_op(fn), (left, right))
+        result = self.emit(node, operator_op(fn), (left, right))
+        if isinstance(op, ast.Mult) and isinstance(result, Value) and any(
+                isinstance(side, Const) and type(side.value) is tuple for side in (left, right)):
+            self.builder.repeated_lists.add(result)  # [None] * T: a tuple when it runs
+        return result
 
     def list_arithmetic(self, node: ast.AST, op: ast.operator, left: Operand,
                         right: Operand) -> Operand:
@@ -524,7 +540,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                          "items out ([a, b] + [c], [a] * 3)")
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Operand:
-        return self.emit(node, operator_op(UNARY_OPS[type(node.op)]), (self.expr(node.operand),))
+        operand = self.expr(node.operand)
+        if isinstance(node.op, ast.Not) and isinstance(operand, Const) and (
+                operand.path is None and not isinstance(operand.value, np.ndarray)):
+            return Const(not operand.value)  # if not self.initialized: a setting
+        return self.emit(node, operator_op(UNARY_OPS[type(node.op)]), (operand,))
 
     def expr_Compare(self, node: ast.Compare) -> Operand:
         result = None
@@ -613,6 +633,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             return self.field_of(node, base)
         if isinstance(base, Value):
             op = registry.attribute_op(node.attr)
+            if (op is None or not hasattr(np.ndarray, node.attr)) and library_object(
+                    base, self.builder):  # np.finfo(x.dtype).eps, read as it is
+                return self.emit(node, attribute_op(node.attr), (base,))
             if op is None:
                 if not hasattr(np.ndarray, node.attr):
                     self.read_as_structure(node, base, "an object")
@@ -682,15 +705,21 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             return self.emit(node, "stack", (items, Const(0)))
         return self.expr(node)
 
-    def call_arguments(self, node: ast.Call) -> tuple[tuple, dict]:
+    def call_arguments(self, node: ast.Call, unpacked_when_run: bool = False
+                       ) -> tuple[tuple, dict]:
         """The arguments of a call, ``*xs`` and ``**kw`` taken apart while compiling (a
-        list, tuple or dict the code holds: its items are known then)."""
+        list, tuple or dict the code holds: its items are known then); given
+        ``unpacked_when_run``, ``*xs`` of a value known only then is
+        :class:`UnpackedWhenRun` (a call run as it is unpacks it)."""
         args: list[Operand] = []
         for arg in node.args:
             if not isinstance(arg, ast.Starred):
                 args.append(self.expr(arg))
                 continue
             value = self.expr(arg.value)
+            if unpacked_when_run and isinstance(value, Value):
+                args.append(UnpackedWhenRun(value))
+                continue
             if not isinstance(value, (tuple, Record)) and not (
                     isinstance(value, Const) and isinstance(value.value, (tuple, list))):
                 self.read_as_structure(arg, value, "a sequence")
@@ -730,7 +759,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 callee = self.attribute_of(func, base)
         else:
             callee = self.expr(func)
-        args, kwargs = self.call_arguments(node)
+        if runs_as_it_is(callee, self.source.filename):  # np.random.rand(*x.shape)
+            args, kwargs = self.call_arguments(node, unpacked_when_run=True)
+            if any(isinstance(arg, UnpackedWhenRun) for arg in args):
+                return self.call_as_it_is(node, callee, args, kwargs)
+        else:
+            args, kwargs = self.call_arguments(node)
         if record is not None:
             return self.record_method(node, record, func.attr, args, kwargs)
         if receiver is not None:
@@ -811,7 +845,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
         binding = registry.method_binding(name)
         if binding is None:
-            if _library_object(receiver) and not hasattr(np.ndarray, name):
+            if library_object(receiver, self.builder) and not hasattr(np.ndarray, name):
                 # a method of a library's object (a random generator's rng.normal): run as it
                 # is, as a library's function is
                 op = call_op(len(args), tuple(kwargs), method=name)
@@ -1029,7 +1063,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise self.error(node, f"'{ast.unparse(node.func)}' is not differentiated, and "
                              f"takes no function defined in the code: {stated[0]}",
                              hint=stated[1], kind=UnknownFunctionError)
-        op = call_op(len(args), tuple(kwargs))
+        starred = tuple(i for i, arg in enumerate(args) if isinstance(arg, UnpackedWhenRun))
+        args = tuple(arg.value if isinstance(arg, UnpackedWhenRun) else arg for arg in args)
+        op = call_op(len(args), tuple(kwargs), starred=starred)
         args, kwargs = self.passed_whole(node, args, kwargs)
         return self.emit(node, op, (callee, *args, *kwargs.values()))
 
@@ -1052,8 +1088,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                     raise self.error(node, f"'{name}' is used before it is given a value",
                                      hint="assign it first on every path that reaches here")
                 if isinstance(value, Ambiguous):
-                    raise self.error(node, f"'{name}' names different functions on different "
-                                     "paths through the code")
+                    raise self.error(node, f"'{name}' {value.what} on different paths "
+                                     "through the code")
                 if isinstance(value, Stale):
                     raise self.error(node, value.message(), hint=STALE_HINT)
                 if isinstance(value, Deleted):
@@ -1134,23 +1170,6 @@ def _type_of(operand: Operand) -> Operand | None:
     return node.args[0]
 
 
-def _library_object(value: Value) -> bool:
-    """Whether ``value`` is an object of a library's (a random generator), neither an
-    array nor a structure: what a function run as it is returned (``np.random.default_rng
-    (seed)``), or a global or closure variable holding such an object now."""
-    node = value.node
-    if node is None or isinstance(node, Region):
-        return False
-    if node.op.opaque and node.op.name == "call":
-        return True
-    if node.op.name != "variable":
-        return False
-    name, scope = (arg.value for arg in node.args)
-    obj = scope.read(name)
-    return obj is not MISSING and not isinstance(
-        obj, (np.ndarray, np.generic, int, float, complex, bool, str, list, tuple, dict))
-
-
 def _holds_functions(obj: object) -> bool:
     """Whether ``obj`` is a list, tuple or dict of functions (names may sit beside them:
     ``[("tanh", np.tanh), ...]``): code calling one of them (``ACTIVATIONS[name](x)``,
@@ -1211,6 +1230,29 @@ def _describe_target(target: ast.expr) -> str:
     if isinstance(target, ast.Attribute):
         return f"an attribute ({ast.unparse(target)} = ...)"
     return f"'{ast.unparse(target)}'"
+
+
+class UnpackedWhenRun:
+    """``*xs`` of a value known only when the code runs (``*x.shape``), passed to a call
+    run as it is, which unpacks it then."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+
+def runs_as_it_is(callee, filename: str) -> bool:
+    """Whether a call of ``callee`` runs as it is whatever its arguments: a library's
+    function (not a builtin the frontend decides, not an op, not the user's code)."""
+    if not isinstance(callee, Const) or callee.path is None or not callable(callee.value):
+        return False
+    fn = callee.value
+    if getattr(fn, "__module__", None) == "builtins" or isinstance(fn, type) or getattr(
+            fn, "builds_derivative", False) or registry.callable_binding(fn) is not None:
+        return False
+    return isinstance(fn, types.FunctionType) and is_library_code(fn, filename) or not (
+        isinstance(fn, types.FunctionType))
 
 
 def _is_pure_builtin(fn) -> bool:

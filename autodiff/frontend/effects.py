@@ -3,13 +3,17 @@
 them and never differentiated; and the strings they print, f-strings, ``%`` and
 ``str.format``, written into the generated code as the user wrote them.
 
-A call made as a statement is kept only when it is known to act through its side
-effects alone (print, logging, warnings) or is the user's own function (whose body
-is compiled, with the same rule); in a ``try``'s body, a function autodiff has as an
-op is kept too, for the exception it may raise (``np.linalg.cholesky(A)``). Any other
-call as a statement may change an argument in place (``x.sort()``), which the
-derivative would not see: it is refused rather than guessed. ``np.add.at(K, idx, v)`` on an array the function created is an
-element update (``frontend/updates.py``).
+A call made as a statement runs where the user wrote it, in the forward sweep, once
+per call: print, logging and warnings, which only read what they are passed; the
+user's own function (whose body is compiled, with the same rule); a library's
+function or a method of a library's object (``np.random.seed(s)``, ``rng.shuffle(order)``),
+which may change what it is passed in place: an array the function made (which the
+graph holds as a value) is refused, and so is a value carrying a gradient
+(``transforms/activity``), the derivative not following such a change. In a
+``try``'s body, a function autodiff has as an op is kept too, for the exception it
+may raise (``np.linalg.cholesky(A)``). A method of an array as a statement
+(``x.sort()``) is refused. ``np.add.at(K, idx, v)`` on an array the function created
+is an element update (``frontend/updates.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import numpy as np
 
 from autodiff.frontend.functions import LocalFunction
 from autodiff.frontend.structures import Record, contains_record
-from autodiff.graph.ir import Const, Node, Operand, Value
+from autodiff.graph.ir import Const, Node, Operand, Region, Value
+from autodiff.graph.scopes import MISSING
+from autodiff.graph.shapes import SCALAR, token_of
 from autodiff.ops import registry
 from autodiff.ops.calls import WARNING, assertion_op, effect_call_op, formatted_op
 from autodiff.user_code import is_library_code
@@ -110,9 +116,9 @@ class EffectsMixin:
         if isinstance(callee, Const) and any(_is(callee.value, fn) for fn in _UNBUFFERED):
             self.unbuffered_add(call, subtract=_is(callee.value, np.subtract.at))
             return
-        method = None
+        method, changes = None, False
         if isinstance(callee, tuple):  # a method of a global object: logger.info
-            callee, method = callee
+            callee, method, changes = callee
         elif self.guarding and isinstance(callee, Const) and (
                 registry.callable_binding(callee.value) is not None):
             self.expr(call)  # a check a try guards: np.linalg.cholesky(A), for its exception
@@ -122,6 +128,10 @@ class EffectsMixin:
                 raise self.error(call, f"cannot call '{ast.unparse(call.func)}' here: it has "
                                  "no name generated code can refer to",
                                  hint="call it through a global name")
+        elif isinstance(callee, Const) and callee.path is not None and callable(
+                callee.value) and registry.callable_binding(callee.value) is None and not (
+                _users_function(callee.value, self.source.filename)):
+            changes = True  # a library's function, for its effect: np.random.seed(s)
         else:
             callee = self.users_call(stmt, call, callee)
         if isinstance(callee, Const) and callee.value is warnings.warn:
@@ -135,8 +145,24 @@ class EffectsMixin:
             return
         if callee is not None:
             args, kwargs = self.passed_whole(call, *self.call_arguments(call))
-            op = effect_call_op(len(args), tuple(kwargs), method)
+            if changes:
+                self.refuse_own_arrays(call, (*args, *kwargs.values()))
+            op = effect_call_op(len(args), tuple(kwargs), method, changes)
             self.emit(call, op, (callee, *args, *kwargs.values()))
+
+    def refuse_own_arrays(self, call: ast.Call, operands: tuple) -> None:
+        """An array the function made, passed to a call made for its effect, which may
+        change it in place: the graph, holding values, would not see the change."""
+        for operand in operands:
+            for value in (operand if isinstance(operand, tuple) else (operand,)):
+                node = value.node if isinstance(value, Value) else None
+                if isinstance(node, Node) and node.op.fresh and not node.op.query and (
+                        token_of(value) is not SCALAR):
+                    raise self.error(call, f"'{ast.unparse(call)}' is called for its effect "
+                                     "and is passed an array the function made, which it may "
+                                     "change in place: differentiated code does not follow "
+                                     "such a change", hint="assign what it returns, or call "
+                                     "it on a copy the code does not read again")
 
     def users_call(self, stmt: ast.Expr, call: ast.Call, callee) -> None:
         """A call of the user's own function as a statement (compiled, its result
@@ -146,11 +172,12 @@ class EffectsMixin:
             self.expr(call)  # the user's function: its body compiled, its result unused
             return
         raise self.error(stmt, f"'{ast.unparse(call)}' is called for its effect, which "
-                         "differentiated code does not follow unless it only prints, logs "
-                         "or warns (it may change an array in place)",
+                         "differentiated code does not follow for a method of a value it "
+                         "computes (it may change an array in place)",
                          hint="assign what it returns (y = f(x)), or move the call out of "
                          "the differentiated function; print, logging and warnings.warn "
-                         "calls are kept")
+                         "calls are kept, and so are a library's functions called for "
+                         "their effect")
 
     def effect_callee(self, func: ast.expr):
         """What a call made as a statement calls: a function known while compiling;
@@ -167,7 +194,9 @@ class EffectsMixin:
             scope, name = node.args[1].value, node.args[0].value
             current = scope.read(name) if scope is not None else None
             if for_its_effects(getattr(current, func.attr, None)):
-                return base, func.attr
+                return base, func.attr, False
+        if isinstance(base, Value) and library_object(base, self.builder):
+            return base, func.attr, True  # rng.shuffle(order), a generator passed or made
         return _USERS if isinstance(base, Record) and base.kind == "fields" else None
 
     def assert_statement(self, stmt: ast.Assert) -> None:
@@ -231,4 +260,25 @@ class EffectsMixin:
 
 
 
-__all__ = ["TEXT_BUILTINS", "EffectsMixin", "for_its_effects", "is_text"]
+def library_object(value: Value, builder) -> bool:
+    """Whether ``value`` is an object of a library's (a random generator), neither an
+    array nor a structure: what a function run as it is returned (``np.random.default_rng
+    (seed)``) or an attribute of one, an argument passed such an object, or a global or
+    closure variable holding one now."""
+    if value in builder.library_objects:
+        return True
+    node = value.node
+    if node is None or isinstance(node, Region):
+        return False
+    if node.op.opaque and node.op.name in ("call", "attribute"):
+        return True
+    if node.op.name != "variable":
+        return False
+    name, scope = (arg.value for arg in node.args)
+    obj = scope.read(name)
+    return obj is not MISSING and not isinstance(
+        obj, (np.ndarray, np.generic, int, float, complex, bool, str, list, tuple, dict))
+
+
+
+__all__ = ["TEXT_BUILTINS", "EffectsMixin", "for_its_effects", "is_text", "library_object"]

@@ -28,7 +28,16 @@ from autodiff.frontend.structures import (
     spec_of_operand,
     taken_apart,
 )
-from autodiff.graph.ir import Const, Graph, Operand, Region, Value, operand_values, walk
+from autodiff.graph.ir import (
+    Const,
+    Graph,
+    Operand,
+    Region,
+    Value,
+    map_operand,
+    operand_values,
+    walk,
+)
 from autodiff.graph.scopes import Scope
 from autodiff.ops.structures import part_read
 
@@ -114,7 +123,7 @@ class CallsMixin:
         callee.stale_views = self.stale_views
         saved = self.builder.loc
         try:
-            return callee.run(body)
+            result = callee.run(body)
         except RecursionError:  # Python's own stack ran out before RECURSION_DEPTH
             if key not in self.calls_in_progress:
                 raise
@@ -124,6 +133,8 @@ class CallsMixin:
                              hint="write the recursion as a loop") from None
         finally:
             self.builder.loc = saved
+        self.returned_from(callee, params)
+        return result
 
     def unrolling_recursion(self, node: ast.Call, name: str, depth: int) -> None:
         """A function calling itself is inlined again, as any call is: the recursion is
@@ -188,6 +199,7 @@ class CallsMixin:
             if inner.loc is not None:  # comments name the derivative the line comes from
                 inner.loc = dataclasses.replace(inner.loc, function=fn.__name__)
         self.builder.nodes.extend(graph.nodes)
+        self.written_by(graph.nodes)  # what it writes into the caller's structures
         outputs = [self.taken_apart(output) for output in graph.outputs]
         # several outputs are what the derivative returns as a tuple
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -216,9 +228,15 @@ class CallsMixin:
                 bindings[inner.out] = part
                 continue
             kept.append(inner)
+        # a write into a structure the caller passed writes into it as it is then
+        wholes = {v: part.whole for v, part in parts.items()
+                  if getattr(part, "whole", None) is not None}
+        bindings.update((v, whole) for v, whole in wholes.items() if v in bindings)
         leftover = [v for inner in walk(kept) if isinstance(inner, Region) or not hasattr(
                         inner.op, "spec") for v in operand_values(inner.args)
-                    if v in parts and not isinstance(parts[v], Const)]
+                    if v in parts and not isinstance(parts[v], Const) and not (
+                        v in wholes and not isinstance(inner, Region)
+                        and inner.op.nondiff_output)]
         if leftover:
             raise self.error(node, f"this derivative uses '{leftover[0].hint}' as a whole, "
                              "which is a structure here", kind=UnsupportedSyntaxError,
@@ -226,7 +244,13 @@ class CallsMixin:
         trimmed = Graph(graph.name, graph.params, kept, graph.outputs, graph.filename,
                         graph.signature)
         trimmed.complex = graph.complex
-        copy, _ = trimmed.copy(bindings)
+        copy, mapping = trimmed.copy(bindings)
+        if wholes:
+            wholes = {mapping.get(v, v): whole for v, whole in wholes.items()}
+            for inner in walk(copy.nodes):
+                if not isinstance(inner, Region) and inner.op.nondiff_output:
+                    inner.args = tuple(map_operand(a, lambda v: wholes.get(v, v))
+                                       for a in inner.args)
         return copy
 
     def check_nesting(self, node: ast.Call, given: Operand, like: Value) -> None:

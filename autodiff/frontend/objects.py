@@ -302,7 +302,7 @@ class ObjectsMixin:
                              hint="set the fields on every path to the end of __init__")
         return result
 
-    def set_field(self, target: ast.Attribute, value: Operand) -> bool:
+    def set_constructed_field(self, target: ast.Attribute, value: Operand) -> bool:
         """``self.s = s`` on an object the code constructs (in its ``__init__``, or where
         it was made): the name now holds a new structure with that field. False when
         the target is no such object's field."""

@@ -232,12 +232,29 @@ class StructuresMixin:
     def set_item(self, target: ast.Subscript, value: Operand) -> bool:
         """``d["k"] = v`` on a dict the function built: the name now holds a new dict.
         Returns False when the target is not such a dict."""
-        if not isinstance(target.value, ast.Name):
-            return False
+        if not isinstance(target.value, ast.Name):  # state["bn"]["mean"] = m: the caller's
+            base = self.expr(target.value)
+            if not (isinstance(base, Record) and base.whole is not None and base.kind == "dict"):
+                return False
+            key = self.index(target.slice)
+            if not isinstance(key, Const) or key.path is not None:
+                raise self.error(target, f"the key of '{ast.unparse(target)}' is known only "
+                                 "when the code runs, but a dict's keys are fixed while "
+                                 "compiling", hint="use a constant key")
+            self.write_into_callers(target, base, key.value, value)
+            return True
         name = target.value.id
         current = self.env.get(name)
         if not isinstance(current, Record):
             return False
+        if current.caller and current.whole is not None and current.kind == "dict":
+            key = self.index(target.slice)
+            if not isinstance(key, Const) or key.path is not None:
+                raise self.error(target, f"the key of '{ast.unparse(target)}' is known only "
+                                 "when the code runs, but a dict's keys are fixed while "
+                                 "compiling", hint="use a constant key")
+            self.write_into_callers(target, current, key.value, value)
+            return True
         if current.caller:
             raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
                              f"{current.describe()} '{name}' the caller passed",
@@ -284,7 +301,7 @@ class StructuresMixin:
         if not isinstance(current, Record) or current.kind != "dict":
             return False
         text = f"'{ast.unparse(call)}'"
-        if current.caller:
+        if current.caller and current.whole is None:
             raise self.error(call, f"{text} would change the dict '{name}' the caller passed",
                              hint=f"build a new one: {name} = {{**{name}, 'key': value}} or "
                              f"{name} = dict({name}); then update that")
@@ -303,6 +320,11 @@ class StructuresMixin:
                                      "keys known while compiling")
                 items[pair[0].value] = pair[1]
         items.update(kwargs)
+        if current.caller:  # the caller's dict: each key written when the code runs
+            for key, value in items.items():
+                if key not in current.items or current.items[key] is not value:
+                    self.write_into_callers(call, self.env[name], key, value)
+            return True
         self.refuse_shared(call, text, name, current, f"{name} = dict({name})")
         self.env[name] = Record("dict", current.type, items)
         return True

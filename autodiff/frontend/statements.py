@@ -56,10 +56,11 @@ class Unbound(Exception):  # noqa: N818 - a signal inside the converter, never s
 
 
 class Ambiguous:
-    """A name bound to different functions or modules on different paths."""
+    """A name bound to different functions or modules on different paths (``what``
+    they are, as an error says it)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, name: str, what: str = "names different functions") -> None:
+        self.name, self.what = name, what
 
 
 class Stale:
@@ -137,7 +138,7 @@ def _on_a_raising_path(value, before, inside: set[Value]):
     if isinstance(value, Record):
         return Record(value.kind, value.type, {
             key: _on_a_raising_path(item, UNDEFINED, inside)
-            for key, item in value.items.items()}, value.caller)
+            for key, item in value.items.items()}, value.caller, value.whole)
     return value
 
 
@@ -322,7 +323,10 @@ class StatementsMixin:
                and list(v.items) == list(first.items) for v in values):
             return Record(first.kind, first.type,
                           {key: self.merge(name, [v.items[key] for v in values], blocks, outs)
-                           for key in first.items}, all(v.caller for v in values))
+                           for key in first.items}, all(v.caller for v in values),
+                          first.whole if all(v.whole is first.whole for v in values) else None)
+        if all(isinstance(v, Record) for v in values):  # a key written on one path only
+            return Ambiguous(name, "holds a dict or an object with different keys")
         if not all(isinstance(v, (Value, Const)) for v in values) or any(
             isinstance(v, Const) and v.path is not None and not _data(v.value) for v in values
         ):
@@ -484,6 +488,11 @@ class StatementsMixin:
         names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
         for name, value in zip(names, init):
+            if isinstance(value, Record) and value.whole is not None:
+                raise self.error(stmt, f"the loop writes into the {value.describe()} "
+                                 f"'{name}' the caller passed, a number of times known only "
+                                 "when the code runs", hint="compute the value in a name of "
+                                 "its own in the loop, and write it after the loop")
             if isinstance(value, Ambiguous) or not isinstance(value, (Value, Const)):
                 raise self.error(stmt, f"'{name}' is changed by the loop but holds a "
                                  "tuple or a function before it", hint="use an array")

@@ -232,15 +232,29 @@ def _part(bound: Operand, key) -> Operand:
 
 class Record:
     """A dict, namedtuple or dataclass known while compiling: its keys and the operand
-    each holds. ``caller`` marks one the caller passed (never updated in place)."""
+    each holds. ``caller`` marks one the caller passed; ``whole``, the value it is when
+    the code runs, which a write into it writes through (``frontend/state.py``)."""
 
-    __slots__ = ("caller", "items", "kind", "type")
+    __slots__ = ("caller", "items", "kind", "type", "whole")
 
-    def __init__(self, kind: str, type_: type, items: dict, caller: bool = False) -> None:
+    def __init__(self, kind: str, type_: type, items: dict, caller: bool = False,
+                 whole: Value | None = None) -> None:
         self.kind, self.type, self.items, self.caller = kind, type_, items, caller
+        self.whole = whole
 
     def describe(self) -> str:
         return "dict" if self.kind == "dict" else f"{self.type.__name__} object"
+
+
+class CallerList(tuple):
+    """The items of a list the caller passed, as the frontend holds them (a tuple);
+    ``whole``, the list when the code runs, which an append writes through to
+    (``frontend/state.py``). A list made from it (a slice, ``list(log)``) is a tuple."""
+
+    def __new__(cls, items, whole: Value) -> CallerList:
+        made = super().__new__(cls, items)
+        made.whole = whole
+        return made
 
 
 def contains_record(operand) -> bool:
@@ -277,8 +291,9 @@ class Binder:
                  if child[0] != "static" else Const(child[1])
                  for key, child in zip(keys, specs)}
         if kind in ("list", "tuple"):
-            return tuple(parts.values())
-        return Record(kind, spec[1], parts, caller=True)
+            return CallerList(parts.values(), whole) if kind == "list" else tuple(
+                parts.values())
+        return Record(kind, spec[1], parts, caller=True, whole=whole)
 
     def read(self, spec: tuple, whole: Value, key, hint: str) -> Value:
         found = self.existing.get((whole, key))
@@ -495,6 +510,7 @@ __all__ = [
     "ARRAY_KINDS",
     "OPAQUE",
     "Binder",
+    "CallerList",
     "NeedsStructure",
     "Record",
     "argument_spec",

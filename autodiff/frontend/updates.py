@@ -17,6 +17,7 @@ import numpy as np
 
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.scan import readable_name
+from autodiff.frontend.structures import CallerList
 from autodiff.graph.ir import (
     UNDEFINED,
     Const,
@@ -30,6 +31,7 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.ops.shape import getitem as getitem_op
 from autodiff.ops.shape import transpose as transpose_op
+from autodiff.ops.state import APPEND_ITEM
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",
               ast.MatMult: "@", ast.FloorDiv: "//", ast.Mod: "%"}
@@ -234,9 +236,12 @@ class UpdatesMixin:
         if not isinstance(current, Value):
             raise self.error(target, f"in-place update of '{name}', which is not an array "
                              "created in this function", hint=_OWN_HINT)
-        if current.shape is LIST:
+        if current.shape is LIST or not self.builder.repeated_lists.isdisjoint(
+                self.same_array(current)):
             raise self.error(target, f"assigning to an element of the list '{name}' is not "
-                             "supported", hint="build the list with append, or use an array")
+                             "supported", hint="build the list with append (a loop of run-time "
+                             "length may append to it, and return it beside the output), or "
+                             "use an array")
         if not self.owns(current) and not self.view_of_own(target, name, current):
             raise self.error(target, f"in-place update of '{name}', which is an argument or "
                              "may share memory with one: the caller's array would change",
@@ -386,6 +391,10 @@ class UpdatesMixin:
         others = [n for n, v in self.env.items() if v in family and n != name
                   and not n.startswith("<")]
         if others:
+            for value in family:  # an argument, copied at the top, may be a dict: compiled
+                node_of = value.node  # per structure
+                if isinstance(node_of, Node) and node_of.op.name == "copy":
+                    self.read_as_structure(node, node_of.args[0], "a dict")
             raise self.error(node, f"in-place update of '{name}', which is also named "
                              f"'{others[0]}': NumPy would change both, which differentiated "
                              "code does not support",
@@ -429,6 +438,11 @@ class UpdatesMixin:
         """``acc.append(v)``: a new list value with ``v`` at its end."""
         if len(call.args) != 1 or call.keywords:
             raise self.error(call, "append() takes exactly one argument")
+        current = self.env.get(name)
+        if isinstance(current, CallerList):  # the caller's list: appended to as the code runs
+            self.append_to_callers(call, current, self.expr(call.args[0]))
+            return
+        self.read_as_structure(call, current, "a list")  # an argument: compiled per structure
         if self.env.get(name) in self.arguments or id(self.env.get(name)) in self.caller_sequences:
             raise self.error(call, f"in-place update of '{name}', an argument: append() would "
                              "change the caller's list",
@@ -437,6 +451,10 @@ class UpdatesMixin:
         self.env[name] = current
         self.check_unshared(call, name, current)
         item = self.expr(call.args[0])
+        callers = self.callers_runtime_list(call, name, current) if isinstance(
+            current, Value) else None
+        if callers is not None:  # the caller's list, appended to in a loop
+            self.emit(call, APPEND_ITEM, (callers, item))
         self.env[name] = self.emit(call, "list_append", (current, item), hint=readable_name(name))
 
     def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
@@ -448,7 +466,10 @@ class UpdatesMixin:
             result = self.emit(node, "list_new", ())
             for item in items:
                 result = self.emit(node, "list_append", (result, item))
+            if isinstance(value, CallerList):  # a loop appends to the caller's list
+                self.builder.caller_runtime_lists[result] = value.whole
             return result
         if value is UNDEFINED:
             return value
+        self.read_as_structure(node, value, "a list")  # an argument: compiled per structure
         raise self.error(node, "append() is supported on lists the function builds")

@@ -23,14 +23,17 @@ from autodiff.ops.registry import Op, stub_taking, without_rule
 
 
 @functools.cache
-def call_op(positional: int, keywords: tuple[str, ...], method: str | None = None) -> Op:
+def call_op(positional: int, keywords: tuple[str, ...], method: str | None = None,
+            starred: tuple[int, ...] = ()) -> Op:
     """The op calling its first operand (or, given ``method``, that method of it: a
     library's object, ``rng.normal(size=3)``) with ``positional`` arguments and
-    ``keywords``."""
+    ``keywords``; the positional arguments at ``starred`` are unpacked when it runs
+    (``np.random.rand(*x.shape)``)."""
     args = [f"arg{i}" for i in range(positional)]
     kwargs = [f"kw_{name}" for name in keywords]
     params = ["function", *args, *kwargs]
-    words = [*args, *(f"{name}={kw}" for name, kw in zip(keywords, kwargs))]
+    words = [*(f"*{a}" if i in starred else a for i, a in enumerate(args)),
+             *(f"{name}={kw}" for name, kw in zip(keywords, kwargs))]
     called = f"function.{method}" if method else "function"
     op = Op("call", stub_taking(params), f"{called}({', '.join(words)})",
             diff=tuple(args + kwargs), fresh=False,
@@ -40,22 +43,53 @@ def call_op(positional: int, keywords: tuple[str, ...], method: str | None = Non
     return op
 
 
+@functools.cache
+def attribute_op(name: str) -> Op:
+    """The attribute ``name`` of a library's object, read when the derivative runs
+    (``np.finfo(x.dtype).eps``, a random generator's ``rng.bit_generator``). A gradient
+    reaching the object is refused, as it is for a call of one of its methods."""
+    op = Op("attribute", stub_taking(["obj"]), f"obj.{name}", diff=("obj",), fresh=False,
+            floating=None, no_sympy="an attribute of a library's object, read as it is")
+    op.opaque = True
+    op.missing_rule = functools.partial(_missing_attribute, name=name)
+    op.outside_tables = "written by the frontend for an attribute of a library's object"
+    return op
+
+
+def _missing_attribute(named: dict, where: dict, name: str) -> UnknownFunctionError:
+    return UnknownFunctionError(
+        f"'.{name}' of a library's object is read as it is, and the result depends on it "
+        "through a value that carries a gradient", **where,
+        hint="wrap that value in ad.stop_gradient if no gradient should flow through it")
+
+
 _FOR_ITS_EFFECT = ("called for its side effects (print, logging, warnings), in the forward "
                    "sweep as written: its result is discarded and no gradient flows through it")
 
 
+_MAY_CHANGE = ("called for its effect, in the forward sweep as written: it may change its "
+               "arguments in place (np.random.shuffle(x)), which the derivative would not "
+               "follow, so no value carrying a gradient may reach it")
+
+
 @functools.cache
-def effect_call_op(positional: int, keywords: tuple[str, ...], method: str | None = None) -> Op:
+def effect_call_op(positional: int, keywords: tuple[str, ...], method: str | None = None,
+                   changes_arguments: bool = False) -> Op:
     """The op calling its first operand (or, given ``method``, that method of it) for its
     side effects alone (``print(...)``, ``logger.info(...)``, ``warnings.warn(...)``): a
-    statement of the forward sweep, written where the user wrote it."""
+    statement of the forward sweep, written where the user wrote it. One that
+    ``changes_arguments`` is any other call made for its effect (``np.random.seed(s)``,
+    ``rng.shuffle(order)``): it may change what it is passed, so a value carrying a
+    gradient that reaches it is refused (``transforms/activity``)."""
     args = [f"arg{i}" for i in range(positional)]
     kwargs = [f"kw_{name}" for name in keywords]
     called = f"function.{method}" if method else "function"
     op = Op("effect_call", stub_taking(["function", *args, *kwargs]),
             f"{called}({', '.join([*args, *(f'{n}={k}' for n, k in zip(keywords, kwargs))])})",
-            nondiff_output=True, no_gradient=_FOR_ITS_EFFECT, fresh=False, floating=None)
+            nondiff_output=True, no_gradient=_MAY_CHANGE if changes_arguments
+            else _FOR_ITS_EFFECT, fresh=False, floating=None)
     op.opaque = op.effect = op.statement = True
+    op.changes_arguments = changes_arguments
     op.outside_tables = "written by the frontend for a call made for its side effects"
     return op
 

@@ -484,6 +484,19 @@ _call("vjp_seed", "seed, out, where", diff=("seed",), shape=shape_like("out"))
 OPS["vjp_seed"].effect = True  # it checks the seed's shape: keep it even if nothing reads it
 OPS["vjp_seed"].fresh = False  # it is the caller's seed: never update it in place
 OPS["vjp_seed"].outside_tables = "ad.vjp writes it (second order: tests/api/test_higher_order.py)"
+# A tuple seed with parts given as None (no seed for that output: zeros).
+filled_seed = _call("filled_seed", "seed, out, where", diff=("seed",), floating=None,
+                    jvp="linear")
+filled_seed.kind_params = ("out",)  # read for the shapes of the outputs given no seed
+filled_seed.fresh = False  # it is the caller's seed, or holds its parts
+filled_seed.outside_tables = "ad.vjp writes it for a function returning a tuple"
+
+
+@filled_seed.defvjp
+def _(g, ans, seed, out, where):
+    return g
+
+
 vjp_structured_seed = _call("vjp_structured_seed", "seed, out, where", diff=("seed",), floating=None,
                             no_gradient="the seed of a structured output, read leaf by leaf")
 vjp_structured_seed.effect = True  # it checks the seed's structure

@@ -431,6 +431,34 @@ def vjp_seed(seed, out, where):
     return seed
 
 
+def filled_seed(seed, out, where):
+    """The seed of a vector-Jacobian product of a function returning a tuple, its parts
+    given as ``None`` (an output weighed by no seed: the cache beside ``(out, cache)``)
+    filled with zeros of those outputs' shapes, as PyTorch's ``backward`` takes ``None``
+    for an output that needs no gradient."""
+    if type(seed) not in (tuple, list) or len(seed) != len(out):
+        filename, _, lineno = where.rpartition(":")
+        given = "no seed" if seed is None else (
+            f"a seed of {len(seed)} parts" if type(seed) in (tuple, list)
+            else f"a seed of shape {np.shape(seed)}")
+        raise AutodiffError(
+            f"the function returns a tuple of {len(out)} outputs, and was given {given}",
+            filename=filename or None, lineno=int(lineno) if lineno.isdigit() else None,
+            hint="pass a tuple seed, one part per output (None for an output that "
+                 "carries no seed)")
+    return tuple(_zeros_like_output(part) if given is None else
+                 filled_seed(given, part, where) if type(part) is tuple else given
+                 for given, part in zip(seed, out))
+
+
+def _zeros_like_output(out):
+    if type(out) in (list, tuple):
+        return type(out)(zero_adjoints(out))
+    if isinstance(out, (np.ndarray, np.generic, float, int, complex)):
+        return zero_adjoints([out])[0]
+    return tree.map(lambda leaf: zero_adjoints([leaf])[0], out)
+
+
 def vjp_structured_seed(seed, out, where):
     """The seed of a vector-Jacobian product of a function returning a structure (a
     dict, a list of arrays, ...): a structure of the same keys and nesting, each leaf
@@ -603,10 +631,13 @@ _FLOAT64 = np.dtype(np.float64)
 def with_fields(like, **fields):
     """A copy of the dataclass or object ``like`` with ``fields`` set to other values
     (a gradient with respect to a model is the model's copy holding its gradients);
-    its class's ``__init__`` is not run, and frozen dataclasses are copied too."""
+    its class's ``__init__`` is not run, and frozen dataclasses are copied too. An
+    attribute ``fields`` does not name (one the differentiated call set on the
+    object: ``self.cache = (x, h)``) is ``None`` in the copy, as a leaf with no
+    gradient is: never the forward value it holds."""
     made = object.__new__(type(like))
     if hasattr(like, "__dict__"):
-        made.__dict__.update(like.__dict__)
+        made.__dict__.update(dict.fromkeys(like.__dict__))
     for name, value in fields.items():
         object.__setattr__(made, name, value)
     return made
@@ -780,8 +811,10 @@ def pop_last(items):
 
 
 def zero_adjoints(items):
-    """Zero adjoints for the items of a list (a list of them for an item that is a list)."""
+    """Zero adjoints for the items of a list (a list of them for an item that is a list,
+    a tuple for a tuple of intermediates: ``caches.append((h, a))``)."""
     return [zero_adjoints(item) if type(item) is list
+            else tuple(zero_adjoints(item)) if type(item) is tuple
             else np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
 
 

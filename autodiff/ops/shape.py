@@ -560,8 +560,12 @@ _query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape=scalar_result,
 size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape=scalar_result,
                     of_scalar=1, sympy=np.size)
 _query("len", "len(a)", builtins.len, shape=scalar_result, sympy=builtins.len)
-_query("result_type", "np.result_type(a)", np.result_type, of_shape=False,
-       sympy=lambda a: np.dtype(float))
+# ``x.dtype`` reads as ``np.result_type(x)``, which a Python number answers too (the
+# specialised code of ``jit=True`` may hold a 0-d value as one).
+_query("result_type", "np.result_type(a)", np.result_type, attributes=("dtype",),
+       of_shape=False, sympy=lambda a: np.dtype(float))
+_query("itemsize", "np.result_type(a).itemsize", attributes=("itemsize",), of_shape=False,
+       shape=scalar_result, sympy=lambda a: 8)
 
 
 # ``type(x)`` of a value known when the code runs (an array, a float), and ``type(x) is

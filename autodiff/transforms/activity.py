@@ -107,6 +107,8 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
     so are the nodes a derivative adds (their helpers read operands for their shapes),
     when a derivative is differentiated again."""
     for node in walk(graph.nodes):
+        if not isinstance(node, Region) and getattr(node.op, "changes_arguments", False):
+            refuse_gradients_into_effects(node, varied)
         if isinstance(node, Region) or node.op.helps_derivatives or (
                 node.op.nondiff_output or node.out not in useful):
             continue  # (a derivative's own helpers read their other operands' shapes)
@@ -123,3 +125,18 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
                     **Location.error_fields(node.loc),
                     hint="wrap that argument in ad.stop_gradient if no gradient should "
                     "flow into it, or give the function a rule (ad.register_gradient)")
+
+
+def refuse_gradients_into_effects(node, varied: set[Value]) -> None:
+    """A call made for its effect (``np.random.seed(s)``) runs as written, in the forward
+    sweep; it may change what it is passed in place, which the derivative would not
+    follow: a value carrying a gradient reaching it is refused, on the path or not."""
+    named = node.named_args
+    for param in node.op.params[1:]:
+        if any(v in varied for v in operand_values(named[param])):
+            raise NonDifferentiableError(
+                "a call made for its effect is passed a value that carries a gradient: "
+                "the call may change it in place, which the derivative would not follow",
+                **Location.error_fields(node.loc),
+                hint="if the call only reads the value, pass ad.stop_gradient(value); "
+                "otherwise move the call out of the differentiated function")

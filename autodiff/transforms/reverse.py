@@ -167,7 +167,10 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     where = _where(graph.return_location)
     builder.loc = graph.return_location
     if seed is not None:
-        _seed_outputs(builder, adjoints, mapping[seed], output, active, where)
+        given = mapping[seed]
+        if isinstance(output, tuple):  # parts given as None: zeros
+            given = builder.emit(OPS["filled_seed"], (given, output, Const(where)), "seed")
+        _seed_outputs(builder, adjoints, given, output, active, where)
     elif isinstance(output, Value) and output in active:
         if graph.complex:  # grad differentiates a real output
             builder.emit(OPS["real_output"], (output, Const(where)))

@@ -72,7 +72,6 @@ UNSUPPORTED = [
      "return np.sum(z)\n", 7, "in-place update of 'v', a view made by reshape", "hint:"),
     ("list element assignment", "acc = []\nacc.append(x)\nacc[0] = y\nreturn np.sum(x)\n", 7,
      "element of the list 'acc'"),
-    ("append to an argument", "y.append(x)\nreturn np.sum(x)\n", 5, "in-place update of 'y'"),
     ("yield", "yield x\nreturn np.sum(x)\n", 5, "'yield'"),
     ("used before assignment", "s = s + x\nreturn np.sum(s)\n", 5, "'s' is used before"),
     ("loop over a number", "for v in 3.0:\n    x = x * v\nreturn np.sum(x)\n", 5,

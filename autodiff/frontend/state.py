@@ -1,0 +1,166 @@
+"""Writes into what the caller passed: ``params["running_mean"] = m`` on a dict,
+``self.n_in = x.shape[1]`` on an object, ``log.append(v)`` on a list.
+
+The user's Python runs as written: each write is a statement of the forward sweep
+(``ops/state.py``), where the user wrote it, once per call, and writes the forward
+value. No gradient flows back out of the call through the caller's container (as
+PyTorch's running statistics: a value written out carries no gradient to what the
+caller does with it later). What the same call reads back is an ordinary data
+dependency: the frontend's :class:`~autodiff.frontend.structures.Record` (or tuple,
+for a list) is rebound with the written value, so ``params["h"]`` after
+``params["h"] = np.tanh(x)`` is that value, with its gradient.
+
+The structure is the one the caller passed: every name holding it sees the write
+(``p = params``), and so does the caller of a function the call inlines (a layer's
+``self.cache = ...`` in its ``forward``), once that function returns.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autodiff.frontend.structures import CallerList, Record
+from autodiff.graph.ir import Const, Node, Operand, Value
+from autodiff.ops.state import APPEND_ITEM, STORE_ITEM, store_field_op
+
+
+def replaced(operand, old, new):
+    """``operand`` with the structure ``old`` (a Record or a tuple, by identity) replaced
+    by ``new`` wherever it holds it; ``operand`` itself when it holds none."""
+    if operand is old:
+        return new
+    if isinstance(operand, tuple):
+        items = tuple(replaced(item, old, new) for item in operand)
+        if all(a is b for a, b in zip(items, operand)):
+            return operand
+        return CallerList(items, operand.whole) if isinstance(operand, CallerList) else items
+    if isinstance(operand, Record):
+        items = {key: replaced(item, old, new) for key, item in operand.items.items()}
+        if all(items[key] is item for key, item in operand.items.items()):
+            return operand
+        return Record(operand.kind, operand.type, items, operand.caller, operand.whole)
+    return operand
+
+
+def _held_with(operands, whole: Value):
+    """The Record or CallerList among ``operands`` (or inside them) that is ``whole``
+    when the code runs; None if none is."""
+    for operand in operands:
+        if isinstance(operand, (Record, CallerList)) and operand.whole is whole:
+            return operand
+        inner = (operand.items.values() if isinstance(operand, Record) else
+                 operand if isinstance(operand, tuple) else ())
+        found = _held_with(inner, whole)
+        if found is not None:
+            return found
+    return None
+
+
+class StateMixin:
+    """Writes into the caller's dicts, objects and lists, for
+    :class:`autodiff.frontend.convert.Converter`."""
+
+    def rebind_everywhere(self, old, new) -> None:
+        """Every name of this function holding ``old`` (or a structure holding it) now
+        holds ``new``: the same dict, object or list, written into."""
+        for name, value in list(self.env.items()):
+            changed = replaced(value, old, new)
+            if changed is not value:
+                self.env[name] = changed
+
+    def write_into_callers(self, target: ast.Subscript | ast.Attribute, current: Record,
+                           key, value: Operand) -> None:
+        """``name[key] = value`` on a dict, or ``name.key = value`` on an object, the
+        caller passed (``current``, whose run-time value is ``current.whole``): written
+        when the code runs, and read back from here on."""
+        if isinstance(target, ast.Attribute):
+            if current.kind != "fields":
+                raise self.error(target, f"'{ast.unparse(target)} = ...' sets a field of a "
+                                 f"{current.describe()}, which cannot be changed")
+            self.emit(target, store_field_op(key), (current.whole, value))
+        else:
+            if current.kind != "dict":
+                raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
+            self.emit(target, STORE_ITEM, (current.whole, Const(key), value))
+        new = Record(current.kind, current.type, {**current.items, key: value}, True,
+                     current.whole)
+        self.rebind_everywhere(current, new)
+
+    def set_field(self, target: ast.Attribute, value: Operand) -> bool:
+        """``self.n_in = value`` on an object the caller passed (or one it holds:
+        ``self.layer.cache = value``); False when the target is no such object's."""
+        base = self.expr(target.value)
+        if not (isinstance(base, Record) and base.whole is not None):
+            return False
+        self.write_into_callers(target, base, target.attr, value)
+        return True
+
+    def append_to_callers(self, call: ast.Call, items: CallerList, item: Operand) -> None:
+        """``log.append(item)`` on a list the caller passed, bound to ``items``."""
+        self.emit(call, APPEND_ITEM, (items.whole, item))
+        self.rebind_everywhere(items, CallerList((*items, item), items.whole))
+
+    def callers_runtime_list(self, call: ast.Call, name: str, value: Value) -> Value | None:
+        """The list the caller passed that the run-time list ``value`` holds the items of
+        (``as_runtime_list`` made it for a loop appending to it), or None; a list that
+        is the caller's on some paths only is refused."""
+        roots, seen, todo = set(), set(), [value]
+        while todo:
+            item = todo.pop()
+            if not isinstance(item, Value) or item in seen:
+                continue
+            seen.add(item)
+            if item in self.builder.caller_runtime_lists:
+                roots.add(self.builder.caller_runtime_lists[item])
+                continue
+            if item in self.builder.sources:
+                todo.extend(self.builder.sources[item])
+                continue
+            node = item.node
+            if isinstance(node, Node) and node.op.name == "list_append":
+                todo.append(node.args[0])
+                continue
+            roots.add(None)
+        if roots == {None} or not roots:
+            return None
+        if len(roots) > 1:
+            raise self.error(call, f"'{name}' is the list the caller passed on some paths "
+                             "through the code and not on others: the append would reach the "
+                             "caller's list on some of them", hint=f"append to a list of your "
+                             f"own ({name} = list({name})), or to the caller's on every path")
+        return next(iter(roots))
+
+    def written_by(self, nodes: list) -> None:
+        """After a derivative's graph is inlined (``nodes``): what it writes into the
+        caller's structures is read back from here on, as what the code writes."""
+        for node in nodes:
+            if isinstance(node, Node) and node.op in (STORE_ITEM, APPEND_ITEM) or (
+                    isinstance(node, Node) and node.op.name == "store_field"):
+                whole = node.args[0]
+                held = _held_with(self.env.values(), whole)
+                if held is None:
+                    continue
+                if isinstance(held, CallerList):
+                    new = CallerList((*held, node.args[1]), whole)
+                else:
+                    key = node.args[1].value if node.op is STORE_ITEM else node.op.field
+                    new = Record(held.kind, held.type, {**held.items, key: node.args[-1]},
+                                 True, whole)
+                self.rebind_everywhere(held, new)
+
+    def returned_from(self, callee, params: dict) -> None:
+        """After a call of the user's function is inlined: a dict, object or list the
+        caller passed that the function wrote into is the written one here too."""
+        for name, before in params.items():
+            after = callee.env.get(name)
+            if after is before:
+                continue
+            if isinstance(before, Record) and before.whole is not None and isinstance(
+                    after, Record) and after.whole is before.whole:
+                self.rebind_everywhere(before, after)
+            elif isinstance(before, CallerList) and isinstance(after, CallerList) and (
+                    after.whole is before.whole):
+                self.rebind_everywhere(before, after)
+
+
+__all__ = ["StateMixin", "replaced"]
