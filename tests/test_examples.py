@@ -44,6 +44,12 @@ EXPECTED = {
                            "quantized weights after training: [ 0.5  -1.25  0.75]",
                            "def softplus_loss_grad("],
     "hessian.py": ["worked out by hand", "def rosenbrock_grad_hvp(", "Newton step 8: x = [1. 1.]"],
+    "layer_library.py": ["agrees with the hand-written backward pass: True",
+                         "gradient check of network_loss", "): passed",
+                         "bn_param['running_mean'] = ", "np.random.seed(1)"],
+    "pytorch_style.py": ["the gradient is a model too: Sequential with layers ['Linear', "
+                         "'BatchNorm1d', 'Tanh', 'Dropout', 'Linear']", "gradient check: passed",
+                         "step 150: loss", "evaluation loss (running statistics, no dropout)"],
     "train_optimizer.py": ["Adam(lr=0.01, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.0)",
                            "the state holds Adam's moments in the parameters' structure",
                            "params['W1'] is the array it was, updated in place: True",
