@@ -236,24 +236,14 @@ class StructuresMixin:
             base = self.expr(target.value)
             if not (isinstance(base, Record) and base.whole is not None and base.kind == "dict"):
                 return False
-            key = self.index(target.slice)
-            if not isinstance(key, Const) or key.path is not None:
-                raise self.error(target, f"the key of '{ast.unparse(target)}' is known only "
-                                 "when the code runs, but a dict's keys are fixed while "
-                                 "compiling", hint="use a constant key")
-            self.write_into_callers(target, base, key.value, value)
+            self.write_into_callers(target, base, self.constant_key(target), value)
             return True
         name = target.value.id
         current = self.env.get(name)
         if not isinstance(current, Record):
             return False
         if current.caller and current.whole is not None and current.kind == "dict":
-            key = self.index(target.slice)
-            if not isinstance(key, Const) or key.path is not None:
-                raise self.error(target, f"the key of '{ast.unparse(target)}' is known only "
-                                 "when the code runs, but a dict's keys are fixed while "
-                                 "compiling", hint="use a constant key")
-            self.write_into_callers(target, current, key.value, value)
+            self.write_into_callers(target, current, self.constant_key(target), value)
             return True
         if current.caller:
             raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
@@ -262,15 +252,21 @@ class StructuresMixin:
                              f"{name} = dict({name}); then update that")
         if current.kind != "dict":
             raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
+        key = self.constant_key(target)
+        self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                           f"{name} = dict({name})")
+        self.env[name] = Record("dict", current.type, {**current.items, key: value})
+        return True
+
+    def constant_key(self, target: ast.Subscript):
+        """The key of ``d[key] = v``, which must be known while compiling: a dict's keys
+        are."""
         key = self.index(target.slice)
         if not isinstance(key, Const) or key.path is not None:
             raise self.error(target, f"the key of '{ast.unparse(target)}' is known only when "
                              "the code runs, but a dict's keys are fixed while compiling",
                              hint="use a constant key")
-        self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
-                           f"{name} = dict({name})")
-        self.env[name] = Record("dict", current.type, {**current.items, key.value: value})
-        return True
+        return key.value
 
     def refuse_shared(self, node: ast.AST, what: str, name: str, container,
                       copy: str) -> None:
