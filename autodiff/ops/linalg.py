@@ -187,7 +187,8 @@ def as_column(x):
     return x
 
 
-as_column_op = helper_op(as_column, diff=("x",), jvp="linear", no_sympy="a reshape")
+as_column_op = helper_op(as_column, diff=("x",), jvp="linear", fresh=False,
+                         no_sympy="a reshape")  # (a view of x)
 
 
 @as_column_op.defvjp
@@ -202,10 +203,10 @@ def of_rank(x, rank, order):
         raise ValueError(f"np.linalg.norm with ord={order!r} and axis None takes "
                          f"{'a vector' if rank == 1 else 'a matrix'}, not an array of "
                          f"{np.ndim(x)} dimensions")
-    return x
+    return x  # (itself: ``fresh=False``, never updated in place)
 
 
-of_rank_op = helper_op(of_rank, diff=("x",), shape=shape_like("x"), jvp="linear",
+of_rank_op = helper_op(of_rank, diff=("x",), shape=shape_like("x"), jvp="linear", fresh=False,
                        no_sympy="a check of a shape")
 of_rank_op.kind_params = ("rank", "order")
 

@@ -372,3 +372,16 @@ def test_python_floats_give_what_numpy_gives_where_math_would_raise(fn, at):
         assert ad.grad(fn, jit=True)(at) == expected
         assert ad.grad(fn, jit=True)(at) == expected  # the specialisation, called again
     assert np.isfinite(expected)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, np.inf, -np.inf, 0.5])
+def test_specialised_norms_leave_their_argument_untouched(order):
+    # the check of a norm's rank hands its argument on: never updated in place after
+    def norm(x):
+        return np.linalg.norm(x, ord=order) ** 2
+
+    x = np.array([0.3, -1.2, 0.5, 2.0])
+    before = x.copy()
+    gradient = ad.grad(norm, jit=True)(x)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(gradient, ad.numeric_grad(norm, before), rtol=1e-6)
