@@ -58,6 +58,9 @@ def finish(graph: Graph, fn: Callable, original_graph: Graph, where: Location,
     function.original_graph = original_graph
     function.original = fn
     function.where = where
+    # the globals code compiled per call signature read as constants (checked per call)
+    function.constants_read = graph.constants_read = original_graph.constants_read
+    graph.reads_call_facts = original_graph.reads_call_facts
     show_in_notebooks(function)
     function.export = functools.partial(export_module, function, user)
     return function

@@ -36,19 +36,23 @@ from autodiff.transforms.reverse import TapedDerivativeError
 
 
 def primal(fn: Callable, specs: dict[str, tuple] | None = None,
-           complex_values: bool = False) -> tuple[Graph, Location]:
+           complex_values: bool = False, known: dict | None = None
+           ) -> tuple[Graph, Location]:
     """The graph of ``fn`` and where errors about it as a whole point (its ``def``):
     from its source, from the derivative it is, or the call of a function with a
     custom gradient. ``specs`` gives the structures of arguments passed as dicts,
     lists, ... (see :func:`autodiff.frontend.function_to_graph`); ``complex_values``
-    says the arguments may be complex (the graph computes with complex values)."""
+    says the arguments may be complex (the graph computes with complex values);
+    ``known``: the facts of a call signature, for code compiled per call signature
+    (see :mod:`autodiff.frontend.signature`)."""
     derived = getattr(fn, "graph", None)
     by_structure = getattr(fn, "by_structure", None)
     if by_structure is not None and (specs is not None or complex_values and not (
             isinstance(derived, Graph) and derived.complex)):
-        # that derivative for these specs, or compiled for complex values
-        return _structured_derivative(by_structure.for_specs(specs or {}, complex_values),
-                                      specs or {})
+        # that derivative for these specs (and call signature), or compiled for complex
+        # values
+        return _structured_derivative(by_structure.for_specs(specs or {}, complex_values,
+                                                             known), specs or {})
     if by_structure is not None and derived is None:  # compiled per structure alone
         raise fn.reason
     if specs and (isinstance(derived, Graph) or isinstance(fn, CustomGradient)):
@@ -68,7 +72,7 @@ def primal(fn: Callable, specs: dict[str, tuple] | None = None,
         graph = _call_graph(fn)
         graph.complex = complex_values
         return graph, _def_line(fn.fn)
-    graph, source = function_to_graph(fn, specs, complex_values)
+    graph, source = function_to_graph(fn, specs, complex_values, known)
     # Loops carry every name they assign: drop what nothing reads (a loop
     # variable unused after its loop), so the graph reads like the function. The
     # leaves of a structured argument stay: each has a gradient, zero if unused.
@@ -229,7 +233,8 @@ def add_param(graph: Graph, name: str, param: Value | None = None,
 
 def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool,
                check_finite: bool = False, specs: dict[str, tuple] | None = None,
-               by_structure: Callable | None = None, complex_values: bool = False) -> Callable:
+               by_structure: Callable | None = None, complex_values: bool = False,
+               known: dict | None = None) -> Callable:
     """The gradient of ``fn`` by reverse mode. Raises
     :class:`~autodiff.transforms.reverse.TapedDerivativeError` for a derivative whose
     reverse sweep would read a loop's tape (its gradient is then taken by forward mode).
@@ -237,7 +242,7 @@ def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_
     ``specs``: the structures of the arguments (the gradient of a dict argument is a
     dict with its keys); ``by_structure``: where calls with other structures go;
     ``complex_values``: compiled for complex arguments."""
-    graph, where = primal(fn, specs, complex_values)
+    graph, where = primal(fn, specs, complex_values, known)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     output = graph.outputs[0]
@@ -357,10 +362,11 @@ def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
 
 def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False,
               specs: dict[str, tuple] | None = None,
-              by_structure: Callable | None = None, complex_values: bool = False) -> Callable:
+              by_structure: Callable | None = None, complex_values: bool = False,
+               known: dict | None = None) -> Callable:
     """The vector-Jacobian product of ``fn``: ``(*args, seed)``; the gradient of a
     structured argument has its structure."""
-    graph, where = primal(fn, specs, complex_values)
+    graph, where = primal(fn, specs, complex_values, known)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     seed = add_param(graph, "seed", optional=True)
@@ -379,10 +385,11 @@ def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = Fa
 def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
               name: str = "jvp", tangent: str = "tangent", check_finite: bool = False,
               specs: dict[str, tuple] | None = None,
-              by_structure: Callable | None = None, complex_values: bool = False) -> Callable:
+              by_structure: Callable | None = None, complex_values: bool = False,
+               known: dict | None = None) -> Callable:
     """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``; the
     tangent of a structured argument has its structure."""
-    graph, where = primal(fn, specs, complex_values)
+    graph, where = primal(fn, specs, complex_values, known)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     derivative = forward_mode(graph, targets, optimized=False)

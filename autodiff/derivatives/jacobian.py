@@ -12,9 +12,9 @@ import numpy as np
 from autodiff import tree
 from autodiff.derivatives.build import build_grad, parts, primal
 from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
-from autodiff.derivatives.structured import per_structure
+from autodiff.derivatives.structured import call_facts_may_answer, per_structure
 from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
-from autodiff.errors import ArgumentKindError, NonScalarOutputError, raised_at_call
+from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, raised_at_call
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
 from autodiff.ops.runtime import as_gradient_of, complex_among, gradient_dtype
@@ -23,13 +23,14 @@ from autodiff.transforms.reverse import TapedDerivativeError
 
 def build_gradient(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
                    has_aux: bool = False, check_finite: bool = False, specs=None,
-                   by_structure=None, complex_values: bool = False) -> Callable:
+                   by_structure=None, complex_values: bool = False, known=None) -> Callable:
     """The gradient of ``fn`` by reverse mode, or, for a derivative whose reverse sweep
     reads a loop's tape (``grad(grad(f))`` with ``f`` looping), by forward mode over it."""
     try:
         return build_grad(fn, wrt, with_value=with_value, optimize=optimize,
                           has_aux=has_aux, check_finite=check_finite, specs=specs,
-                          by_structure=by_structure, complex_values=complex_values)
+                          by_structure=by_structure, complex_values=complex_values,
+                          known=known)
     except TapedDerivativeError:
         if has_aux:
             raise
@@ -61,7 +62,10 @@ class Jacobian(Assembled):
             graph, where = primal(fn)
             self.named, self.several = parts(graph, wrt, where)
             self.names = [p.hint for p in graph.params]
-        except NeedsStructure as reason:  # compiled per structure: its own parameters
+        except AutodiffError as reason:  # compiled per structure or per call signature:
+            if not (isinstance(reason, NeedsStructure)  # its own parameters
+                    or call_facts_may_answer(fn, reason)):
+                raise
             self.names = list(inspect.signature(fn).parameters)
             indices, self.several, paths = resolve_parts(
                 wrt, self.names, fn.__name__,

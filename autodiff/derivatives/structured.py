@@ -32,6 +32,8 @@ from autodiff.codegen.compile import remember_source
 from autodiff.codegen.display import latest_compiled_html
 from autodiff.codegen.python import function_name
 from autodiff.errors import AutodiffError, UndefinedNameError, raised_at_call, shortened
+from autodiff.derivatives.build import primal
+from autodiff.frontend.signature import call_facts, signature_spec
 from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec, is_structured
 from autodiff.ops.runtime import complex_among
 
@@ -44,9 +46,14 @@ class ByStructure:
     arguments, and for complex values or not, by ``build(specs, complex_values)``
     (``specs``: argument name -> spec)."""
 
-    def __init__(self, name: str, build: Callable[[dict, bool], Callable]) -> None:
+    def __init__(self, name: str, build: Callable[..., Callable],
+                 per_signature: bool = False, fn: Callable | None = None) -> None:
         self.name = name
         self.build = build
+        self.fn = fn  # the function differentiated
+        # Compiled per call signature (frontend/signature.py): each array argument's rank
+        # and dtype, each int's value and the globals read as constants decide too.
+        self.per_signature = per_signature
         self.names: list[str] = []  # the parameters, in the order calls pass them
         self.built: dict[tuple, Callable] = {}
         # The derivatives by a key cheaper to compute, for the common calls (dicts and
@@ -55,42 +62,72 @@ class ByStructure:
         self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
-        quick = None if kwargs else _quick_key(args)
+        quick = None if kwargs or self.per_signature else _quick_key(args)
         derivative = self.quick.get(quick) if quick is not None else None
         if derivative is None:
             try:  # (compiled at the first call with this structure)
                 derivative = self.derivative_for(args, kwargs)
             except AutodiffError as error:
                 raise shortened(error)  # (AUTODIFF_DEBUG=1 shows autodiff's frames)
-            if quick is not None:
+            if quick is not None and not self.per_signature:  # (nor since this call)
                 self.quick[quick] = derivative
         return derivative(*args, **kwargs)
 
     def derivative_for(self, args: tuple, kwargs: dict) -> Callable:
         """The derivative compiled for arguments structured like these (all of them
         passed: the positional ones by position, the keyword-only ones by name)."""
-        specs = tuple(argument_spec(a) for a in args) + tuple(
-            argument_spec(value) for value in kwargs.values())
-        key = (*specs, complex_among((*args, *kwargs.values())))
+        values = (*args, *kwargs.values())
+        names = [*self.names[:len(args)], *kwargs]
+        spec_of = signature_spec if self.per_signature else argument_spec
+        specs = tuple(spec_of(a) for a in values)
+        known = ({name: facts for name, facts in zip(names, map(call_facts, values))
+                  if facts is not None} if self.per_signature else None)
+        key = (*specs, complex_among(values), *_facts_key(known, self.names))
         derivative = self.built.get(key)
-        if derivative is None:
-            names = [*self.names[:len(args)], *kwargs]
-            derivative = self._build(key, dict(zip(names, specs)))
+        if derivative is None or not _constants_unchanged(derivative):
+            try:
+                derivative = self._build(key, dict(zip(names, specs)), known, rebuild=True)
+            except _PerSignature:
+                derivative = None
+            if derivative is None:  # (outside the handler: a refusal then is alone)
+                return self.derivative_for(args, kwargs)
         return derivative
 
-    def for_specs(self, specs: dict[str, tuple], complex_values: bool = False) -> Callable:
+    def for_specs(self, specs: dict[str, tuple], complex_values: bool = False,
+                  known: dict | None = None) -> Callable:
         """The derivative compiled for arguments of these specs (the others arrays), and
-        for complex values or not."""
-        key = (*(specs.get(name, ARRAY) for name in self.names), complex_values)
-        return self.built.get(key) or self._build(key, dict(zip(self.names, key)))
+        for complex values or not; ``known``: the facts of a call signature, for a
+        derivative compiled per call signature."""
+        key = (*(specs.get(name, ARRAY) for name in self.names), complex_values,
+               *_facts_key(known, self.names))
+        found = self.built.get(key)
+        if found is not None and _constants_unchanged(found):
+            return found
+        try:
+            return self._build(key, dict(zip(self.names, key)), known, rebuild=True)
+        except _PerSignature as switched:  # (no call to take a signature from)
+            raise switched.__cause__ from None
 
-    def _build(self, key: tuple, specs: dict[str, tuple]) -> Callable:
+    def _build(self, key: tuple, specs: dict[str, tuple], known: dict | None = None,
+               rebuild: bool = False) -> Callable:
         with self._lock:
             derivative = self.built.get(key)
-            if derivative is not None:
+            if derivative is not None and not (rebuild and not _constants_unchanged(
+                    derivative)):
                 return derivative
-            derivative = self.build({name: spec for name, spec in specs.items()
-                                     if is_structured(spec)}, key[-1])
+            structured = {name: spec for name, spec in specs.items() if is_structured(spec)}
+            complex_values = key[-2] if known is not None else key[-1]
+            try:
+                derivative = (self.build(structured, complex_values, known)
+                              if known is not None else self.build(structured, complex_values))
+            except AutodiffError as error:
+                if self.per_signature or isinstance(error, (NeedsStructure, UndefinedNameError)
+                                                    ) or not call_facts_may_answer(
+                                                        self.fn, error, structured):
+                    raise
+                self.per_signature = True  # from now on: per call signature
+                self.quick.clear()
+                raise _PerSignature from error
             if len(self.built) >= MAX_STRUCTURES:
                 del self.built[next(iter(self.built))]
                 self.quick.clear()
@@ -107,6 +144,40 @@ class ByStructure:
 
 
 _ARRAY_TYPES = (np.ndarray, float)
+
+
+class _PerSignature(Exception):
+    """A build refused for what a call fixes: compiled per call signature from now on."""
+
+
+def call_facts_may_answer(fn: Callable | None, error: AutodiffError,
+                          specs: dict | None = None) -> bool:
+    """Whether compiling per call signature may answer the refusal ``error`` of ``fn``'s
+    derivative (for arguments of ``specs``): its code read what a call fixes."""
+    noted = getattr(error, "reads_call_facts", None)
+    if noted is not None or fn is None:
+        return bool(noted)
+    try:  # refused by a transform: the frontend, again, says what the code read
+        graph, _ = primal(fn, specs)
+        noted = graph.reads_call_facts
+    except AutodiffError as again:
+        noted = bool(getattr(again, "reads_call_facts", False))
+    error.reads_call_facts = noted  # (for a derivative of the derivative, refused by it)
+    return noted
+
+
+def _facts_key(known: dict | None, names: list[str]) -> tuple:
+    """The part of a key the facts of a call signature make (none without them)."""
+    if known is None:
+        return ()
+    return (tuple(known.get(name) for name in names) + tuple(
+        (name, facts) for name, facts in known.items() if name not in names),)
+
+
+def _constants_unchanged(derivative: Callable) -> bool:
+    """Whether the globals a derivative compiled per call signature read as constants
+    hold the values it was compiled with."""
+    return all(read.unchanged() for read in getattr(derivative, "constants_read", ()))
 
 
 def _quick_key(args: tuple) -> tuple | None:
@@ -278,14 +349,21 @@ def per_structure(fn: Callable, name: str, build: Callable[..., Callable],
     calls over), or, for code reading an argument as a structure, one compiled per
     structure alone; ``build(specs=...)`` compiles it for one structure. ``extra``:
     the parameters the derivative adds to ``fn``'s, ``(name, optional)``."""
-    by_structure = ByStructure(name, lambda specs, complex_values: build(
-        specs=specs, complex_values=complex_values))
+    by_structure = ByStructure(name, lambda specs, complex_values, known=None: build(
+        specs=specs, complex_values=complex_values, known=known), fn=fn)
     try:
         derivative = build(by_structure=by_structure)
     except (NeedsStructure, UndefinedNameError) as reason:
         # A structure read, or a name not defined yet (a global the module defines
         # after the function): compiled at each structure's first call, when Python
         # would look the name up.
+        return per_structure_only(fn, name, by_structure, reason, extra)
+    except AutodiffError as reason:
+        if not call_facts_may_answer(fn, reason):
+            raise
+        # refused for what a call fixes (an axis from x.ndim, ord=ORD): compiled for
+        # each call's signature, when the ranks, dtypes and settings are known
+        by_structure.per_signature = True
         return per_structure_only(fn, name, by_structure, reason, extra)
     if not isinstance(derivative, types.FunctionType):  # assembled from several
         return derivative

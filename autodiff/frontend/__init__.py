@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from autodiff.errors import UnsupportedSyntaxError
+from autodiff.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff.frontend.builder import GraphBuilder
 from autodiff.frontend.convert import Converter
 from autodiff.frontend.kinds import sequence_kinds
@@ -24,7 +24,8 @@ from autodiff.graph.ir import Graph, Location, Operand, Signature, Value
 
 
 def function_to_graph(fn, specs: dict[str, tuple] | None = None,
-                      complex_values: bool = False) -> tuple[Graph, FunctionSource]:
+                      complex_values: bool = False, known: dict | None = None
+                      ) -> tuple[Graph, FunctionSource]:
     """Build the static graph of the Python function ``fn`` from its source.
 
     Without ``specs``, every argument is an array or a number, and code reading one
@@ -42,6 +43,12 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
     derivatives ``fn`` calls are then inlined in their form for complex values. A
     graph that turns out to compute with complex values (a complex number written in
     it) after inlining one in its form for real values is built again that way.
+
+    ``known``: for code compiled per call signature (``frontend/signature.py``), the
+    :class:`~autodiff.frontend.signature.ArrayFacts` of each array argument it names;
+    the globals holding numbers and strings are then read as constants
+    (``graph.constants_read``). A refusal raised while converting says whether the
+    code read what a call signature fixes (``error.reads_call_facts``).
     """
     source = read_function(fn)
     tree = source.tree
@@ -80,12 +87,26 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
                                           if isinstance(leaf, Value))
             else:
                 converter.not_none.add(param)
-    converter.copy_updated_arguments(tree.body)
-    result = converter.run(tree.body)
+    builder = converter.builder
+    if known is not None:
+        builder.fold_constants = True
+        for param in params:
+            facts = known.get(param.hint)
+            if facts is not None and converter.env.get(param.hint) is param:
+                builder.knows_rank(param, facts.ndim, facts.dtype)
+    try:
+        converter.copy_updated_arguments(tree.body)
+        result = converter.run(tree.body)
+    except AutodiffError as error:
+        error.reads_call_facts = getattr(error, "reads_call_facts", False) or (
+            builder.reads_call_facts)
+        raise
+    graph.constants_read = builder.constants_read
+    graph.reads_call_facts = builder.reads_call_facts
     graph.outputs = [converter.returned(tree.body[-1], result)]
     graph.return_location = converter.return_location
     if graph.complex and converter.builder.inlined_real_derivative:
-        return function_to_graph(fn, specs, complex_values=True)
+        return function_to_graph(fn, specs, complex_values=True, known=known)
     return graph, source
 
 

@@ -26,7 +26,21 @@ from autodiff.graph.ir import (
     operand_values,
 )
 from autodiff.graph.shapes import Token
-from autodiff.ops.registry import Op
+from autodiff.ops.registry import OPS, Op
+
+# Constructors whose result has the dtype asked for (float64, or their operand's).
+_MADE_AS_ASKED = frozenset({"ones", "zeros", "empty", "ones_like", "zeros_like", "empty_like"})
+
+
+def _dtype_of(value) -> np.dtype | None:
+    try:
+        return np.dtype(value)
+    except TypeError:
+        return None
+
+
+# The queries a call signature answers (``x.ndim``, ``x.dtype``, ...).
+_QUERIES = frozenset({"ndim", "result_type", "itemsize", "shape"})
 
 
 def literal(value) -> bool:
@@ -94,6 +108,16 @@ class GraphBuilder:
         # Lists of constants repeated a number of times known when the code runs
         # ([None] * T): tuples then, whose items are never set (frontend/updates.py).
         self.repeated_lists: set[Value] = set()
+        # Code compiled per call signature (frontend/signature.py): the ranks known by
+        # shape token, the dtypes by value, and the globals read as constants.
+        self.ranks: dict[int, tuple[object, int]] = {}
+        self.dtypes: dict[Value, np.dtype] = {}
+        self.constants_read: list = []
+        self.fold_constants = False  # the user's globals holding numbers: constants
+        # Whether the code read what a call signature would fix (a rank, a dtype, a
+        # shape, a global number, an argument passed as an op's setting): a refusal
+        # may then be answered by compiling per call signature.
+        self.reads_call_facts = False
 
     @property
     def nodes(self) -> list:
@@ -119,6 +143,10 @@ class GraphBuilder:
     def emit(self, op: Op, args: tuple, hint: str = "") -> Operand:
         """Append ``op(*args)`` (canonical argument order) and return its result."""
         named = dict(zip(op.params, args))
+        if self.phase == "forward":
+            known = self._call_fact(op, args)
+            if known is not None:
+                return known
         if op.makes_complex or any(complex_constant(arg) for arg in args):
             if self.phase == "forward":  # its derivative uses the rules for complex values
                 self.graph.complex = True
@@ -141,6 +169,86 @@ class GraphBuilder:
             self._emitted[key] = out
         out.shape = op.shape.token(named) if op.shape is not None else Token()
         out.floating = _floating(op, args)
+        if self.ranks and self.phase == "forward":
+            self._facts_of_result(op, named, out)
+        self.nodes.append(Node(op, args, out, self.loc, self.phase))
+        return out
+
+    def knows_rank(self, value: Value, ndim: int, dtype: np.dtype | None = None) -> None:
+        """Record a value's rank (and dtype), known for this call signature."""
+        self.ranks[id(value.shape)] = (value.shape, ndim)
+        if dtype is not None:
+            self.dtypes[value] = dtype
+
+    def rank_of(self, operand: Operand) -> int | None:
+        """The rank of ``operand`` when this call signature makes it known."""
+        if isinstance(operand, Value):
+            known = self.ranks.get(id(operand.shape))
+            return known[1] if known is not None else None
+        if isinstance(operand, Const) and isinstance(operand.value, (bool, int, float)):
+            return 0
+        return None
+
+    def _facts_of_result(self, op: Op, named: dict, out: Value) -> None:
+        """The rank of ``op``'s result, from its shape rule and the ranks known; its
+        dtype, for arithmetic on floating arrays and Python numbers (``x * 0.5``)."""
+        rank = op.shape.rank(named, self.rank_of) if op.shape is not None else None
+        if rank is None:
+            return
+        dtypes = []
+        for operand in named.values():
+            for value in operand_values(operand):
+                dtypes.append(self.dtypes.get(value))
+            if isinstance(operand, Const) and type(operand.value) not in (bool, int, float):
+                dtypes.append(None)  # (a complex number, a dtype: not followed)
+        dtype = named.get("dtype")
+        if op.name in _MADE_AS_ASKED and isinstance(dtype, Const):  # np.ones(3), zeros_like
+            like = named.get("a")
+            given = (self.dtypes.get(like) if isinstance(like, Value) else None) if (
+                dtype.value is None and "a" in named) else (
+                np.dtype(float) if dtype.value is None else _dtype_of(dtype.value))
+            self.knows_rank(out, rank, given)
+            return
+        floating = [d for d in dtypes if d is not None and d.kind == "f"]
+        self.knows_rank(out, rank, np.result_type(*floating) if (
+            op.floating in ("inputs", "always") and floating and len(floating) == len(dtypes))
+            else None)
+
+    def _call_fact(self, op: Op, args: tuple):
+        """``x.ndim``, ``x.dtype``, ``x.itemsize`` and ``x.shape`` of a value whose rank
+        and dtype the call signature fixes: constants (the shape a tuple of its sizes,
+        read when the code runs). Notes what the code reads that a call signature
+        would fix."""
+        if op.query and op.name in _QUERIES:
+            self.reads_call_facts = True
+        elif not self.reads_call_facts and op.diff is not None:
+            params = self.graph.params
+            self.reads_call_facts = any(
+                name not in op.diff and any(v in params for v in operand_values(arg))
+                for name, arg in zip(op.params, args))
+        if not op.query or not args or not isinstance(args[0], Value):
+            return None
+        value = args[0]
+        rank, dtype = self.rank_of(value), self.dtypes.get(value)
+        if op.name == "ndim" and rank is not None:
+            return Const(rank)
+        if op.name == "result_type" and dtype is not None:
+            return Const(dtype)
+        if op.name == "itemsize" and dtype is not None:
+            return Const(dtype.itemsize)
+        if op.name == "shape" and rank is not None and len(args) == 1:
+            if rank == 0:
+                return Const(())
+            shape = self.emit_plain(op, args, "")
+            return tuple(self.emit_plain(OPS["getitem"], (shape, Const(axis)), "")
+                         for axis in range(rank))
+        return None
+
+    def emit_plain(self, op: Op, args: tuple, hint: str) -> Value:
+        """Append ``op(*args)`` as it is: no folding, no call facts."""
+        out = Value(hint)
+        out.shape = op.shape.token(dict(zip(op.params, args))) if op.shape is not None else (
+            Token())
         self.nodes.append(Node(op, args, out, self.loc, self.phase))
         return out
 

@@ -47,6 +47,7 @@ from autodiff.frontend.records import StructuresMixin
 from autodiff.frontend.scan import is_list_append, named_in
 from autodiff.frontend.source import FunctionSource
 from autodiff.frontend.state import StateMixin
+from autodiff.frontend.signature import ConstantRead, foldable
 from autodiff.frontend.statements import (
     FALSE,
     RESULT,
@@ -654,6 +655,13 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             return self.item_of(node, base, index)
         if isinstance(base, Const) and isinstance(base.value, tuple):
             base = tuple(Const(v) for v in base.value)
+        if isinstance(base, Const) and isinstance(base.value, str) and base.path is None:
+            constant = _constant_index(index)  # "abcdefgh"[:x.ndim], its rank known
+            if constant is not None:
+                try:
+                    return Const(base.value[constant])
+                except IndexError:
+                    pass  # raised where the code runs
         if isinstance(base, tuple):
             if isinstance(index, Const) and isinstance(index.value, int):
                 if not -len(base) <= index.value < len(base):
@@ -689,7 +697,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                          "array or a number can be chosen at run time", hint="pass the function itself as an "
                          "argument, or choose it with if/else on the index" if functions else
                          f"loop over it (for item in {ast.unparse(node.value)}), or index it "
-                         "with a constant")
+                         "with a constant or an int argument")
 
     def index(self, node: ast.expr) -> Operand:
         if isinstance(node, ast.Slice):
@@ -796,6 +804,10 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 not kwargs and 1 <= len(args) <= 3):  # slice(a, b): the a:b of an index
             return SliceSpec(*((Const(None), args[0], Const(None)) if len(args) == 1
                                else (*args, Const(None))[:3]))
+        if isinstance(callee, Const) and callee.value is builtins.range and not kwargs:
+            folded = _folded_call(_range_items, args, kwargs)  # tuple(range(1, x.ndim))
+            if folded is not None:
+                return folded
         if isinstance(callee, Const) and _is_pure_builtin(callee.value):
             folded = _folded_call(callee.value, args, kwargs)
             if folded is not None:
@@ -1130,6 +1142,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             return Const(obj, path=node.id, scope=scope)
         if _holds_functions(obj):
             return _functions_held(obj)
+        if not self.rule and foldable(obj):  # a setting: compiled in per call signature
+            if self.builder.fold_constants:
+                self.builder.constants_read.append(ConstantRead(scope, node.id, obj))
+                return Const(obj)
+            self.builder.reads_call_facts = True
         return self.emit(node, "variable", (Const(node.id), Const(scope)), hint="")
 
 
@@ -1270,6 +1287,27 @@ def _constant(operand):
     if isinstance(operand, tuple):
         return tuple(_constant(item) for item in operand)
     raise KeyError(operand)
+
+
+# The longest range of constants read as the tuple of its items while compiling.
+MAX_FOLDED_RANGE = 1024
+
+
+def _range_items(*bounds: int) -> tuple | None:
+    """The items of ``range(*bounds)`` as a tuple (None past ``MAX_FOLDED_RANGE``)."""
+    items = range(*bounds)
+    return tuple(items) if len(items) <= MAX_FOLDED_RANGE else None
+
+
+def _constant_index(index) -> int | slice | None:
+    """An index of constants (an int, or a slice of ints) as Python's, else None."""
+    if isinstance(index, Const) and type(index.value) is int and index.path is None:
+        return index.value
+    if isinstance(index, SliceSpec) and all(
+            isinstance(p, Const) and p.path is None and (p.value is None or type(p.value) is int)
+            for p in (index.start, index.stop, index.step)):
+        return slice(index.start.value, index.stop.value, index.step.value)
+    return None
 
 
 def _folded_call(fn, args: tuple, kwargs: dict) -> Const | None:

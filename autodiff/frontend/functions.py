@@ -19,6 +19,7 @@ import numpy as np
 
 from autodiff.errors import AutodiffError, UnsupportedSyntaxError
 from autodiff.frontend.generators import as_list_builder, is_generator
+from autodiff.frontend.signature import ArrayFacts
 from autodiff.frontend.source import read_function
 from autodiff.frontend.structures import (
     Record,
@@ -147,14 +148,35 @@ class CallsMixin:
             return
         if depth >= RECURSION_DEPTH:
             reached = f"nested {depth} deep"
-            hint = (f"give the depth as a constant where '{name}' is first called, or write "
-                    "the recursion as a loop")
+            hint = (f"give the depth as a constant or an int argument where '{name}' is "
+                    "first called, or write the recursion as a loop")
         else:
             reached = f"made {RECURSIVE_CALLS} times"
             hint = "write the recursion as a loop"
         raise self.error(node, f"recursive call to '{name}' {reached} while compiling: "
                          "autodiff unrolls recursion, which must end where arguments known "
                          "while compiling decide it", hint=hint)
+
+    def call_signature(self, node: ast.Call, fn, arguments: dict) -> tuple[dict, dict]:
+        """The specs and facts (``frontend/signature.py``) of the arguments of a call of
+        a derivative compiled per call signature: an int a setting, an array's rank and
+        dtype known. Refused, so that the code around is compiled per call signature
+        too, where they are not known while compiling."""
+        specs, known = {}, {}
+        for name, value in arguments.items():
+            if is_structure_operand(value) or isinstance(value, Const):
+                specs[name] = spec_of_operand(value)
+                continue
+            rank, dtype = self.builder.rank_of(value), self.builder.dtypes.get(value)
+            if rank is None or dtype is None:
+                error = self.error(node, f"'{fn.__name__}' is compiled for each call's "
+                                   f"ranks and dtypes, and those of '{name}' are not known "
+                                   "while compiling here", kind=UnsupportedSyntaxError,
+                                   hint="pass it an argument of the function itself")
+                error.reads_call_facts = True
+                raise error
+            known[name] = ArrayFacts(rank, dtype)
+        return specs, known
 
     def call_derivative(self, node: ast.Call, fn: types.FunctionType, args: tuple,
                         kwargs: dict) -> Operand:
@@ -174,8 +196,17 @@ class CallsMixin:
             for value in arguments.values():
                 self.read_as_structure(node, value, "a structure")
         complex_values = self.builder.graph.complex
-        if by_structure is not None and (structured or source is None or complex_values
-                                         and not source.complex):
+        reads_call_facts = source is not None and source.reads_call_facts
+        self.builder.reads_call_facts |= reads_call_facts
+        if by_structure is not None and (getattr(by_structure, "per_signature", False) or (
+                reads_call_facts and self.builder.fold_constants)):
+            # compiled per call signature (or read so while this code is): for this
+            # call's ranks, dtypes and settings
+            specs, known = self.call_signature(node, fn, arguments)
+            fn = by_structure.for_specs(specs, complex_values, known)
+            source = self.parts_bound(node, fn.graph, structured)
+        elif by_structure is not None and (structured or source is None or complex_values
+                                           and not source.complex):
             # the derivative compiled for these structures (and complex values), their
             # parts read here
             fn = by_structure.for_specs({name: spec_of_operand(value)

@@ -78,6 +78,11 @@ class Graph:
         # A derivative graph of one holding ops whose rules hold for real values alone,
         # differentiated with those rules: it assumes real values too.
         self.real_values_assumed = False
+        # Code compiled per call signature (frontend/signature.py): the globals it read
+        # as constants (checked at each call), and whether a refusal of its code could
+        # be answered by compiling per call signature.
+        self.constants_read: list = []
+        self.reads_call_facts = False
 
     def copy(self, bindings: dict[Value, Operand] | None = None,
              phase: str | None = None) -> tuple[Graph, dict[Value, Operand]]:
@@ -124,6 +129,8 @@ class Graph:
         graph.return_location = self.return_location
         graph.complex = self.complex
         graph.real_values_assumed = self.real_values_assumed
+        graph.constants_read = self.constants_read
+        graph.reads_call_facts = self.reads_call_facts
         graph.tangent_params = [mapping.get(p, p) for p in self.tangent_params]
         graph.argument_leaves = {i: [operand(leaf) for leaf in leaves]
                                  for i, leaves in self.argument_leaves.items()}

@@ -67,6 +67,7 @@ class Specialized:
         self.once: set[Callable] = set()
         self._lock = threading.Lock()
         self.variables = _variables_read(general)
+        self.by_structure = getattr(general, "by_structure", None)
         if backend == "numba":
             require_numba(general)
 
@@ -78,8 +79,23 @@ class Specialized:
             raise TypeError(f"{self.general.__name__}(): {error}") from None
         bound.apply_defaults()
         values = bound.arguments
-        return self.for_values(values, tuple(value_key(v) for v in values.values())
-                               + self.variables.keys())
+        return self.for_values(values, self.key_of(values))
+
+    def key_of(self, values: dict) -> tuple:
+        """The key of the specialisation for arguments named ``values``."""
+        args, kwargs = self._split(values)
+        return (tuple(value_key(v) for v in values.values()) + self.variables.keys()
+                + self.per_call(*args, **kwargs))
+
+    def per_call(self, *args, **kwargs) -> tuple:
+        """For a derivative compiled per call signature (an int's value, a global
+        number, a rank deciding its code: ``derivatives/structured.py``), the
+        derivative for this call, which the specialisation specialises: a part of the
+        key. Nothing for others."""
+        by_structure = self.by_structure
+        if by_structure is None or not by_structure.per_signature:
+            return ()
+        return (by_structure.derivative_for(args, kwargs),)
 
     def for_values(self, values: dict, key: tuple) -> Callable:
         """The specialisation for arguments named ``values`` (compiled on first use)."""
@@ -110,7 +126,8 @@ class Specialized:
         complex_values = complex_among(tuple(values.values())) and not (
             graph is not None and graph.complex)
         if by_structure is not None and (containers or complex_values or graph is None
-                                         and any(map(is_structured, specs))):
+                                         and any(map(is_structured, specs))
+                                         or by_structure.per_signature):
             # the derivative for this structure, or for complex values
             args, kwargs = self._split(values)
             general = by_structure.derivative_for(tuple(args), kwargs)
@@ -189,7 +206,7 @@ def value_key(a) -> object:
 # but never after code with effects (a print, an append: ``once``), which ran already.
 _DISPATCHER = """\
 def {name}({parameters}):
-    _jit_function_ = _jit_lookup_(({keys}){variables})
+    _jit_function_ = _jit_lookup_(({keys}){variables}{per_call})
     if _jit_function_ is None:
         _jit_function_ = _jit_compile_({{{values}}})
     try:
@@ -220,20 +237,24 @@ def _dispatcher(state: Specialized) -> Callable:
     key = ("(({0}.shape, {0}.dtype) if type({0}) is _jit_ndarray_ else float "
            "if type({0}) is float else _jit_key_({0}))")
     name = function_name(general.__name__)
+    call = ", ".join(name if p.kind is not p.KEYWORD_ONLY else f"{name}={name}"
+                     for name, p in zip(names, params))
     text = _DISPATCHER.format(
         name=name,
         parameters=_without_defaults(state.signature),
         keys="".join(key.format(name) + ", " for name in names),
         variables=" + _jit_variables_()" if state.variables.names else "",
+        per_call=f" + (_jit_per_call_({call}) if _jit_by_structure_.per_signature else ())"
+        if state.by_structure is not None else "",
         values=", ".join(f"{name!r}: {name}" for name in names),
-        call=", ".join(name if p.kind is not p.KEYWORD_ONLY else f"{name}={name}"
-                       for name, p in zip(names, params)))
+        call=call)
     namespace = {"_jit_lookup_": state.compiled.get, "_jit_ndarray_": _ndarray,
                  "_jit_key_": value_key, "_jit_general_": general,
                  "_jit_variables_": state.variables.keys, "_jit_once_": state.once,
+                 "_jit_per_call_": raised_at_call(state.per_call),
+                 "_jit_by_structure_": state.by_structure,
                  "_jit_compile_": raised_at_call(lambda values: state.for_values(
-                     values, tuple(value_key(v) for v in values.values())
-                     + state.variables.keys()))}
+                     values, state.key_of(values)))}
     filename = remember_source(text, f"dispatcher of {general.__name__}")
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
     derivative = namespace[name]

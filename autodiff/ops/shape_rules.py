@@ -31,12 +31,20 @@ class ShapeRule:
     def token(self, named: dict) -> object:
         return Token()
 
+    def rank(self, named: dict, rank_of) -> int | None:
+        """The result's rank, from the operands' (``rank_of(operand)``: an int, or None
+        when not known while compiling); None when not known."""
+        return None
+
 
 class _Scalar(ShapeRule):
     by_shapes = True
 
     def token(self, named: dict) -> object:
         return SCALAR
+
+    def rank(self, named: dict, rank_of) -> int | None:
+        return 0
 
 
 class _List(ShapeRule):
@@ -57,6 +65,9 @@ class shape_like(ShapeRule):
     def token(self, named: dict) -> object:
         return token_of(named[self.param]) or Token()
 
+    def rank(self, named: dict, rank_of) -> int | None:
+        return rank_of(named[self.param])
+
 
 class broadcast(ShapeRule):
     """The shape the operands ``params`` broadcast to."""
@@ -68,6 +79,10 @@ class broadcast(ShapeRule):
 
     def token(self, named: dict) -> object:
         return combine([token_of(named[p]) for p in self.params])
+
+    def rank(self, named: dict, rank_of) -> int | None:
+        ranks = [rank_of(named[p]) for p in self.params]
+        return None if None in ranks else max(ranks, default=0)
 
 
 class shape_given_by(ShapeRule):
@@ -84,6 +99,16 @@ class shape_given_by(ShapeRule):
             return SCALAR
         return Token()
 
+    def rank(self, named: dict, rank_of) -> int | None:
+        shape = named[self.param]
+        if isinstance(shape, tuple):
+            return len(shape)
+        if isinstance(shape, Const) and isinstance(shape.value, tuple):
+            return len(shape.value)
+        if isinstance(shape, Const) and type(shape.value) is int:
+            return 1
+        return None
+
 
 class _Reduced(ShapeRule):
     """``a`` reduced over ``axis``: a number when every axis goes and none is kept."""
@@ -96,6 +121,17 @@ class _Reduced(ShapeRule):
                 and isinstance(keepdims, Const) and not keepdims.value):
             return SCALAR
         return Token()
+
+    def rank(self, named: dict, rank_of) -> int | None:
+        reduced = named["a"] if "a" in named else next(iter(named.values()))  # (norm's x)
+        rank, axis, keepdims = rank_of(reduced), named.get("axis"), named.get("keepdims")
+        if rank is None or not (isinstance(axis, Const) and isinstance(keepdims, Const)):
+            return None
+        if keepdims.value:
+            return rank
+        if axis.value is None:
+            return 0
+        return rank - (len(axis.value) if isinstance(axis.value, tuple) else 1)
 
 
 class _Einsum(ShapeRule):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
+from tests.helpers import check_against_finite_differences
 
 HEADER = "import fractions\nimport numpy as np\n\n"  # 'def f' comes on line 4, its body on 5
 
@@ -152,14 +153,30 @@ def test_recursion_is_reported_at_the_recursive_call(user_module):
 
 
         def descend(x, depth):
+            if np.sum(x) < depth:
+                return 0.0
+            return np.sum(np.sin(x)) + descend(x * 0.5, depth)
+    """), name="mod")
+    with pytest.raises(ad.AutodiffError) as info:
+        ad.grad(module.f)(np.ones(3), 1.0)
+    _check(info.value, ad.UnsupportedSyntaxError, "mod.py:11:", "recursive call to 'descend'",
+           "hint:", "descend(x * 0.5, depth)")
+
+
+def test_recursion_ending_on_an_int_argument_is_unrolled_per_call(user_module):
+    module = user_module(HEADER + textwrap.dedent("""\
+        def f(x, depth):
+            return np.sum(x) + descend(x, depth)
+
+
+        def descend(x, depth):
             if depth == 0:
                 return 0.0
             return np.sum(np.sin(x)) + descend(x * 0.5, depth - 1)
     """), name="mod")
-    with pytest.raises(ad.AutodiffError) as info:
-        ad.grad(module.f)
-    _check(info.value, ad.UnsupportedSyntaxError, "mod.py:11:", "recursive call to 'descend'",
-           "hint:", "descend(x * 0.5, depth - 1)")
+    x = np.array([0.3, -1.2, 2.0])
+    for depth in (0, 3):
+        check_against_finite_differences(module.f, [x, depth], second_order=True)
 
 
 def test_errors_inside_a_helper_name_the_helper_line(user_module):

@@ -104,14 +104,25 @@ def picked_structure(x, layers, i):
     return np.sum(layers[i]["W"] @ x)
 
 
+def picked_by_the_data(x, layers):
+    i = int(np.argmax(x))
+    return np.sum(layers[i]["W"] @ x)
+
+
+def test_a_list_of_structures_indexed_by_an_int_argument_is_compiled_per_call():
+    layers = [{"W": np.eye(2)}, {"W": 2.0 * np.eye(2)}]
+    for i in (0, 1):
+        check_with_jit(picked_structure, rng.normal(size=2), layers, i)
+
+
 def test_a_list_of_structures_indexed_at_run_time_is_refused_at_the_users_line():
     layers = [{"W": np.eye(2)}, {"W": 2.0 * np.eye(2)}]
-    for derivative in (lambda: ad.grad(picked_structure)(np.ones(2), layers, 1),
-                       lambda: ad.jvp(picked_structure)(np.ones(2), layers, 1, np.ones(2))):
+    for derivative in (lambda: ad.grad(picked_by_the_data)(np.ones(2), layers),
+                       lambda: ad.jvp(picked_by_the_data)(np.ones(2), layers, np.ones(2))):
         with pytest.raises(ad.UnsupportedSyntaxError, match=r"'layers\[i\]' chooses an item "
                            "known only when the code runs") as info:
             derivative()
-        assert info.value.lineno == picked_structure.__code__.co_firstlineno + 1
+        assert info.value.lineno == picked_by_the_data.__code__.co_firstlineno + 2
         assert "for item in layers" in info.value.hint
 
 
@@ -267,10 +278,15 @@ def test_recursion_of_a_depth_known_while_compiling_is_unrolled():
     check_with_jit(recursive, rng.normal(size=3))
 
 
+def test_recursion_of_a_depth_an_int_argument_gives_is_unrolled_per_call():
+    for n in (0, 1, 3):
+        check_with_jit(power_of_a_run_time_depth, rng.normal(size=2), n)
+
+
 def test_recursion_of_a_depth_known_only_at_run_time_is_refused():
     with pytest.raises(ad.UnsupportedSyntaxError, match="recursive call to 'power' nested 50 "
                        "deep while compiling") as info:
-        ad.grad(power_of_a_run_time_depth)(np.ones(2), 3)
+        ad.grad(power_of_a_run_time_depth)(np.ones(2), 3.0)
     assert info.value.lineno == power.__code__.co_firstlineno + 1
     assert "write the recursion as a loop" in info.value.hint
 
