@@ -316,10 +316,13 @@ def _targets(graph: Graph, named: list[tuple[int, tuple]], specs: dict[str, tupl
                            hint="name a part that the argument passed holds") from None
         if spec[0] in ("static", "opaque"):  # a string, None, an object: no gradient
             what = type(spec[1]).__name__ if spec[0] == "static" else "object"
+            setting = spec[0] == "static" and type(spec[1]) in (int, bool) and not path
             raise ArgumentKindError(
                 f"cannot differentiate with respect to "
-                f"'{structures.path_text(name, path)}', a {what}: only floats, ints, "
-                "arrays and structures of them have gradients",
+                f"'{structures.path_text(name, path)}', a {what}" + (
+                    ": its code is compiled for each call's ints, which are settings there"
+                    if setting else ": only floats, ints, arrays and structures of them "
+                    "have gradients"),
                 hint="pass the value as a float array, or leave the argument out of wrt",
                 **Location.error_fields(where))
         leaves = leaves[start:stop]

@@ -59,10 +59,15 @@ class ByStructure:
         # The derivatives by a key cheaper to compute, for the common calls (dicts and
         # lists of arrays, and arrays): it determines the structure in those cases.
         self.quick: dict[tuple, Callable] = {}
+        # Compiled per call signature: the derivatives by a key as cheap, for calls
+        # passing arrays, numbers and strings alone.
+        self.quick_signatures: dict[tuple, Callable] = {}
         self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs):
-        quick = None if kwargs or self.per_signature else _quick_key(args)
+        if self.per_signature:
+            return self.for_call(args, kwargs)(*args, **kwargs)
+        quick = None if kwargs else _quick_key(args)
         derivative = self.quick.get(quick) if quick is not None else None
         if derivative is None:
             try:  # (compiled at the first call with this structure)
@@ -72,6 +77,20 @@ class ByStructure:
             if quick is not None and not self.per_signature:  # (nor since this call)
                 self.quick[quick] = derivative
         return derivative(*args, **kwargs)
+
+    def for_call(self, args: tuple, kwargs: dict) -> Callable:
+        """The derivative compiled per call signature for this call."""
+        quick = None if kwargs else _quick_signature(args)
+        derivative = self.quick_signatures.get(quick) if quick is not None else None
+        if derivative is None or derivative.constants_read and not _constants_unchanged(
+                derivative):
+            try:  # (compiled at the first call with this signature)
+                derivative = self.derivative_for(args, kwargs)
+            except AutodiffError as error:
+                raise shortened(error)  # (AUTODIFF_DEBUG=1 shows autodiff's frames)
+            if quick is not None:
+                self.quick_signatures[quick] = derivative
+        return derivative
 
     def derivative_for(self, args: tuple, kwargs: dict) -> Callable:
         """The derivative compiled for arguments structured like these (all of them
@@ -131,6 +150,7 @@ class ByStructure:
             if len(self.built) >= MAX_STRUCTURES:
                 del self.built[next(iter(self.built))]
                 self.quick.clear()
+                self.quick_signatures.clear()
             self.built[key] = derivative
             return derivative
 
@@ -164,6 +184,26 @@ def call_facts_may_answer(fn: Callable | None, error: AutodiffError,
         noted = bool(getattr(again, "reads_call_facts", False))
     error.reads_call_facts = noted  # (for a derivative of the derivative, refused by it)
     return noted
+
+
+def _quick_signature(args: tuple) -> tuple | None:
+    """For arguments that are real arrays, numbers and strings: a key that determines
+    their call signature (each array's rank and dtype, each int's, bool's and string's
+    value), cheaper than :meth:`ByStructure.derivative_for`'s. None for anything else."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            if a.dtype.kind not in "fiub":
+                return None
+            key.append((a.ndim, a.dtype))
+        elif kind is float:
+            key.append(kind)
+        elif kind is int or kind is bool or kind is str:
+            key.append((kind, a))
+        else:
+            return None
+    return tuple(key)
 
 
 def _facts_key(known: dict | None, names: list[str]) -> tuple:
@@ -276,8 +316,10 @@ def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
                              return_annotation=empty)
     call = ", ".join(f"{p}={p}" if q.kind is q.KEYWORD_ONLY else p
                      for p, q in signature.parameters.items())
-    doc = (f"The derivative of {fn.__name__}, compiled for the structure of each call's "
-           "arguments: .source_for(*args) shows the code.")
+    doc = (f"The derivative of {fn.__name__}, compiled for " + (
+        "each call's signature (its arrays' ranks and dtypes, its ints, the module's "
+        "numbers it reads)" if by_structure.per_signature else
+        "the structure of each call's arguments") + ": .source_for(*args) shows the code.")
     keyword_only = any(p.kind is p.KEYWORD_ONLY for p in signature.parameters.values())
     template = _HANDING_OVER if keyword_only or not signature.parameters else (
         _HANDING_OVER_QUICKLY)
@@ -312,6 +354,12 @@ def per_structure_only(fn: Callable, name: str, by_structure: ByStructure,
 def _per_structure_html(derivative: Callable) -> str:
     """What a notebook shows of a derivative compiled per structure alone: before its
     first call, that its code comes then; after, the code of the latest structure."""
+    if derivative.by_structure.per_signature:
+        return latest_compiled_html(
+            derivative, list(derivative.by_structure.built.values()), "call signature",
+            "Compiled for each call's signature (its arrays' ranks and dtypes, its ints, the "
+            "module's numbers it reads) at the first call with it: its code shows here after "
+            "that call (.source_for(*args) shows it now).")
     return latest_compiled_html(
         derivative, list(derivative.by_structure.built.values()), "structure",
         "Compiled for the structure of its arguments (dicts, lists, objects) at the first "

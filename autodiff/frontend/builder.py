@@ -25,7 +25,7 @@ from autodiff.graph.ir import (
     Value,
     operand_values,
 )
-from autodiff.graph.shapes import Token
+from autodiff.graph.shapes import SCALAR, Token
 from autodiff.ops.registry import OPS, Op
 
 # Constructors whose result has the dtype asked for (float64, or their operand's).
@@ -240,8 +240,11 @@ class GraphBuilder:
             if rank == 0:
                 return Const(())
             shape = self.emit_plain(op, args, "")
-            return tuple(self.emit_plain(OPS["getitem"], (shape, Const(axis)), "")
-                         for axis in range(rank))
+            sizes = tuple(self.emit_plain(OPS["getitem"], (shape, Const(axis)), "")
+                          for axis in range(rank))
+            for size in sizes:
+                size.shape = SCALAR  # (a number)
+            return sizes
         return None
 
     def emit_plain(self, op: Op, args: tuple, hint: str) -> Value:

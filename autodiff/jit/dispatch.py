@@ -95,7 +95,7 @@ class Specialized:
         by_structure = self.by_structure
         if by_structure is None or not by_structure.per_signature:
             return ()
-        return (by_structure.derivative_for(args, kwargs),)
+        return (by_structure.for_call(args, kwargs),)
 
     def for_values(self, values: dict, key: tuple) -> Callable:
         """The specialisation for arguments named ``values`` (compiled on first use)."""

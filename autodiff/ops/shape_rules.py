@@ -105,8 +105,8 @@ class shape_given_by(ShapeRule):
             return len(shape)
         if isinstance(shape, Const) and isinstance(shape.value, tuple):
             return len(shape.value)
-        if isinstance(shape, Const) and type(shape.value) is int:
-            return 1
+        if isinstance(shape, Const) and type(shape.value) is int or token_of(shape) is SCALAR:
+            return 1  # (a number: np.ones(n))
         return None
 
 

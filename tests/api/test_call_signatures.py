@@ -167,3 +167,70 @@ def test_a_refusal_of_code_compiled_per_call_comes_at_the_call_at_the_users_line
         derivative(np.ones((2, 3)))
     assert info.value.lineno == frexp_on_a_path_steered_by_the_rank.__code__.co_firstlineno + 3
     assert info.value.filename.endswith("test_call_signatures.py")
+
+
+def cumulative_loss(params, x):
+    axis = x.ndim - 1
+    return np.sum(np.cumsum(np.tanh(x @ params["W"]), axis=axis) ** 2)
+
+
+def test_structures_and_call_signatures_together():
+    params = {"W": rng.normal(size=(3, 2))}
+    for x in (rng.normal(size=3), rng.normal(size=(4, 3))):
+        got = ad.grad(cumulative_loss)(params, x)
+        want = ad.numeric_grad(cumulative_loss, params, x)
+        np.testing.assert_allclose(got["W"], want["W"], rtol=1e-6, atol=1e-9)
+        assert ad.check_grad(cumulative_loss, params, x).passed
+
+
+def test_every_transform_of_code_compiled_per_call():
+    x, p = rng.normal(size=4), 3
+    gradient = ad.numeric_grad(norm_of_an_int_order, x, p)
+    value, got = ad.value_and_grad(norm_of_an_int_order)(x, p)
+    assert value == pytest.approx(norm_of_an_int_order(x, p))
+    np.testing.assert_allclose(got, gradient, rtol=1e-6)
+    np.testing.assert_allclose(ad.vjp(norm_of_an_int_order)(x, p, 2.0), 2 * gradient, rtol=1e-6)
+    np.testing.assert_allclose(ad.jacobian(norm_of_an_int_order)(x, p), gradient, rtol=1e-6)
+    hessian = ad.hessian(norm_of_an_int_order)(x, p)
+    rows = [ad.numeric_grad(lambda v, i=i: ad.grad(norm_of_an_int_order)(v, p)[i], x)
+            for i in range(len(x))]
+    np.testing.assert_allclose(hessian, np.array(rows), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-10, atol=1e-12)
+
+
+def padded_by_keyword(x, *, width=2):
+    return np.sum(np.pad(x, [(width, width)] * x.ndim) ** 2) + np.linalg.norm(x, ord=ORD)
+
+
+def test_keyword_only_ints_are_settings_of_each_call():
+    x = rng.normal(size=(2, 3))
+    for width in (0, 1, 3):
+        np.testing.assert_allclose(
+            ad.grad(padded_by_keyword)(x, width=width),
+            ad.numeric_grad(lambda v, w=width: padded_by_keyword(v, width=w), x),
+            rtol=1e-6, atol=1e-9)
+
+
+def inner_product_of_a_jvp(x, p):
+    return ad.jvp(norm_of_an_int_order)(x, p, np.ones(x.shape[0]))[1]
+
+
+def test_a_derivative_compiled_per_call_called_in_differentiated_code():
+    x = rng.normal(size=4)
+    for p in (2, 3):
+        np.testing.assert_allclose(ad.grad(inner_product_of_a_jvp)(x, p), ad.numeric_grad(
+            inner_product_of_a_jvp, x, p), rtol=1e-5, atol=1e-8)
+
+
+def test_an_int_differentiated_argument_is_refused_as_a_setting():
+    with pytest.raises(ad.ArgumentKindError, match="compiled for each call's ints"):
+        ad.grad(norm_of_an_int_order)(3, 2)
+
+
+def test_the_code_of_each_call_exports():
+    derivative = ad.grad(norm_of_an_int_order)
+    namespace: dict = {}
+    exec(compile(derivative.export_for(rng.normal(size=3), 3), "<export>", "exec"), namespace)
+    x = rng.normal(size=3)
+    exported = next(v for k, v in namespace.items() if k.endswith("_grad"))
+    np.testing.assert_allclose(exported(x, 3), derivative(x, 3), rtol=1e-12)
