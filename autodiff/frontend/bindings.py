@@ -98,10 +98,9 @@ class BindingsMixin:
         if key.value not in current.items:
             raise self.error(target, f"'del {ast.unparse(target)}': the dict '{name}' has no "
                              f"key {key.value!r} (Python raises KeyError here)")
-        self.refuse_shared(target, f"'del {ast.unparse(target)}'", name, current,
-                           f"{name} = dict({name})")
-        items = {k: v for k, v in current.items.items() if k != key.value}
-        self.env[name] = Record("dict", current.type, items)
+        self.share_change(target, f"'del {ast.unparse(target)}'", name, current,
+                          {k: v for k, v in current.items.items() if k != key.value},
+                          f"{name} = dict({name})")
 
     def delete_list_item(self, target: ast.Subscript, name: str, current) -> None:
         """``del parts[i]`` or ``del parts[a:b]`` on a list written out in the code."""

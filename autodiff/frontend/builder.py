@@ -113,6 +113,9 @@ class GraphBuilder:
         self.ranks: dict[int, tuple[object, int]] = {}
         self.dtypes: dict[Value, np.dtype] = {}
         self.constants_read: list = []
+        # The latest Record of each dict or object the code built and then changed, by
+        # its origin (frontend/records.py, share_change).
+        self.versions: dict[object, object] = {}
         self.fold_constants = False  # the user's globals holding numbers: constants
         # Whether the code read what a call signature would fix (a rank, a dtype, a
         # shape, a global number, an argument passed as an op's setting): a refusal

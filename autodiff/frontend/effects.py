@@ -197,6 +197,7 @@ class EffectsMixin:
                 return base, func.attr, False
         if isinstance(base, Value) and library_object(base, self.builder):
             return base, func.attr, True  # rng.shuffle(order), a generator passed or made
+        self.read_as_structure(func, base, "an object")  # stats.update(h): per structure
         return _USERS if isinstance(base, Record) and base.kind == "fields" else None
 
     def assert_statement(self, stmt: ast.Assert) -> None:

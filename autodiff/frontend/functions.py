@@ -134,7 +134,7 @@ class CallsMixin:
                              hint="write the recursion as a loop") from None
         finally:
             self.builder.loc = saved
-        self.returned_from(callee, params)
+        self.returned_from(callee, params, node)
         return result
 
     def unrolling_recursion(self, node: ast.Call, name: str, depth: int) -> None:

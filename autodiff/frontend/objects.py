@@ -313,9 +313,9 @@ class ObjectsMixin:
         if not (isinstance(current, Record) and current.kind == "fields"
                 and not current.caller):
             return False
-        self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
-                           f"a new {current.type.__name__}(...) holding the new value")
-        self.env[name] = Record("fields", current.type, {**current.items, target.attr: value})
+        self.share_change(target, f"'{ast.unparse(target)} = ...'", name, current,
+                          {**current.items, target.attr: value},
+                          f"a new {current.type.__name__}(...) holding the new value")
         return True
 
 

@@ -253,9 +253,8 @@ class StructuresMixin:
         if current.kind != "dict":
             raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
         key = self.constant_key(target)
-        self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
-                           f"{name} = dict({name})")
-        self.env[name] = Record("dict", current.type, {**current.items, key: value})
+        self.share_change(target, f"'{ast.unparse(target)} = ...'", name, current,
+                          {**current.items, key: value}, f"{name} = dict({name})")
         return True
 
     def constant_key(self, target: ast.Subscript):
@@ -267,6 +266,28 @@ class StructuresMixin:
                              "the code runs, but a dict's keys are fixed while compiling",
                              hint="use a constant key")
         return key.value
+
+    def share_change(self, node: ast.AST, what: str, name: str, current: Record,
+                     items: dict, copy: str) -> None:
+        """A change through ``name`` to a dict or object the code built (``current``,
+        holding ``items`` from now on): every name holding it sees it, here and, when
+        their calls return, in the functions whose calls are being inlined around this
+        one (``state.follow_changes``), as in Python. Refused where a function this one
+        is defined in holds it (the change would not reach it)."""
+        callers = set(map(id, _calling_converters(self)))
+        for converter, own in _visible_converters(self):
+            if own or id(converter) in callers:
+                continue
+            for other, value in converter.env.items():
+                if not other.startswith("<") and _holds(value, current):
+                    raise self.error(node, f"{what} changes a {_kind(current)} also held "
+                                     f"by '{other}' where this function is defined, which "
+                                     "differentiated code does not follow", hint=f"copy it "
+                                     f"first: {copy}; or return the new one from the "
+                                     "function that builds it")
+        new = current.changed(items)
+        self.builder.versions[current.origin] = new
+        self.rebind_everywhere(current, new)
 
     def refuse_shared(self, node: ast.AST, what: str, name: str, container,
                       copy: str) -> None:
@@ -321,8 +342,7 @@ class StructuresMixin:
                 if key not in current.items or current.items[key] is not value:
                     self.write_into_callers(call, self.env[name], key, value)
             return True
-        self.refuse_shared(call, text, name, current, f"{name} = dict({name})")
-        self.env[name] = Record("dict", current.type, items)
+        self.share_change(call, text, name, current, items, f"{name} = dict({name})")
         return True
 
     def set_list_item(self, target: ast.Subscript, value: Operand | None, op=None) -> bool:
@@ -424,6 +444,15 @@ def _writable(value) -> bool:
 
 
 __all__ = ["StructuresMixin"]
+
+
+def _calling_converters(converter):
+    """The converters of the functions whose calls are being inlined around
+    ``converter``, innermost first."""
+    other = converter.calling
+    while other is not None:
+        yield other
+        other = other.calling
 
 
 def _visible_converters(converter):

@@ -38,7 +38,7 @@ def replaced(operand, old, new):
         items = {key: replaced(item, old, new) for key, item in operand.items.items()}
         if all(items[key] is item for key, item in operand.items.items()):
             return operand
-        return Record(operand.kind, operand.type, items, operand.caller, operand.whole)
+        return operand.changed(items)
     return operand
 
 
@@ -82,9 +82,7 @@ class StateMixin:
             if current.kind != "dict":
                 raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
             self.emit(target, STORE_ITEM, (current.whole, Const(key), value))
-        new = Record(current.kind, current.type, {**current.items, key: value}, True,
-                     current.whole)
-        self.rebind_everywhere(current, new)
+        self.rebind_everywhere(current, current.changed({**current.items, key: value}))
 
     def set_field(self, target: ast.Attribute, value: Operand) -> bool:
         """``self.n_in = value`` on an object the caller passed (or one it holds:
@@ -144,11 +142,10 @@ class StateMixin:
                     new = CallerList((*held, node.args[1]), whole)
                 else:
                     key = node.args[1].value if node.op is STORE_ITEM else node.op.field
-                    new = Record(held.kind, held.type, {**held.items, key: node.args[-1]},
-                                 True, whole)
+                    new = held.changed({**held.items, key: node.args[-1]})
                 self.rebind_everywhere(held, new)
 
-    def returned_from(self, callee, params: dict) -> None:
+    def returned_from(self, callee, params: dict, node: ast.AST) -> None:
         """After a call of the user's function is inlined: a dict, object or list the
         caller passed that the function wrote into is the written one here too."""
         for name, before in params.items():
@@ -161,6 +158,30 @@ class StateMixin:
             elif isinstance(before, CallerList) and isinstance(after, CallerList) and (
                     after.whole is before.whole):
                 self.rebind_everywhere(before, after)
+            elif isinstance(before, Record) and before.whole is None:
+                self.follow_changes(node, callee, name, before, after)
+
+    def follow_changes(self, node: ast.AST, callee, name: str, before: Record,
+                       after) -> None:
+        """A dict or object the code built, passed to an inlined function as ``name``
+        (``before``; ``after``: what the name holds when it returns): what the function
+        changed in it (``stats.update(h)``, ``d["k"] = v``), here too, as in Python."""
+        latest = self.builder.versions.get(before.origin)
+        if latest is None or latest is before:
+            return
+        if not (isinstance(after, Record) and after.origin is before.origin):
+            raise self.error(node, f"'{name}' "
+                             f"is changed in '{callee.function_name}' and then bound to "
+                             "another value there: differentiated code does not follow the "
+                             f"{before.describe()} the caller holds through that",
+                             hint="return the changed object, or change it on every path "
+                             "to the end of the function")
+        self.rebind_everywhere(before, after)
+        for key, item in before.items.items():  # an object it holds, changed through it
+            inner = after.items.get(key)
+            if isinstance(item, Record) and isinstance(inner, Record) and (
+                    inner.origin is item.origin and inner is not item):
+                self.rebind_everywhere(item, inner)
 
 
 __all__ = ["StateMixin", "replaced"]

@@ -136,9 +136,8 @@ def _on_a_raising_path(value, before, inside: set[Value]):
     if isinstance(value, tuple):
         return tuple(_on_a_raising_path(item, UNDEFINED, inside) for item in value)
     if isinstance(value, Record):
-        return Record(value.kind, value.type, {
-            key: _on_a_raising_path(item, UNDEFINED, inside)
-            for key, item in value.items.items()}, value.caller, value.whole)
+        return value.changed({key: _on_a_raising_path(item, UNDEFINED, inside)
+                              for key, item in value.items.items()})
     return value
 
 
@@ -321,10 +320,19 @@ class StatementsMixin:
                       for block, v in zip(blocks, values)]
         if all(isinstance(v, Record) and (v.kind, v.type) == (first.kind, first.type)
                and list(v.items) == list(first.items) for v in values):
-            return Record(first.kind, first.type,
-                          {key: self.merge(name, [v.items[key] for v in values], blocks, outs)
-                           for key in first.items}, all(v.caller for v in values),
-                          first.whole if all(v.whole is first.whole for v in values) else None)
+            origins = {id(v.origin) for v in values}
+            if len(origins) > 1 and any(v.origin in self.builder.versions for v in values):
+                return Ambiguous(name, "holds a dict or an object changed on some paths and "
+                                 "another one on others")
+            merged = Record(first.kind, first.type,
+                            {key: self.merge(name, [v.items[key] for v in values], blocks,
+                                             outs) for key in first.items},
+                            all(v.caller for v in values),
+                            first.whole if all(v.whole is first.whole for v in values) else None,
+                            first.origin if len(origins) == 1 else None)
+            if len(origins) == 1 and first.origin in self.builder.versions:
+                self.builder.versions[first.origin] = merged
+            return merged
         if all(isinstance(v, Record) for v in values):  # a key written on one path only
             return Ambiguous(name, "holds a dict or an object with different keys")
         if not all(isinstance(v, (Value, Const)) for v in values) or any(
@@ -493,6 +501,12 @@ class StatementsMixin:
                                  f"'{name}' the caller passed, a number of times known only "
                                  "when the code runs", hint="compute the value in a name of "
                                  "its own in the loop, and write it after the loop")
+            if isinstance(value, Record):
+                raise self.error(stmt, f"'{name}' is changed by the loop but holds a "
+                                 f"{value.describe()} before it, whose keys and fields "
+                                 "are known while compiling, not carried through a loop",
+                                 hint="carry the arrays it holds in names of their own "
+                                 "through the loop, and put them in it after the loop")
             if isinstance(value, Ambiguous) or not isinstance(value, (Value, Const)):
                 raise self.error(stmt, f"'{name}' is changed by the loop but holds a "
                                  "tuple or a function before it", hint="use an array")

@@ -235,15 +235,22 @@ class Record:
     each holds. ``caller`` marks one the caller passed; ``whole``, the value it is when
     the code runs, which a write into it writes through (``frontend/state.py``)."""
 
-    __slots__ = ("caller", "items", "kind", "type", "whole")
+    __slots__ = ("caller", "items", "kind", "origin", "type", "whole")
 
     def __init__(self, kind: str, type_: type, items: dict, caller: bool = False,
-                 whole: Value | None = None) -> None:
+                 whole: Value | None = None, origin: object | None = None) -> None:
         self.kind, self.type, self.items, self.caller = kind, type_, items, caller
         self.whole = whole
+        # The object it is in the user's program: the same for the Records a change
+        # makes of it (``d["k"] = v``, ``self.n = n``), a new one for a copy.
+        self.origin = origin if origin is not None else object()
 
     def describe(self) -> str:
         return "dict" if self.kind == "dict" else f"{self.type.__name__} object"
+
+    def changed(self, items: dict) -> Record:
+        """The same object, holding ``items`` now."""
+        return Record(self.kind, self.type, items, self.caller, self.whole, self.origin)
 
 
 class CallerList(tuple):
