@@ -8,8 +8,8 @@ sequence whose kind is not known (the items of a slice, of ``zip``) is
 :class:`ListOrTuple`: ``type(t) in (list, tuple)`` and ``isinstance(t, (list,
 tuple))`` are decided for it, ``type(t) is list`` is refused. An argument compiled as
 an array, or an array leaf of a structure, is an array or a number when the code runs:
-it is no list, tuple, dict or object of the user's, so a test of those kinds is false
-while compiling (``type(t) in (list, tuple)`` on a leaf ends a recursion over nested
+it is no list, tuple, dict or object of the user's (nor is what an op computing an
+array makes of it), so a test of those kinds is false while compiling (``type(t) in (list, tuple)`` on a leaf ends a recursion over nested
 lists), and a test of array kinds is made when the code runs.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from autodiff.frontend.structures import ARRAY_KINDS, Record
-from autodiff.graph.ir import Const, Value
+from autodiff.graph.ir import Const, Node, Value
 
 
 class ListOrTuple:
@@ -57,9 +57,14 @@ class KindsMixin:
 
     def known_array(self, value) -> bool:
         """Whether ``value`` is an array or a number when the code runs (an argument
-        compiled as one, or an array leaf of a structured argument)."""
-        return isinstance(value, Value) and (value in self.array_values
-                                             or value in self.general_arguments)
+        compiled as one, an array leaf of a structured argument, or what an op whose
+        shape rule says so computes: ``v * 2``, ``np.tanh(v)``)."""
+        if not isinstance(value, Value):
+            return False
+        if value in self.array_values or value in self.general_arguments:
+            return True
+        node = value.node
+        return isinstance(node, Node) and node.op.shape is not None and node.op.shape.array
 
     def kind_is(self, node: ast.AST, kind: type, tested) -> Const:
         """``kind`` (a sequence's type, known now) is ``tested`` (a type): decided."""

@@ -109,6 +109,17 @@ def user_object(obj: object) -> bool:
     return registry.callable_binding(obj) is None and not registry.has_bound_ops(obj)
 
 
+def holds_user_objects(obj: object, depth: int = 0) -> bool:
+    """Whether ``obj`` is a list, tuple or dict holding objects of the user's classes (a
+    ``Sequential`` held in a global: ``layers = [Dense(3, 4), Dense(4, 1)]``). (Types
+    decide, as in :func:`user_object`.)"""
+    kind = type(obj)
+    if depth > 8 or kind not in (list, tuple, dict):
+        return False
+    items = obj.values() if kind is dict else obj
+    return any(user_object(item) or holds_user_objects(item, depth + 1) for item in items)
+
+
 def constructible(kind: object) -> bool:
     """Whether calling ``kind`` makes an object of the user's class whose ``__init__``
     (or none) is all that runs: no ``__new__``, metaclass or slots of its own."""
@@ -132,7 +143,7 @@ class ObjectsMixin:
             spec = argument_spec(obj)
         except ArgumentKindError:
             return None
-        if spec[0] != "fields":
+        if spec[0] != "fields" and not holds_user_objects(obj):
             return None
         whole = self.emit(node, "variable", (Const(name), Const(scope)), hint="")
         # its settings are fixed here: each call checks they still hold (once, where the
@@ -143,7 +154,9 @@ class ObjectsMixin:
             if self.builder.nodes is self.builder.graph.nodes:
                 self.builder.settings_checked.add((name, scope))
         binder = Binder(lambda op, args, hint: self.builder.emit(op, args, hint))
-        return GlobalObject(binder.bind(spec, whole, name), whole)
+        bound = binder.bind(spec, whole, name)
+        # (a list or a tuple of layers: its items, the list itself when passed whole)
+        return GlobalObject(bound, whole) if isinstance(bound, Record) else bound
 
     def object_call(self, node: ast.Call, callee: Operand, args: tuple, kwargs: dict,
                     text: str) -> Operand | None:
