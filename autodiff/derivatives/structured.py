@@ -33,7 +33,7 @@ from autodiff.codegen.display import latest_compiled_html
 from autodiff.codegen.python import function_name
 from autodiff.errors import AutodiffError, UndefinedNameError, raised_at_call, shortened
 from autodiff.derivatives.build import primal
-from autodiff.frontend.signature import call_facts, signature_spec
+from autodiff.frontend.signature import signature_facts, signature_spec
 from autodiff.frontend.structures import ARRAY, NeedsStructure, argument_spec, is_structured
 from autodiff.ops.runtime import complex_among
 
@@ -99,7 +99,7 @@ class ByStructure:
         names = [*self.names[:len(args)], *kwargs]
         spec_of = signature_spec if self.per_signature else argument_spec
         specs = tuple(spec_of(a) for a in values)
-        known = ({name: facts for name, facts in zip(names, map(call_facts, values))
+        known = ({name: facts for name, facts in zip(names, map(signature_facts, values, specs))
                   if facts is not None} if self.per_signature else None)
         key = (*specs, complex_among(values), *_facts_key(known, self.names))
         derivative = self.built.get(key)
@@ -201,6 +201,13 @@ def _quick_signature(args: tuple) -> tuple | None:
             key.append(kind)
         elif kind is int or kind is bool or kind is str:
             key.append((kind, a))
+        elif kind is dict or kind is list:  # of float arrays and floats
+            parts = a.values() if kind is dict else a
+            leaves = tuple((p.ndim, p.dtype) if type(p) is np.ndarray and p.dtype.kind == "f"
+                           else float if type(p) is float else None for p in parts)
+            if None in leaves:
+                return None
+            key.append((tuple(a) if kind is dict else len(a), leaves))
         else:
             return None
     return tuple(key)

@@ -90,9 +90,14 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
     builder = converter.builder
     if known is not None:
         builder.fold_constants = True
-        for param in params:
-            facts = known.get(param.hint)
-            if facts is not None and converter.env.get(param.hint) is param:
+        for name, param in zip(names, params):
+            facts = known.get(name)
+            if isinstance(facts, tuple):  # a structure's leaves
+                spec = (specs or {}).get(name, ARRAY)
+                for (_, leaf), leaf_facts in zip(leaves(spec, converter.env[name]), facts):
+                    if leaf_facts is not None and isinstance(leaf, Value):
+                        builder.knows_rank(leaf, leaf_facts.ndim, leaf_facts.dtype)
+            elif facts is not None and converter.env.get(name) is param:
                 builder.knows_rank(param, facts.ndim, facts.dtype)
     try:
         converter.copy_updated_arguments(tree.body)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autodiff.frontend.structures import argument_spec
+from autodiff.frontend.structures import ARRAY, argument_spec, child_specs, children, is_container
 
 # Kinds of global values a signature takes as constants (with tuples of them).
 _FOLDED = (bool, int, float, str, type(None))
@@ -50,6 +50,32 @@ def call_facts(value) -> ArrayFacts | None:
     if kind is float:
         return ArrayFacts(0, np.dtype(float))
     return None
+
+
+def signature_facts(value, spec: tuple):
+    """What a call signature fixes of an argument of spec ``spec``: the
+    :class:`ArrayFacts` of an array; of a structure, those of its leaves, in the order
+    :func:`~autodiff.frontend.structures.leaves` binds them (None for a leaf that is no
+    array); None for anything else."""
+    if spec == ARRAY:
+        return call_facts(value)
+    if not is_container(spec):
+        return None
+    return tuple(call_facts(leaf) if leaf_spec == ARRAY else None
+                 for leaf_spec, leaf in _value_leaves(spec, value))
+
+
+def _value_leaves(spec: tuple, value):
+    """``(leaf spec, leaf)`` of a value of spec ``spec``, in the order of
+    :func:`~autodiff.frontend.structures.leaves`."""
+    if not is_container(spec):
+        yield spec, value
+        return
+    fields = spec[0] in ("namedtuple", "fields")
+    for key, child in zip(children(spec), child_specs(spec)):
+        part = (object.__getattribute__(value, key) if spec[0] == "fields" else
+                getattr(value, key) if fields else value[key])
+        yield from _value_leaves(child, part)
 
 
 def signature_spec(value) -> tuple:
@@ -84,4 +110,5 @@ class ConstantRead:
         return type(now) is type(self.value) and now == self.value
 
 
-__all__ = ["ArrayFacts", "ConstantRead", "call_facts", "foldable", "signature_spec"]
+__all__ = ["ArrayFacts", "ConstantRead", "call_facts", "foldable", "signature_facts",
+           "signature_spec"]

@@ -234,3 +234,21 @@ def test_the_code_of_each_call_exports():
     x = rng.normal(size=3)
     exported = next(v for k, v in namespace.items() if k.endswith("_grad"))
     np.testing.assert_allclose(exported(x, 3), derivative(x, 3), rtol=1e-12)
+
+
+def norm_of_a_layer(params, x):
+    W = params["W"]
+    axis = W.ndim - 2
+    h = np.cumsum(x @ W, axis=axis)
+    return np.linalg.norm(h, ord=params["p"]) ** 2
+
+
+@pytest.mark.parametrize("order", [2, 3])
+def test_the_ranks_of_a_structures_arrays_are_known_for_each_call(order):
+    params = {"W": rng.normal(size=(3, 2)), "p": order}
+    x = rng.normal(size=3)
+    got = ad.grad(norm_of_a_layer)(params, x)
+    np.testing.assert_allclose(got["W"], ad.numeric_grad(norm_of_a_layer, params, x)["W"],
+                               rtol=1e-6, atol=1e-9)
+    assert ad.check_grad(norm_of_a_layer, params, x).passed
+    assert "axis=0" in ad.grad(norm_of_a_layer).source_for(params, x)
