@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import keyword
 import math
 import re
 from dataclasses import dataclass, field
@@ -642,6 +643,8 @@ def _helper_aliases(user_names: set[str], helpers: dict[str, object]) -> dict[st
 def function_name(name: str) -> str:
     """A valid Python name for a derivative: ``<lambda>_grad`` is ``lambda_grad``."""
     name = re.sub(r"\W", "_", name.replace("<lambda>", "lambda"))
+    if keyword.iskeyword(name):
+        return name + "_"  # (a lambda itself: lambda_)
     return name if name.isidentifier() else "_" + name
 
 

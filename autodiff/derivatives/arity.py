@@ -21,6 +21,7 @@ import types
 from collections.abc import Callable
 
 from autodiff.codegen.compile import remember_source
+from autodiff.codegen.python import function_name
 from autodiff.derivatives.cache import cached
 from autodiff.derivatives.wrt import resolve_parts, wrt_key
 from autodiff.errors import raised_at_call
@@ -122,11 +123,12 @@ def _adapter(fn: types.FunctionType, signature: inspect.Signature, count: int,
                 names[(double, key)] = key
     header = ", ".join([*positional, *(["*", *keywords] if keywords else [])])
     call = ", ".join([*positional, *(f"{k}={k}" for k in keywords)])
-    text = f"def {fn.__name__}({header}):\n    return function({call})\n"
+    name = function_name(fn.__name__)  # (a lambda's is no name: lambda)
+    text = f"def {name}({header}):\n    return function({call})\n"
     filename = remember_source(text, f"call form of {fn.__name__}")
     namespace = {"function": fn}
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - names only, no values
-    adapter = namespace[fn.__name__]
+    adapter = namespace[name]
     adapter.__qualname__ = fn.__qualname__
     adapter.__module__ = fn.__module__
     return adapter, names

@@ -46,3 +46,11 @@ def test_unpacking_an_array_is_refused_at_the_line():
                        "when the code runs") as info:
         ad.grad(unpacks_an_array)(np.ones((2, 3)))
     assert "np.maximum(*x)" in info.value.source_line and "x[0], x[1]" in info.value.hint
+
+
+def test_a_lambda_taking_star_arguments_is_differentiated():
+    scaled = lambda v, *rest: np.sum(np.sin(v) ** 2) * (rest[0] if rest else 1.0)  # noqa: E731
+    x = rng.normal(size=3)
+    for rest in ((), (3.0,)):
+        np.testing.assert_allclose(ad.grad(scaled)(x, *rest), ad.numeric_grad(
+            lambda v: scaled(v, *rest), x), rtol=1e-6, atol=1e-9)
