@@ -34,7 +34,16 @@ class AutodiffError(Exception):
         self.lineno = lineno
         self.source_line = source_line
         self.hint = hint
+        self.path: str | None = None
         super().__init__(self._render())
+
+    def on_path(self, path: str | None) -> AutodiffError:
+        """This error, showing the gradient's path through the refused construct (from
+        the differentiated argument to the output: ``transforms/paths.py``)."""
+        if path:
+            self.path = path
+            self.args = (self._render(),)
+        return self
 
     def _render(self) -> str:
         where = ""
@@ -43,6 +52,8 @@ class AutodiffError(Exception):
         text = where + self.message
         if self.source_line:
             text += f"\n    {self.source_line.strip()}"
+        if self.path:
+            text += f"\n  path: {self.path}"
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from autodiff.errors import NonDifferentiableError
 from autodiff.graph.ir import Graph, Location, Region, Value, operand_values, walk
+from autodiff.transforms.paths import gradient_path
 
 
 def _slot_params(region: Region, j: int) -> list[Value]:
@@ -124,7 +125,8 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
                     + ", and a value carrying a gradient reaches it",
                     **Location.error_fields(node.loc),
                     hint="wrap that argument in ad.stop_gradient if no gradient should "
-                    "flow into it, or give the function a rule (ad.register_gradient)")
+                    "flow into it, or give the function a rule (ad.register_gradient)"
+                ).on_path(gradient_path(graph, node, varied, useful, named[param]))
 
 
 def refuse_gradients_into_effects(node, varied: set[Value]) -> None:

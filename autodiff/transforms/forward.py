@@ -20,6 +20,8 @@ popped in step with it.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from autodiff.errors import NonDifferentiableError
@@ -53,6 +55,7 @@ from autodiff.transforms.optimize import (
     eliminate_dead_code,
     optimize,
 )
+from autodiff.transforms.paths import gradient_path
 from autodiff.transforms.zeros import keep_zeros
 
 
@@ -75,6 +78,7 @@ def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = Tru
     check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="tangent")
     transform = _Tangents(builder, varied, tapes)
+    transform.primal = (primal, mapping)  # (for the path a refusal shows)
     tangent_params = []
     for target, param in zip(wrt, targets):
         tangent = Value(param.hint + "_dot")
@@ -182,20 +186,35 @@ class _Tangents:
         missing = [p for p in active if p not in jvps and op.jvp != "linear"]
         where = Location.error_fields(node.loc)
         problem = op.vjp_check(named) if op.vjp_check is not None else None
+        path = functools.partial(self.path_through, node)
         if problem:  # arguments the rules do not cover (np.linalg.norm with ord=1)
-            raise NonDifferentiableError(problem, **where)
+            raise NonDifferentiableError(problem, **where).on_path(path())
         if missing and op.missing_rule is not None:
-            raise op.missing_rule(named, where)
+            raise op.missing_rule(named, where).on_path(path())
         if missing:
             raise NonDifferentiableError(
                 f"'{op.name}' has no forward-mode (JVP) rule for its argument '{missing[0]}'"
-                + (f" ({op.no_gradient})" if op.no_gradient else ""), **where, hint="use reverse mode (mode='rev'), or ad.register_gradient a rule")
+                + (f" ({op.no_gradient})" if op.no_gradient else ""), **where,
+                hint="use reverse mode (mode='rev'), or ad.register_gradient a rule"
+            ).on_path(path())
         jvps = jvp_rules(self.builder, node, active)
         parts = [self.part(node, p, jvps) for p in active]
         total = parts[0]
         for part in parts[1:]:
             total = self.emit("add_lists" if node.out.shape is LIST else "add", total, part)
         self.name(node.out, total)
+
+    def path_through(self, node: Node) -> str | None:
+        """The gradient's path through ``node``, read in the function's own graph (this
+        one is being rewritten)."""
+        primal, mapping = self.primal
+        back = {new: old for old, new in mapping.items() if isinstance(new, Value)}
+        original = next((n for n in walk(primal.nodes) if not isinstance(n, Region)
+                         and n.out is back.get(node.out)), None)
+        if original is None:
+            return None
+        return gradient_path(primal, original, {back[v] for v in self.varied if v in back},
+                             useful_values(primal))
 
     def part(self, node: Node, param: str, jvps: dict) -> Operand:
         """The result's tangent due to the tangent of ``param`` alone: its JVP rule (of

@@ -52,6 +52,7 @@ from autodiff.transforms.optimize import (
     eliminate_dead_code,
     optimize,
 )
+from autodiff.transforms.paths import gradient_path
 from autodiff.transforms.zeros import keep_zeros
 
 
@@ -306,14 +307,17 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     where = Location.error_fields(node.loc)
     if op.rules_for(builder.graph.complex)[0] is None:
         if op.missing_rule is not None:
-            raise op.missing_rule(named, where)
+            raise op.missing_rule(named, where).on_path(
+                gradient_path(builder.graph, node, active))
         raise NonDifferentiableError(
             f"'{op.name}' has no gradient rule, and the result depends on it"
             + (f" ({op.no_gradient})" if op.no_gradient else ""), **where,
-            hint="compute this part from non-differentiated values, or register a gradient")
+            hint="compute this part from non-differentiated values, or register a gradient"
+        ).on_path(gradient_path(builder.graph, node, active))
     problem = op.vjp_check(named) if op.vjp_check is not None else None
     if problem:
-        raise NonDifferentiableError(problem, **where)
+        raise NonDifferentiableError(problem, **where).on_path(
+            gradient_path(builder.graph, node, active))
     vjp = vjp_rule(builder, node, targets)
     start = len(builder.nodes)
     result = inline_rule(vjp, builder, named, node.loc, leading=(g, node.out))
