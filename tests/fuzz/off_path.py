@@ -1,0 +1,370 @@
+"""Random programs whose ``f`` mixes the gradient path with Python that carries no gradient.
+
+``tests/api/test_random_off_path.py`` differentiates them. ``f(x[, W][, state][, obj][,
+log])`` takes a float matrix ``x`` (2 or 3 by 2 or 3), sometimes a square ``W``, and
+the containers its effects write into: a dict ``state``, an object ``obj`` of the
+module's class ``Recorder`` and a list ``log``. Its body is a sequence of *stages*,
+each one hypothesis choice (so a failing program shrinks to fewer, simpler stages),
+over the current value ``h`` (of ``x``'s shape throughout):
+
+- on the gradient path, run-time shapes and types: ``N = h.shape[0]``,
+  ``N, H = h.shape``, ``h.reshape(N, -1)``, ``.reshape(x.shape)``, ``np.zeros((N,
+  H), dtype=x.dtype)`` written row by row in ``for i in range(N)``,
+  ``np.finfo(x.dtype).eps`` added to a norm, ``h.ndim`` in an axis and a test, a
+  dropout mask ``np.random.rand(*h.shape)`` after ``np.random.seed``;
+- objects called: a module-level ``layer = Dense(W, b)`` whose ``__call__`` reads
+  its weight arrays, a ``functools.partial`` made in ``f`` of a helper (at module
+  level or defined in ``f``), a dict of lambdas (at module level or built in ``f``)
+  selected by a constant string;
+- generator helpers (``def doubled(xs): for v in xs: yield v * 2``, ``def
+  scaled_rows(xs, scale)``) iterated in ``for`` loops, comprehensions and ``sum``;
+- a cache: ``cache.append((r, z))`` in a loop over ``h``'s rows, ``f`` then
+  returning ``(out, cache)`` (differentiated with ``has_aux=True``);
+- off the path, effects on what the caller passed, each a line of its own:
+  ``state["mean"] = np.mean(h)``, ``state["last"] = h``, ``state["count"] =
+  state["count"] + 1``, ``state["count"] += 1``, ``obj.last = h``, ``obj.calls += 1``,
+  ``log.append(float(np.sum(h)))``, ``log.append(h.shape)``, ``print`` of a value
+  computed;
+- off the path, a construct with no gradient rule (``REFUSED``: ``np.frexp(h)[0]``,
+  ``np.trunc(h)``...), its result unused, printed, logged or written into ``state``.
+
+Every off-path line is one the program runs the same without: ``stripped`` is the
+program with them taken out, whose gradient must be the same. ``on_path_refusal``
+puts one of ``REFUSED`` on the gradient path instead, for the test that autodiff
+refuses it there, naming the line.
+
+Every value stays within a few units of 1 (``tanh``, ``sin``, a normalisation by the
+root mean square), and nothing has a kink: no program is rejected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+# Constructs autodiff has no gradient rule for (it refuses each on the gradient path,
+# with the user's line; see autodiff/ops: ``np.floor`` and ``np.round`` are not here,
+# their gradient is zero).
+REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({h})",
+           "np.nextafter({h}, 2.0)"]
+# Stages on the gradient path and off it, and how often each is drawn.
+ON_PATH = ["reshape", "zeros", "eps", "ndim", "dropout", "layer", "partial", "lambdas",
+           "generator", "cache"]
+OFF_PATH = ["state", "state", "object", "object", "log", "log", "print", "refused"]
+GRID = np.array([v for v in np.arange(-24, 25) * 0.05 + 0.0137 if abs(v) > 0.04])
+
+
+@dataclass
+class OffPathProgram:
+    """A generated module, the float arguments of its ``f``, and what else ``f`` takes."""
+
+    source: str
+    stripped: str  # the source without its off-path lines
+    params: list[str]  # f's parameters: the float ones first, then the containers
+    floats: list  # the float arguments' values
+    state: dict | None = None  # the dict passed as ``state`` (copied for each call)
+    recorder: bool = False  # f takes ``obj``, a fresh ``Recorder()`` each call
+    log: bool = False  # f takes ``log``, a fresh empty list each call
+    has_aux: bool = False  # f returns (out, cache)
+    forward: bool = True  # also checked in forward mode (not with an off-path refusal)
+    refused: str = ""  # on_path_refusal's line, for the test of refusals
+
+    @property
+    def wrt(self) -> tuple:
+        return tuple(range(len(self.floats)))
+
+    def containers(self, module) -> list:
+        """Fresh containers for one call of ``f``: ``state``, ``obj``, ``log`` as it takes them."""
+        made = []
+        if self.state is not None:
+            made.append(dict(self.state))
+        if self.recorder:
+            made.append(module.Recorder())
+        if self.log:
+            made.append([])
+        return made
+
+    def arguments(self) -> list:
+        return [a.copy() for a in self.floats]
+
+    def __repr__(self) -> str:  # hypothesis prints this for a failing example
+        values = [f"{p} = np.array({a.tolist()!r})" for p, a in zip(self.params, self.floats)]
+        return "\n".join(["", self.source, "# at", *values,
+                          f"# state = {self.state!r}" if self.state is not None else "",
+                          f"# has_aux={self.has_aux}, forward={self.forward}", ""])
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+@dataclass
+class _Body:
+    """What the stages write: f's lines, each marked off the path or not, and what the
+    module needs."""
+
+    lines: list = field(default_factory=list)  # (text, off_path)
+    module: dict = field(default_factory=dict)  # name: lines at module level, in order
+    totals: list = field(default_factory=list)  # scalars f adds to its output
+    uses: set = field(default_factory=set)  # "state", "obj", "log", "functools", "cache"
+    taken: set = field(default_factory=set)
+    indent: int = 1
+
+    def emit(self, text: str, off_path: bool = False) -> None:
+        for line in text.split("\n"):
+            self.lines.append(("    " * self.indent + line, off_path))
+
+    def name(self, *choices: str) -> str:
+        """The first of ``choices`` not taken yet (numbered once all are)."""
+        for choice in choices:
+            if choice not in self.taken:
+                self.taken.add(choice)
+                return choice
+        count = 2
+        while f"{choices[0]}{count}" in self.taken:
+            count += 1
+        self.taken.add(f"{choices[0]}{count}")
+        return f"{choices[0]}{count}"
+
+
+_DENSE = """class Dense:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def __call__(self, h):
+        return np.tanh(h @ self.W + self.b)"""
+_RECORDER = """class Recorder:
+    def __init__(self):
+        self.calls = 0"""
+_ACTS = ('{{"tanh": lambda v: np.tanh(v), "sin": lambda v: np.sin(1.5 * v), '
+         '"soft": lambda v: np.log(1.0 + np.exp(v)) - 0.5}}')
+_GENERATORS = {
+    "doubled": ("def doubled(xs):\n    for v in xs:\n        yield v * 2", "doubled({h})", 2.0),
+    "scaled_rows": ("def scaled_rows(xs, scale):\n    for v in xs:\n        yield v * scale",
+                    "scaled_rows({h}, 0.5)", 0.5),
+}
+
+
+def _array(rng: np.random.Generator, shape: tuple) -> str:
+    return f"np.array({np.round(rng.uniform(-0.8, 0.8, shape), 2).tolist()!r})"
+
+
+def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) -> None:
+    """One stage on the gradient path: ``h`` becomes a new value of its shape."""
+    pick = (lambda options: draw(st.sampled_from(options)))
+    if stage == "reshape":
+        form = pick(["N", "NH", "flat"])
+        if form == "N":
+            body.emit("N = h.shape[0]")
+            body.emit("h = np.tanh(h.reshape(N, -1) * 0.9)")
+        elif form == "NH":
+            body.emit("N, H = h.shape")
+            body.emit("h = np.sin(h.reshape(N * H) * 0.8).reshape(N, H)")
+        else:
+            flat = body.name("flat")
+            body.emit(f"{flat} = h.reshape(-1)")
+            body.emit(f"h = np.sin({flat} * 1.2).reshape(x.shape)")
+    elif stage == "zeros":
+        buf = body.name("buf", "out")
+        body.emit(pick(["N, H = h.shape", "N = x.shape[0]\nH = x.shape[1]"]))
+        body.emit(f"{buf} = np.zeros((N, H), dtype={pick(['x', 'h'])}.dtype)")
+        if draw(st.booleans()):
+            body.emit(f"for i in range(N):\n    {buf}[i] = np.sin(h[i]) * (i + 1) * 0.5")
+        else:
+            body.emit(f"{buf}[0] = np.tanh(h[0])\n{buf}[-1] += 0.5 * h[-1]")
+        body.emit(f"h = np.tanh(h + {buf})")
+    elif stage == "eps":
+        if draw(st.booleans()):
+            body.emit(f"h = h / (np.sqrt(np.mean(h ** 2)) + np.finfo({pick(['x', 'h'])}"
+                      ".dtype).eps)")
+        else:
+            eps = body.name("eps", "tiny")
+            body.emit(f"{eps} = np.finfo(h.dtype).eps")
+            body.emit(f"h = np.log(h ** 2 + 0.5 + {eps})")
+    elif stage == "ndim":
+        if draw(st.booleans()):
+            body.emit("h = np.tanh(h * (1.0 / h.ndim) + np.mean(h, axis=h.ndim - 1, "
+                      "keepdims=True))")
+        else:
+            body.emit(f"if {pick(['x', 'h'])}.ndim == 2:\n    h = np.sin(h)\nelse:\n"
+                      "    h = np.tanh(h)")
+    elif stage == "dropout":
+        mask = body.name("mask", "keep")
+        body.emit(f"np.random.seed({draw(st.integers(0, 9))})")
+        body.emit(f"{mask} = np.random.rand(*h.shape) < 0.5")
+        body.emit(f"h = h * (0.5 + {mask})")
+    elif stage == "layer":
+        name = body.name("layer", "dense")
+        body.module["Dense"] = [_DENSE]
+        body.module[name] = [f"{name} = Dense({_array(rng, (n, n))}, {_array(rng, (n,))})"]
+        body.emit(f"h = {name}(h)")
+    elif stage == "partial":
+        body.uses.add("functools")
+        weight = pick(["0.3", "0.7", "-0.4"])
+        if "blend" not in body.taken:  # the helper: defined in f or at module level
+            body.taken.add("blend")
+            helper = "def blend(h, weight):\n    return np.sin(h) * weight + 0.5 * h"
+            if draw(st.booleans()):
+                body.emit(helper)
+            else:
+                body.module["blend"] = [helper]
+        partial = body.name("mix", "half")
+        if draw(st.booleans()):  # the weight bound, or h
+            body.emit(f"{partial} = functools.partial(blend, weight={weight})")
+            body.emit(f"h = {partial}(h)")
+        else:
+            body.emit(f"{partial} = functools.partial(blend, h)")
+            body.emit(f"h = {partial}({weight})")
+    elif stage == "lambdas":
+        key = pick(["tanh", "sin", "soft"])
+        if draw(st.booleans()):
+            body.module["ACTS"] = ["ACTS = " + _ACTS.format()]
+            body.emit(f'h = ACTS["{key}"](h)')
+        else:
+            acts = body.name("acts")
+            body.emit(f"{acts} = " + _ACTS.format())
+            body.emit(f'h = {acts}["{key}"](h)')
+    elif stage == "generator":
+        helper = pick(sorted(_GENERATORS))
+        text, call, _ = _GENERATORS[helper]
+        body.module[helper] = [text]
+        form = pick(["stack", "loop", "sum"])
+        if form == "stack":
+            body.emit(f"h = np.stack([np.sin(v) for v in {call.format(h='h')}])")
+        elif form == "loop":
+            rows = body.name("rows", "parts")
+            body.emit(f"{rows} = []\nfor i, v in enumerate({call.format(h='h')}):\n"
+                      f"    {rows}.append(np.tanh(v) * (1.0 - 0.2 * i))\nh = np.stack({rows})")
+        else:
+            total = body.name("total", "extra")
+            body.emit(f"{total} = sum(np.sum(np.sin(v)) for v in {call.format(h='h')})")
+            body.totals.append(total)
+    elif stage == "cache":
+        body.uses.add("cache")
+        rows = body.name("rows", "parts")
+        if draw(st.booleans()):
+            body.emit(f"{rows} = []\nfor r in h:\n    z = np.tanh(r * 1.1)\n"
+                      f"    cache.append((r, z))\n    {rows}.append(z)\nh = np.stack({rows})")
+        else:
+            body.emit(f"{rows} = []\nfor i in range(h.shape[0]):\n    z = np.sin(h[i] + 0.1 * i)\n"
+                      f"    cache.append((i, z))\n    {rows}.append(z)\nh = np.stack({rows})")
+
+
+def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
+    """One off-path line: what the caller passed is written, something printed, or a
+    function without a gradient rule called for a result the output does not read (which
+    of ``REFUSED``: ``rng``'s choice, for an even spread); ``h`` does not change."""
+    pick = (lambda options: draw(st.sampled_from(options)))
+    if stage == "state":
+        body.uses.add("state")
+        body.emit(pick(['state["mean"] = np.mean(h)', 'state["last"] = h',
+                        'state["count"] = state["count"] + 1', 'state["count"] += 1',
+                        'state["total"] = state["total"] + float(np.sum(h))',
+                        'state["shape"] = h.shape']), off_path=True)
+    elif stage == "object":
+        body.uses.add("obj")
+        body.module["Recorder"] = [_RECORDER]
+        body.emit(pick(["obj.last = h", "obj.calls += 1", "obj.calls = obj.calls + 1",
+                        "obj.norm = float(np.sqrt(np.sum(h ** 2)))"]), off_path=True)
+    elif stage == "log":
+        body.uses.add("log")
+        body.emit(pick(["log.append(float(np.sum(h)))", "log.append(h.shape)",
+                        "log.append(np.max(h))", "log.append((h.ndim, float(np.mean(h))))"]),
+                  off_path=True)
+    elif stage == "print":
+        body.emit(pick(['print("step", round(float(np.sum(h ** 2)), 6))',
+                        'print(f"mean {np.mean(h):.6f}")',
+                        'print("shape", h.shape, "sum", round(float(np.sum(h)), 6))']),
+                  off_path=True)
+    elif stage == "refused":
+        construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
+        form = pick(["unused", "print", "state", "log"])
+        if form == "unused":
+            body.emit(f"{body.name('unused', 'ignored')} = {construct}", off_path=True)
+        elif form == "print":
+            body.emit(f'print("parts", round(float(np.sum({construct})), 6))', off_path=True)
+        elif form == "state":
+            body.uses.add("state")
+            body.emit(f'state["parts"] = {construct}', off_path=True)
+        else:
+            body.uses.add("log")
+            body.emit(f"log.append(float(np.sum({construct})))", off_path=True)
+        body.uses.add("refused")
+
+
+def refusal_line(draw, rng: np.random.Generator) -> str:
+    """A line putting one of ``REFUSED`` on the gradient path."""
+    construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
+    return draw(st.sampled_from([f"h = h + 0.5 * {construct}", f"h = np.sin({construct}) * h",
+                                 f"h = np.tanh(h - {construct})"]))
+
+
+@st.composite
+def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
+    """A program with off-path Python among its stages; with ``on_path_refusal``, one with a
+    construct autodiff has no gradient rule for on the gradient path too (``refused``)."""
+    m, n = draw(st.sampled_from([2, 3])), draw(st.sampled_from([2, 3]))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    weighted = draw(st.booleans())
+    body = _Body(taken={"x", "W", "h", "state", "obj", "log", "cache", "N", "H", "i", "r",
+                        "v", "z", "out_value"})
+    body.emit("h = np.tanh(x @ W)" if weighted else
+              draw(st.sampled_from(["h = np.tanh(x)", "h = np.sin(x) * 0.9"])))
+    stages = draw(st.lists(st.sampled_from(ON_PATH + OFF_PATH), min_size=2, max_size=8))
+    if not any(s in OFF_PATH for s in stages):
+        stages.append(draw(st.sampled_from(OFF_PATH)))
+    refusal_at = draw(st.integers(0, len(stages))) if on_path_refusal else None
+    for index, stage in enumerate(stages):
+        if index == refusal_at:
+            refused = refusal_line(draw, rng)
+            body.emit(refused)
+        if stage == "cache" and "cache" in body.uses:
+            continue
+        if stage in OFF_PATH:
+            _off_path(draw, stage, body, rng)
+        else:
+            _on_path(draw, stage, body, rng, n)
+    if refusal_at == len(stages):
+        refused = refusal_line(draw, rng)
+        body.emit(refused)
+    out = draw(st.sampled_from(["np.sum(np.sin(h) * h)", "np.sum(h ** 2) + np.sum(h * x)",
+                                "np.mean(np.exp(0.5 * h))"]))
+    out = " + ".join([out, *body.totals])
+    if "cache" in body.uses:
+        body.lines.insert(0, ("    cache = []", False))
+        body.emit(f"out_value = {out}\nreturn out_value, cache")
+    else:
+        body.emit(f"return {out}")
+    params = ["x", "W"] if weighted else ["x"]
+    params += [p for p in ("state", "obj", "log") if p in body.uses]
+    header = ["import functools", ""] if "functools" in body.uses else []
+    header += ["import numpy as np", "", ""]
+    module = [line for lines in body.module.values() for line in [*lines, "", ""]]
+    signature = f"def f({', '.join(params)}):"
+
+    def text(keep_off_path: bool) -> str:
+        lines = [line for line, off in body.lines if keep_off_path or not off]
+        return "\n".join([*header, *module, signature, *lines, ""])
+
+    values = rng.choice(GRID, size=m * n + (n * n if weighted else 0), replace=False)
+    values = values + rng.uniform(-0.003, 0.003, size=values.shape)
+    floats = [values[:m * n].reshape(m, n)] + ([values[m * n:].reshape(n, n)] if weighted
+                                               else [])
+    state = None
+    if "state" in body.uses:
+        state = draw(st.sampled_from([{"count": 0, "total": 0.0},
+                                      {"count": 2, "total": 0.25, "mean": 0.0}]))
+    return OffPathProgram(text(True), text(False), params, floats, state,
+                          "obj" in body.uses, "log" in body.uses, "cache" in body.uses,
+                          forward="refused" not in body.uses,
+                          refused=refused if on_path_refusal else "")
+
+
+def line_number(source: str, line: str) -> int:
+    """The line of ``source`` (from 1) that is ``line``, stripped of its indent."""
+    numbers = [i + 1 for i, text in enumerate(source.splitlines()) if text.strip() == line]
+    assert numbers, line
+    return numbers[0]
+

@@ -1,0 +1,132 @@
+"""What every program of ``tests/fuzz/off_path.py`` is checked for.
+
+The plain Python function, run on copies of the arguments with fresh containers,
+says what each call must do: the value (and the cache, for ``has_aux``), what it
+leaves in ``state``, ``obj`` and ``log``, and what it prints; run twice on the same
+containers, what two calls leave. Each derivative (``grad``, ``value_and_grad``,
+``grad`` with ``jit=True``, and ``jvp`` where it applies) must do the same, once per
+call: the same entries of the same types holding the same forward values, the same
+text printed, after one call and after two. Its gradient must match central
+differences, the other derivatives, and the gradient of ``stripped`` (the program
+without its off-path lines): what runs off the path changes no gradient. The float
+arguments are left untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+
+import autodiff as ad
+from tests.fuzz.off_path import OffPathProgram
+
+
+def same(got, want, what: str) -> None:
+    """``got`` equals ``want``: the same types all the way down, arrays of the same shape
+    and dtype, numbers equal to rounding."""
+    assert type(got) is type(want), f"{what}: {type(got)} != {type(want)}"
+    if isinstance(want, np.ndarray):
+        assert got.shape == want.shape and got.dtype == want.dtype, what
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=what)
+    elif isinstance(want, (float, np.floating)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=what)
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want), f"{what}: {len(got)} items, not {len(want)}"
+        for index, (a, b) in enumerate(zip(got, want)):
+            same(a, b, f"{what}[{index}]")
+    elif isinstance(want, dict):
+        assert list(got) == list(want), f"{what}: keys {list(got)} != {list(want)}"
+        for key in want:
+            same(got[key], want[key], f"{what}[{key!r}]")
+    else:
+        assert got == want, f"{what}: {got!r} != {want!r}"
+
+
+def _snapshot(program: OffPathProgram, containers: list) -> dict:
+    """What the containers hold now (shallow copies: the values in them are not changed
+    later)."""
+    snapshot, rest = {}, list(containers)
+    if program.state is not None:
+        snapshot["state"] = dict(rest.pop(0))
+    if program.recorder:
+        snapshot["obj"] = dict(vars(rest.pop(0)))
+    if program.log:
+        snapshot["log"] = list(rest.pop(0))
+    return snapshot
+
+
+def _calls(program: OffPathProgram, module, function, times: int, **keywords) -> tuple:
+    """``function`` called ``times`` times on the same fresh containers (of ``module``'s
+    ``Recorder``): what the last call returned, and after each call what the containers
+    hold and the text printed."""
+    containers = program.containers(module)
+    after = []
+    for _ in range(times):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            result = function(*program.arguments(), *containers, **keywords)
+        after.append((_snapshot(program, containers), printed.getvalue()))
+    return result, after
+
+
+def check_off_path(program: OffPathProgram, module, stripped) -> None:
+    """Every check of one program; ``module`` holds its source, ``stripped`` its source
+    without the off-path lines."""
+    wrt, aux = program.wrt, program.has_aux
+    expected, effects = _calls(program, module, module.f, 2)
+    value = expected[0] if aux else expected
+    derivatives = {"grad": ad.grad(module.f, wrt=wrt, has_aux=aux),
+                   "value_and_grad": ad.value_and_grad(module.f, wrt=wrt, has_aux=aux),
+                   "grad, jit=True": ad.grad(module.f, wrt=wrt, has_aux=aux, jit=True)}
+    tangents = tuple(np.random.default_rng(3).uniform(-1, 1, a.shape) for a in program.floats)
+    keywords = {name: {} for name in derivatives}
+    if program.forward and not aux:
+        derivatives["jvp"] = ad.jvp(module.f, wrt=wrt)
+        keywords["jvp"] = {derivatives["jvp"].tangent_name: tangents}
+    results = {}
+    for name, derivative in derivatives.items():
+        results[name], after = _calls(program, module, derivative, 2,
+                                      **keywords[name])
+        for calls, ((got, printed), (want, want_printed)) in enumerate(zip(after, effects), 1):
+            same(got, want, f"{name}: what {calls} call(s) left in the containers")
+            assert printed == want_printed, \
+                f"{name}: {calls} call(s) printed {printed!r}, not {want_printed!r}"
+    for got, original in zip(program.arguments(), program.floats):
+        np.testing.assert_array_equal(got, original)
+    gradients = results["grad"]
+    if aux:
+        gradients, cache = gradients
+        same(cache, expected[1], "grad's cache (has_aux)")
+    computed, by_value_and_grad = results["value_and_grad"]
+    if aux:
+        computed, cache = computed
+        same(cache, expected[1], "value_and_grad's cache (has_aux)")
+    np.testing.assert_allclose(computed, value, rtol=1e-12, err_msg="value_and_grad's value")
+
+    def loss(*floats):
+        with contextlib.redirect_stdout(io.StringIO()):
+            out = module.f(*floats, *program.containers(module))
+        return out[0] if aux else out
+
+    numeric = ad.numeric_grad(loss, *program.arguments(), wrt=wrt)
+    jitted = results["grad, jit=True"][0] if aux else results["grad, jit=True"]
+    without = ad.grad(stripped.f, wrt=wrt, has_aux=aux)(*program.arguments(),
+                                                        *program.containers(stripped))
+    without = without[0] if aux else without
+    for k, name in enumerate(program.params[:len(wrt)]):
+        assert type(gradients[k]) is np.ndarray and gradients[k].shape == program.floats[k].shape
+        np.testing.assert_allclose(gradients[k], numeric[k], rtol=1e-5, atol=1e-7,
+                                   err_msg=f"the gradient of {name} against finite differences")
+        for other, what in [(by_value_and_grad[k], "value_and_grad"), (jitted[k], "jit=True"),
+                            (without[k], "the program without its off-path lines")]:
+            np.testing.assert_allclose(other, gradients[k], rtol=1e-10, atol=1e-13,
+                                       err_msg=f"the gradient of {name}: {what}")
+    if "jvp" in results:
+        computed, along = results["jvp"]
+        np.testing.assert_allclose(computed, value, rtol=1e-12, err_msg="jvp's value")
+        np.testing.assert_allclose(
+            along, sum(float(np.sum(g * t)) for g, t in zip(gradients, tangents)),
+            rtol=1e-7, atol=1e-9, err_msg="jvp's directional derivative against the gradient")
+
