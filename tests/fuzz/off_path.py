@@ -7,11 +7,11 @@ module's class ``Recorder`` and a list ``log``. Its body is a sequence of *stage
 each one hypothesis choice (so a failing program shrinks to fewer, simpler stages),
 over the current value ``h`` (of ``x``'s shape throughout):
 
-- on the gradient path, run-time shapes and types: ``N = h.shape[0]``,
-  ``N, H = h.shape``, ``h.reshape(N, -1)``, ``.reshape(x.shape)``, ``np.zeros((N,
+- on the gradient path, run-time shapes and types: ``N = x.shape[0]``,
+  ``N, H = h.shape``, ``x.reshape(N, -1)``, ``.reshape(x.shape)``, ``np.zeros((N,
   H), dtype=x.dtype)`` written row by row in ``for i in range(N)``,
   ``np.finfo(x.dtype).eps`` added to a norm, ``h.ndim`` in an axis and a test, a
-  dropout mask ``np.random.rand(*h.shape)`` after ``np.random.seed``;
+  dropout mask ``np.random.rand(*x.shape)`` after ``np.random.seed``;
 - objects called: a module-level ``layer = Dense(W, b)`` whose ``__call__`` reads
   its weight arrays, a ``functools.partial`` made in ``f`` of a helper (at module
   level or defined in ``f``), a dict of lambdas (at module level or built in ``f``)
@@ -20,11 +20,12 @@ over the current value ``h`` (of ``x``'s shape throughout):
   scaled_rows(xs, scale)``) iterated in ``for`` loops, comprehensions and ``sum``;
 - a cache: ``cache.append((r, z))`` in a loop over ``h``'s rows, ``f`` then
   returning ``(out, cache)`` (differentiated with ``has_aux=True``);
-- off the path, effects on what the caller passed, each a line of its own:
+- off the path, effects on what the caller passed, each a statement of its own:
   ``state["mean"] = np.mean(h)``, ``state["last"] = h``, ``state["count"] =
-  state["count"] + 1``, ``state["count"] += 1``, ``obj.last = h``, ``obj.calls += 1``,
-  ``log.append(float(np.sum(h)))``, ``log.append(h.shape)``, ``print`` of a value
-  computed;
+  state["count"] + 1``, ``state["count"] += 1``, ``obj.last = h``, ``obj.calls +=
+  1``, a method writing ``self.seen`` and ``self.calls`` (``recorded =
+  obj.record(h)``), ``log.append(float(np.sum(h)))``, ``log.append(h.shape)`` (also
+  once per row, in a loop), ``print`` of a value computed;
 - off the path, a construct with no gradient rule (``REFUSED``: ``np.frexp(h)[0]``,
   ``np.trunc(h)``...), its result unused, printed, logged or written into ``state``.
 
@@ -49,6 +50,32 @@ from hypothesis import strategies as st
 # their gradient is zero).
 REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({h})",
            "np.nextafter({h}, 2.0)"]
+# What the generator leaves out, because autodiff refuses it where it should not (each
+# the smallest program we made that shows it; turn the form on once it is accepted):
+# - FORWARD_MODE_REFUSES_OFF_PATH: ad.jvp (and so hvp) refuses one of REFUSED off the
+#   path, naming its line, where the reverse mode accepts it; programs with one are
+#   not checked in forward mode (``forward``):
+#       def f(x):
+#           unused = np.trunc(np.tanh(x))
+#           return np.sum(np.tanh(x) ** 2)
+#       ad.jvp(f)(x, np.ones_like(x))  # UnknownFunctionError: 'np.trunc' is not a function...
+# - DICT_GET: ``state.get("count", 0)`` on a dict argument, in a derivative made before
+#   its first call: "the method '.get()' is not supported" (``state["count"]`` is
+#   written instead):
+#       def f(x, state):
+#           state["count"] = state.get("count", 0) + 1
+#           return np.sum(x) * 2
+#       ad.grad(f)  # UnknownFunctionError, as the derivative is made
+# - STAR_SHAPE: ``h.reshape(*x.shape)`` and ``(1, *x.shape)``: "'*x.shape' unpacks a value
+#   known only when the code runs" (``np.random.rand(*h.shape)`` is accepted, and written)
+# - METHOD_FOR_ITS_EFFECT: a method of an object argument called for its effect alone,
+#   ``obj.record(h)`` (or ``obj.norms.append(v)``): "called for its effect, which
+#   differentiated code does not follow for a method of a value it computes";
+#   ``recorded = obj.record(h)`` is accepted, and written
+# - GENERATOR_OF_PAIRS: a generator yielding tuples, ``for i, v in enumerate(xs): yield i,
+#   v``, iterated in f (``for _, v in pairs(x): total = total + np.sum(v)``): the
+#   gradient fails with "setting an array element with a sequence" (np.zeros_like of a
+#   tuple)
 # Stages on the gradient path and off it, and how often each is drawn.
 ON_PATH = ["reshape", "zeros", "eps", "ndim", "dropout", "layer", "partial", "lambdas",
            "generator", "cache"]
@@ -69,6 +96,7 @@ class OffPathProgram:
     log: bool = False  # f takes ``log``, a fresh empty list each call
     has_aux: bool = False  # f returns (out, cache)
     forward: bool = True  # also checked in forward mode (not with an off-path refusal)
+    second_order: bool = False  # also checked by ad.hvp (some programs with ``forward``)
     refused: str = ""  # on_path_refusal's line, for the test of refusals
 
     @property
@@ -93,7 +121,8 @@ class OffPathProgram:
         values = [f"{p} = np.array({a.tolist()!r})" for p, a in zip(self.params, self.floats)]
         return "\n".join(["", self.source, "# at", *values,
                           f"# state = {self.state!r}" if self.state is not None else "",
-                          f"# has_aux={self.has_aux}, forward={self.forward}", ""])
+                          f"# has_aux={self.has_aux}, forward={self.forward}, "
+                          f"second_order={self.second_order}", ""])
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(repr(self))
@@ -137,7 +166,11 @@ _DENSE = """class Dense:
         return np.tanh(h @ self.W + self.b)"""
 _RECORDER = """class Recorder:
     def __init__(self):
-        self.calls = 0"""
+        self.calls = 0
+
+    def record(self, h):
+        self.seen = h
+        self.calls += 1"""
 _ACTS = ('{{"tanh": lambda v: np.tanh(v), "sin": lambda v: np.sin(1.5 * v), '
          '"soft": lambda v: np.log(1.0 + np.exp(v)) - 0.5}}')
 _GENERATORS = {
@@ -157,8 +190,9 @@ def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) ->
     if stage == "reshape":
         form = pick(["N", "NH", "flat"])
         if form == "N":
-            body.emit("N = h.shape[0]")
-            body.emit("h = np.tanh(h.reshape(N, -1) * 0.9)")
+            body.emit(f"N = {pick(['h', 'x'])}.shape[0]")
+            body.emit(pick(["h = np.tanh(h.reshape(N, -1) * 0.9)",
+                            "h = np.tanh(h.reshape(N, -1) * 0.9 + 0.1 * x.reshape(N, -1))"]))
         elif form == "NH":
             body.emit("N, H = h.shape")
             body.emit("h = np.sin(h.reshape(N * H) * 0.8).reshape(N, H)")
@@ -193,7 +227,7 @@ def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) ->
     elif stage == "dropout":
         mask = body.name("mask", "keep")
         body.emit(f"np.random.seed({draw(st.integers(0, 9))})")
-        body.emit(f"{mask} = np.random.rand(*h.shape) < 0.5")
+        body.emit(f"{mask} = np.random.rand(*{pick(['h', 'x'])}.shape) < 0.5")
         body.emit(f"h = h * (0.5 + {mask})")
     elif stage == "layer":
         name = body.name("layer", "dense")
@@ -255,7 +289,8 @@ def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) ->
 def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
     """One off-path line: what the caller passed is written, something printed, or a
     function without a gradient rule called for a result the output does not read (which
-    of ``REFUSED``: ``rng``'s choice, for an even spread); ``h`` does not change."""
+    of ``REFUSED``, and where its result goes: ``rng``'s choices, for an even spread);
+    ``h`` does not change."""
     pick = (lambda options: draw(st.sampled_from(options)))
     if stage == "state":
         body.uses.add("state")
@@ -266,13 +301,16 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
     elif stage == "object":
         body.uses.add("obj")
         body.module["Recorder"] = [_RECORDER]
+        # (a method called for its effect alone, 'obj.record(h)', is refused: see
+        # tests/api/test_random_off_path.py)
         body.emit(pick(["obj.last = h", "obj.calls += 1", "obj.calls = obj.calls + 1",
-                        "obj.norm = float(np.sqrt(np.sum(h ** 2)))"]), off_path=True)
+                        "obj.norm = float(np.sqrt(np.sum(h ** 2)))",
+                        f"{body.name('recorded', 'noted')} = obj.record(h)"]), off_path=True)
     elif stage == "log":
         body.uses.add("log")
         body.emit(pick(["log.append(float(np.sum(h)))", "log.append(h.shape)",
-                        "log.append(np.max(h))", "log.append((h.ndim, float(np.mean(h))))"]),
-                  off_path=True)
+                        "log.append(np.max(h))", "log.append((h.ndim, float(np.mean(h))))",
+                        "for r in h:\n    log.append(float(np.sum(r ** 2)))"]), off_path=True)
     elif stage == "print":
         body.emit(pick(['print("step", round(float(np.sum(h ** 2)), 6))',
                         'print(f"mean {np.mean(h):.6f}")',
@@ -280,7 +318,7 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
                   off_path=True)
     elif stage == "refused":
         construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
-        form = pick(["unused", "print", "state", "log"])
+        form = ["unused", "print", "state", "log"][rng.integers(4)]
         if form == "unused":
             body.emit(f"{body.name('unused', 'ignored')} = {construct}", off_path=True)
         elif form == "print":
@@ -359,6 +397,8 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
     return OffPathProgram(text(True), text(False), params, floats, state,
                           "obj" in body.uses, "log" in body.uses, "cache" in body.uses,
                           forward="refused" not in body.uses,
+                          second_order=draw(st.integers(0, 2)) == 0 and "refused" not in body.uses
+                          and "cache" not in body.uses,
                           refused=refused if on_path_refusal else "")
 
 
