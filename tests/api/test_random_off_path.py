@@ -14,8 +14,9 @@ that every derivative leaves in the containers and prints what the plain functio
 does, once per call, with its forward values, and that the gradient matches central
 differences and is the gradient of the program without its off-path lines.
 ``test_a_construct_without_a_rule_is_refused_on_the_path_only`` puts such a
-function on the gradient path: autodiff must refuse it, naming the line, and accept
-the same line once its result is unused.
+function on the gradient path (in ``f``, or in a helper, a lambda or a generator
+``f`` calls): autodiff must refuse it, naming its line, and accept the same call
+once its result is unused.
 
 CI runs a fixed sequence of examples; ``AUTODIFF_FUZZ_EXAMPLES`` and
 ``AUTODIFF_FUZZ_SEED`` set another, as for ``tests/api/test_random_programs.py``
@@ -85,7 +86,20 @@ def test_generator_reaches_every_construct():
     def collect(program):
         found.append(program)
 
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None)
+    @given(off_path_programs(on_path_refusal=True))
+    def collect_refusals(program):
+        refusals.append(program)
+
+    refusals = []
     collect()
+    collect_refusals()
+    places = [r"\n    h = h \+ 0\.5 \* np\.", r"\n    h = np\.sin\(np\.", r"\n    h = np\.tanh\(h - np\.",
+              r"\n    h = rough\(h\)", r'\n    h = ROUGH\["rough"\]\(h\)',
+              r"\n    h = np\.stack\(list\(rough_rows\(h\)\)\)"]
+    missing = [place for place in places if not any(re.search(place, p.source)
+                                                   for p in refusals)]
+    assert not missing, missing
     text = "\n".join(p.source for p in found)
     missing = [pattern for pattern in CONSTRUCTS if not re.search(pattern, text)]
     assert not missing, missing
@@ -140,11 +154,11 @@ def test_a_construct_without_a_rule_is_refused_on_the_path_only(modules, program
     names = [f"random_refusal_{digest}", f"random_refusal_{digest}_off",
              f"random_refusal_{digest}_without"]
     line = line_number(program.source, program.refused)
-    # the same line with its result unused (off the path), and the program without it
-    target = f"{program.refused.split(' = ')[0]} = "
-    off = program.source.replace(f"    {program.refused}\n",
-                                 f"    spare = {program.refused[len(target):]}\n")
-    without = program.source.replace(f"    {program.refused}\n", "")
+    # the call with its result unused (off the path), and the program without the call
+    call = f"    {program.refusal_call}\n"
+    off = program.source.replace(call, f"    spare = {program.refusal_call.split(' = ', 1)[1]}\n")
+    without = program.source.replace(call, "")
+    assert off != program.source and without != program.source
     try:
         module, spare, plain = (modules(text, name)
                                 for text, name in zip((program.source, off, without), names))

@@ -31,8 +31,9 @@ over the current value ``h`` (of ``x``'s shape throughout):
 
 Every off-path line is one the program runs the same without: ``stripped`` is the
 program with them taken out, whose gradient must be the same. ``on_path_refusal``
-puts one of ``REFUSED`` on the gradient path instead, for the test that autodiff
-refuses it there, naming the line.
+puts one of ``REFUSED`` on the gradient path as well (in a line of ``f``, or in a
+helper, a lambda of a dict or a generator that ``f`` calls on ``h``), for the test
+that autodiff refuses it there, naming its line.
 
 Every value stays within a few units of 1 (``tanh``, ``sin``, a normalisation by the
 root mean square), and nothing has a kink: no program is rejected.
@@ -97,7 +98,8 @@ class OffPathProgram:
     has_aux: bool = False  # f returns (out, cache)
     forward: bool = True  # also checked in forward mode (not with an off-path refusal)
     second_order: bool = False  # also checked by ad.hvp (some programs with ``forward``)
-    refused: str = ""  # on_path_refusal's line, for the test of refusals
+    refused: str = ""  # the line holding on_path_refusal's construct (stripped)
+    refusal_call: str = ""  # the line of f that puts it on the gradient path (stripped)
 
     @property
     def wrt(self) -> tuple:
@@ -332,11 +334,31 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
         body.uses.add("refused")
 
 
-def refusal_line(draw, rng: np.random.Generator) -> str:
-    """A line putting one of ``REFUSED`` on the gradient path."""
-    construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
-    return draw(st.sampled_from([f"h = h + 0.5 * {construct}", f"h = np.sin({construct}) * h",
-                                 f"h = np.tanh(h - {construct})"]))
+def _refusal(draw, body: _Body, rng: np.random.Generator) -> tuple[str, str]:
+    """One of ``REFUSED`` on the gradient path: in a line of ``f``, or in a helper, a lambda
+    of a dict or a generator ``f`` calls on ``h``. Returns the line that holds it and the
+    line of ``f`` that puts it on the path."""
+    construct = REFUSED[rng.integers(len(REFUSED))]
+    where = draw(st.sampled_from(["f", "helper", "lambda", "generator"]))
+    if where == "f":
+        line = draw(st.sampled_from(["h = h + 0.5 * {c}", "h = np.sin({c}) * h",
+                                     "h = np.tanh(h - {c})"])).format(c=construct.format(h="h"))
+        body.emit(line)
+        return line, line
+    if where == "helper":
+        line = f"return h + 0.5 * {construct.format(h='h')}"
+        body.module["rough"] = [f"def rough(h):\n    {line}"]
+        call = "h = rough(h)"
+    elif where == "lambda":
+        line = f'ROUGH = {{"rough": lambda v: v + 0.5 * {construct.format(h="v")}}}'
+        body.module["ROUGH"] = [line]
+        call = 'h = ROUGH["rough"](h)'
+    else:
+        line = f"yield np.tanh({construct.format(h='v')}) * v"
+        body.module["rough_rows"] = [f"def rough_rows(xs):\n    for v in xs:\n        {line}"]
+        call = "h = np.stack(list(rough_rows(h)))"
+    body.emit(call)
+    return line, call
 
 
 @st.composite
@@ -354,10 +376,10 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
     if not any(s in OFF_PATH for s in stages):
         stages.append(draw(st.sampled_from(OFF_PATH)))
     refusal_at = draw(st.integers(0, len(stages))) if on_path_refusal else None
+    refused = call = ""
     for index, stage in enumerate(stages):
         if index == refusal_at:
-            refused = refusal_line(draw, rng)
-            body.emit(refused)
+            refused, call = _refusal(draw, body, rng)
         if stage == "cache" and "cache" in body.uses:
             continue
         if stage in OFF_PATH:
@@ -365,8 +387,7 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
         else:
             _on_path(draw, stage, body, rng, n)
     if refusal_at == len(stages):
-        refused = refusal_line(draw, rng)
-        body.emit(refused)
+        refused, call = _refusal(draw, body, rng)
     out = draw(st.sampled_from(["np.sum(np.sin(h) * h)", "np.sum(h ** 2) + np.sum(h * x)",
                                 "np.mean(np.exp(0.5 * h))"]))
     out = " + ".join([out, *body.totals])
@@ -399,7 +420,7 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
                           forward="refused" not in body.uses,
                           second_order=draw(st.integers(0, 2)) == 0 and "refused" not in body.uses
                           and "cache" not in body.uses,
-                          refused=refused if on_path_refusal else "")
+                          refused=refused, refusal_call=call)
 
 
 def line_number(source: str, line: str) -> int:
