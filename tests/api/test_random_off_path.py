@@ -70,6 +70,9 @@ CONSTRUCTS = [
     r'state\["total"\] = ', r'state\["shape"\] = h\.shape', r"obj\.last = h", r"obj\.calls \+= 1",
     r"obj\.calls = obj\.calls \+ 1", r"obj\.norm = ", r"log\.append\(float\(np\.sum\(h\)\)\)",
     r"log\.append\(h\.shape\)", r"log\.append\(np\.max\(h\)\)", r"log\.append\(\(h\.ndim, ",
+    r'if float\(np\.sum\(h\)\) > 0\.0:\n\s+state\["positive"\] = True', r'print\("row", ',
+    r'\ndef step\(h, log\):\n    log\.append',
+    r"h = step\(h, log\)", r'h = np\.sin\(state\["h"\] \* 1\.1\)',
     r'print\("step", ', r'print\(f"mean ', r'print\("shape", h\.shape',
     # functions without a gradient rule, off the path
     *(re.escape(c.format(h="h")) for c in REFUSED),

@@ -20,17 +20,21 @@ over the current value ``h`` (of ``x``'s shape throughout):
   scaled_rows(xs, scale)``) iterated in ``for`` loops, comprehensions and ``sum``;
 - a cache: ``cache.append((r, z))`` in a loop over ``h``'s rows, ``f`` then
   returning ``(out, cache)`` (differentiated with ``has_aux=True``);
+- a helper appending to the list ``f`` passes it (``log.append``) before computing
+  the value ``f`` goes on with, and a value written into ``state`` then read back
+  (``h = np.sin(state["h"] * 1.1)``: on the path);
 - off the path, effects on what the caller passed, each a statement of its own:
   ``state["mean"] = np.mean(h)``, ``state["last"] = h``, ``state["count"] =
   state["count"] + 1``, ``state["count"] += 1``, ``obj.last = h``, ``obj.calls +=
   1``, a method writing ``self.seen`` and ``self.calls`` (``recorded =
   obj.record(h)``), ``log.append(float(np.sum(h)))``, ``log.append(h.shape)`` (also
-  once per row, in a loop), ``print`` of a value computed;
+  once per row, in a loop), a branch on data choosing what to write, ``print`` of a
+  value computed (also once per row);
 - off the path, a construct with no gradient rule (``REFUSED``: ``np.frexp(h)[0]``,
   ``np.trunc(h)``...), its result unused, printed, logged or written into ``state``.
 
 Every off-path line is one the program runs the same without: ``stripped`` is the
-program with them taken out, whose gradient must be the same. ``on_path_refusal``
+program with them taken out (from the helpers too), whose gradient must be the same. ``on_path_refusal``
 puts one of ``REFUSED`` on the gradient path as well (in a line of ``f``, or in a
 helper, a lambda of a dict or a generator that ``f`` calls on ``h``), for the test
 that autodiff refuses it there, naming its line.
@@ -73,13 +77,37 @@ REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({
 #   ``obj.record(h)`` (or ``obj.norms.append(v)``): "called for its effect, which
 #   differentiated code does not follow for a method of a value it computes";
 #   ``recorded = obj.record(h)`` is accepted, and written
+# - HELPER_WRITES: a helper writing into the dict f passes it, where f also writes into
+#   it (before or after the call), or where the helper writes a new key or uses ``+=``:
+#   "in-place update of 'state', which is an argument or may share memory with one: the
+#   caller's array would change" (a dict, not an array; a helper appending to a list
+#   is accepted, and written):
+#       def bump(h, state):
+#           state["count"] = state["count"] + 1
+#           return np.sin(h)
+#       def f(x, state):
+#           state["count"] = state["count"] + 1
+#           return np.sum(bump(x, state))
+#       ad.grad(f)(x, {"count": 0})  # UnsupportedSyntaxError
+#   Also ``state["history"].append(v)`` in f itself (as METHOD_FOR_ITS_EFFECT).
+# - LOOP_THEN_HELPER: f appending to the list it was passed in a loop, then calling a
+#   helper that appends to it: "in-place update of 'log', an argument: append() would
+#   change the caller's list" (the helper's append); the other order is accepted:
+#       def step(h, log):
+#           log.append(float(np.sum(h)))
+#           return np.tanh(h)
+#       def f(x, log):
+#           for r in x:
+#               log.append(1.0)
+#           return np.sum(step(x, log))
+#       ad.grad(f)(x, [])  # UnsupportedSyntaxError
 # - GENERATOR_OF_PAIRS: a generator yielding tuples, ``for i, v in enumerate(xs): yield i,
 #   v``, iterated in f (``for _, v in pairs(x): total = total + np.sum(v)``): the
 #   gradient fails with "setting an array element with a sequence" (np.zeros_like of a
 #   tuple)
 # Stages on the gradient path and off it, and how often each is drawn.
 ON_PATH = ["reshape", "zeros", "eps", "ndim", "dropout", "layer", "partial", "lambdas",
-           "generator", "cache"]
+           "generator", "cache", "helper", "readback"]
 OFF_PATH = ["state", "state", "object", "object", "log", "log", "print", "refused"]
 GRID = np.array([v for v in np.arange(-24, 25) * 0.05 + 0.0137 if abs(v) > 0.04])
 
@@ -137,6 +165,7 @@ class _Body:
 
     lines: list = field(default_factory=list)  # (text, off_path)
     module: dict = field(default_factory=dict)  # name: lines at module level, in order
+    stripped: dict = field(default_factory=dict)  # name: those lines without off-path ones
     totals: list = field(default_factory=list)  # scalars f adds to its output
     uses: set = field(default_factory=set)  # "state", "obj", "log", "functools", "cache"
     taken: set = field(default_factory=set)
@@ -277,6 +306,16 @@ def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) ->
             total = body.name("total", "extra")
             body.emit(f"{total} = sum(np.sum(np.sin(v)) for v in {call.format(h='h')})")
             body.totals.append(total)
+    elif stage == "helper":  # a helper appending to the list f passes it, then computing
+        # (a helper writing into the dict f passes it is refused: see HELPER_WRITES above)
+        body.uses.add("log")
+        body.module["step"] = ["def step(h, log):\n    log.append(float(np.sum(h)))\n"
+                               "    return np.tanh(h)"]
+        body.stripped["step"] = ["def step(h, log):\n    return np.tanh(h)"]
+        body.emit("h = step(h, log)")
+    elif stage == "readback":  # what f wrote into state, read back: on the path
+        body.uses.add("state")
+        body.emit('state["h"] = h\nh = np.sin(state["h"] * 1.1)')
     elif stage == "cache":
         body.uses.add("cache")
         rows = body.name("rows", "parts")
@@ -299,7 +338,9 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
         body.emit(pick(['state["mean"] = np.mean(h)', 'state["last"] = h',
                         'state["count"] = state["count"] + 1', 'state["count"] += 1',
                         'state["total"] = state["total"] + float(np.sum(h))',
-                        'state["shape"] = h.shape']), off_path=True)
+                        'state["shape"] = h.shape',
+                        'if float(np.sum(h)) > 0.0:\n    state["positive"] = True\nelse:\n'
+                        '    state["positive"] = False']), off_path=True)
     elif stage == "object":
         body.uses.add("obj")
         body.module["Recorder"] = [_RECORDER]
@@ -313,10 +354,13 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
         body.emit(pick(["log.append(float(np.sum(h)))", "log.append(h.shape)",
                         "log.append(np.max(h))", "log.append((h.ndim, float(np.mean(h))))",
                         "for r in h:\n    log.append(float(np.sum(r ** 2)))"]), off_path=True)
+        if body.lines[-1][0].strip().startswith("log.append(float(np.sum(r"):
+            body.uses.add("log in a loop")
     elif stage == "print":
         body.emit(pick(['print("step", round(float(np.sum(h ** 2)), 6))',
                         'print(f"mean {np.mean(h):.6f}")',
-                        'print("shape", h.shape, "sum", round(float(np.sum(h)), 6))']),
+                        'print("shape", h.shape, "sum", round(float(np.sum(h)), 6))',
+                        'for r in h:\n    print("row", round(float(np.sum(r)), 6))']),
                   off_path=True)
     elif stage == "refused":
         construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
@@ -380,7 +424,8 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
     for index, stage in enumerate(stages):
         if index == refusal_at:
             refused, call = _refusal(draw, body, rng)
-        if stage == "cache" and "cache" in body.uses:
+        if stage == "cache" and "cache" in body.uses or \
+                stage == "helper" and "log in a loop" in body.uses:  # (LOOP_THEN_HELPER)
             continue
         if stage in OFF_PATH:
             _off_path(draw, stage, body, rng)
@@ -400,10 +445,12 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
     params += [p for p in ("state", "obj", "log") if p in body.uses]
     header = ["import functools", ""] if "functools" in body.uses else []
     header += ["import numpy as np", "", ""]
-    module = [line for lines in body.module.values() for line in [*lines, "", ""]]
     signature = f"def f({', '.join(params)}):"
 
     def text(keep_off_path: bool) -> str:
+        module = [line for name, lines in body.module.items()
+                  for line in [*(lines if keep_off_path else body.stripped.get(name, lines)),
+                               "", ""]]
         lines = [line for line, off in body.lines if keep_off_path or not off]
         return "\n".join([*header, *module, signature, *lines, ""])
 
