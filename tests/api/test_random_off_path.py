@@ -51,7 +51,8 @@ SETTINGS = dict(deadline=None, derandomize=SEED is None, database=None,
 # What a sample of 250 programs must hold; each pattern is one construct.
 CONSTRUCTS = [
     # run-time shapes and types
-    r"N = h\.shape\[0\]", r"N = x\.shape\[0\]\n", r"\+ 0\.1 \* x\.reshape\(N, -1\)", r"N, H = h\.shape", r"N = x\.shape\[0\]\n\s+H = x\.shape\[1\]",
+    r"N = h\.shape\[0\]", r"N = x\.shape\[0\]\n", r"\+ 0\.1 \* x\.reshape\(N, -1\)",
+    r"N, H = h\.shape", r"N = x\.shape\[0\]\n\s+H = x\.shape\[1\]",
     r"\.reshape\(N, -1\)", r"\.reshape\(x\.shape\)", r"\.reshape\(N \* H\)",
     r"np\.zeros\(\(N, H\), dtype=[xh]\.dtype\)", r"for i in range\(N\):", r"\w+\[-1\] \+= ",
     r"np\.finfo\([xh]\.dtype\)\.eps\)", r"= np\.finfo\(h\.dtype\)\.eps\n", r"axis=h\.ndim - 1",
@@ -66,7 +67,8 @@ CONSTRUCTS = [
     # caches
     r"cache\.append\(\(r, z\)\)", r"cache\.append\(\(i, z\)\)", r"return out_value, cache",
     # effects on what the caller passed, prints
-    r'state\["mean"\] = ', r'state\["last"\] = h', r'state\["count"\] = state\["count"\] \+ 1', r'state\["count"\] \+= 1',
+    r'state\["mean"\] = ', r'state\["last"\] = h', r'state\["count"\] = state\["count"\] \+ 1',
+    r'state\["count"\] \+= 1',
     r'state\["total"\] = ', r'state\["shape"\] = h\.shape', r"obj\.last = h", r"obj\.calls \+= 1",
     r"obj\.calls = obj\.calls \+ 1", r"obj\.norm = ", r"log\.append\(float\(np\.sum\(h\)\)\)",
     r"log\.append\(h\.shape\)", r"log\.append\(np\.max\(h\)\)", r"log\.append\(\(h\.ndim, ",
@@ -97,7 +99,8 @@ def test_generator_reaches_every_construct():
     refusals = []
     collect()
     collect_refusals()
-    places = [r"\n    h = h \+ 0\.5 \* np\.", r"\n    h = np\.sin\(np\.", r"\n    h = np\.tanh\(h - np\.",
+    places = [r"\n    h = h \+ 0\.5 \* np\.", r"\n    h = np\.sin\(np\.",
+              r"\n    h = np\.tanh\(h - np\.",
               r"\n    h = rough\(h\)", r'\n    h = ROUGH\["rough"\]\(h\)',
               r"\n    h = np\.stack\(list\(rough_rows\(h\)\)\)"]
     missing = [place for place in places if not any(re.search(place, p.source)
@@ -165,24 +168,26 @@ def test_a_construct_without_a_rule_is_refused_on_the_path_only(modules, program
     try:
         module, spare, plain = (modules(text, name)
                                 for text, name in zip((program.source, off, without), names))
-        containers = (lambda m: program.containers(m))
         tangents = tuple(map(np.ones_like, program.floats))
-        calls = [lambda: ad.grad(module.f, wrt=program.wrt, has_aux=program.has_aux)(
-            *program.arguments(), *containers(module))]
+        attempts = [lambda: ad.grad(module.f, wrt=program.wrt, has_aux=program.has_aux)(
+            *program.arguments(), *program.containers(module))]
         if program.forward and not program.has_aux:  # (see FORWARD_MODE_REFUSES_OFF_PATH)
-            calls.append(lambda: ad.jvp(module.f, wrt=program.wrt)(
-                *program.arguments(), *containers(module), tangents))
-        for call in calls:  # (refused as the derivative is made, or at its first call)
+            attempts.append(lambda: ad.jvp(module.f, wrt=program.wrt)(
+                *program.arguments(), *program.containers(module), tangents))
+        function, = {c.split("(")[0] for c in REFUSED if c.split("(")[0] in program.refused}
+        for attempt in attempts:  # (refused as the derivative is made, or at its first call)
             with pytest.raises(ad.AutodiffError) as refused:
-                call()
+                attempt()
             message = str(refused.value)
-            assert f"{names[0]}.py:{line}:" in message, message
-            assert program.refused in message, message
-            assert "gradient" in message, message
+            assert f"{names[0]}.py:{line}: '{function}' is not a function autodiff knows how " \
+                "to differentiate" in message, message
+            assert program.refused in message, message  # the line itself, and a hint
+            assert f"ad.register_gradient({function}, vjp)" in message, message
+            assert "ad.stop_gradient" in message, message
         got = ad.grad(spare.f, wrt=program.wrt, has_aux=program.has_aux)(
-            *program.arguments(), *containers(spare))
+            *program.arguments(), *program.containers(spare))
         want = ad.grad(plain.f, wrt=program.wrt, has_aux=program.has_aux)(
-            *program.arguments(), *containers(plain))
+            *program.arguments(), *program.containers(plain))
         for ours, theirs in zip(got[0] if program.has_aux else got,
                                 want[0] if program.has_aux else want):
             np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-13)

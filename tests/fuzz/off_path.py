@@ -34,10 +34,10 @@ over the current value ``h`` (of ``x``'s shape throughout):
   ``np.trunc(h)``...), its result unused, printed, logged or written into ``state``.
 
 Every off-path line is one the program runs the same without: ``stripped`` is the
-program with them taken out (from the helpers too), whose gradient must be the same. ``on_path_refusal``
-puts one of ``REFUSED`` on the gradient path as well (in a line of ``f``, or in a
-helper, a lambda of a dict or a generator that ``f`` calls on ``h``), for the test
-that autodiff refuses it there, naming its line.
+program with them taken out (from the helpers too), whose gradient must be the
+same. ``on_path_refusal`` puts one of ``REFUSED`` on the gradient path as well (in a
+line of ``f``, or in a helper, a lambda of a dict or a generator that ``f`` calls on
+``h``), for the test that autodiff refuses it there, naming its line.
 
 Every value stays within a few units of 1 (``tanh``, ``sin``, a normalisation by the
 root mean square), and nothing has a kink: no program is rejected.

@@ -32,9 +32,9 @@ def same(got, want, what: str, rtol: float = 1e-12) -> None:
     assert type(got) is type(want), f"{what}: {type(got)} != {type(want)}"
     if isinstance(want, np.ndarray):
         assert got.shape == want.shape and got.dtype == want.dtype, what
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol / 100, err_msg=what)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol / 10, err_msg=what)
     elif isinstance(want, (float, np.floating)):
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol / 100, err_msg=what)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol / 10, err_msg=what)
     elif isinstance(want, (list, tuple)):
         assert len(got) == len(want), f"{what}: {len(got)} items, not {len(want)}"
         for index, (a, b) in enumerate(zip(got, want)):
@@ -142,9 +142,9 @@ def check_off_path(program: OffPathProgram, module, stripped) -> None:
                 gradient = derivative(*floats, *program.containers(module))
             return sum(float(np.sum(g * t)) for g, t in zip(gradient, tangents))
 
-        expected = ad.numeric_grad(along, *program.arguments(), wrt=wrt)
+        product = ad.numeric_grad(along, *program.arguments(), wrt=wrt)
         for k, name in enumerate(program.params[:len(wrt)]):
-            np.testing.assert_allclose(results["hvp"][k], expected[k], rtol=1e-5, atol=1e-6,
+            np.testing.assert_allclose(results["hvp"][k], product[k], rtol=1e-5, atol=1e-6,
                                        err_msg=f"hvp, {name}: against finite differences")
     _float32(program, module, gradients)
 
