@@ -101,6 +101,14 @@ REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({
 #               log.append(1.0)
 #           return np.sum(step(x, log))
 #       ad.grad(f)(x, [])  # UnsupportedSyntaxError
+# - READ_BACK_AFTER_REFUSED_WRITE: one of REFUSED written off the path into the dict f
+#   was passed, where f also reads another key of it back: the whole dict is taken to
+#   carry the write (not so for a dict f makes itself):
+#       def f(x, state):
+#           state["parts"] = np.trunc(x)
+#           state["h"] = np.tanh(x)
+#           return np.sum(state["h"])
+#       ad.grad(f)(x, {})  # UnknownFunctionError: 'np.trunc' is not a function...
 # - GENERATOR_OF_PAIRS: a generator yielding tuples, ``for i, v in enumerate(xs): yield i,
 #   v``, iterated in f (``for _, v in pairs(x): total = total + np.sum(v)``): the
 #   gradient fails with "setting an array element with a sequence" (np.zeros_like of a
@@ -314,7 +322,7 @@ def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) ->
         body.stripped["step"] = ["def step(h, log):\n    return np.tanh(h)"]
         body.emit("h = step(h, log)")
     elif stage == "readback":  # what f wrote into state, read back: on the path
-        body.uses.add("state")
+        body.uses.update(("state", "readback"))
         body.emit('state["h"] = h\nh = np.sin(state["h"] * 1.1)')
     elif stage == "cache":
         body.uses.add("cache")
@@ -364,7 +372,8 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
                   off_path=True)
     elif stage == "refused":
         construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
-        form = ["unused", "print", "state", "log"][rng.integers(4)]
+        forms = ["unused", "print", "log"] + ["state"] * ("readback" not in body.uses)
+        form = forms[rng.integers(len(forms))]  # (READ_BACK_AFTER_REFUSED_WRITE)
         if form == "unused":
             body.emit(f"{body.name('unused', 'ignored')} = {construct}", off_path=True)
         elif form == "print":
@@ -372,6 +381,7 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
         elif form == "state":
             body.uses.add("state")
             body.emit(f'state["parts"] = {construct}', off_path=True)
+            body.uses.add("refused into state")
         else:
             body.uses.add("log")
             body.emit(f"log.append(float(np.sum({construct})))", off_path=True)
@@ -425,7 +435,8 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
         if index == refusal_at:
             refused, call = _refusal(draw, body, rng)
         if stage == "cache" and "cache" in body.uses or \
-                stage == "helper" and "log in a loop" in body.uses:  # (LOOP_THEN_HELPER)
+                stage == "helper" and "log in a loop" in body.uses or \
+                stage == "readback" and "refused into state" in body.uses:  # (see above)
             continue
         if stage in OFF_PATH:
             _off_path(draw, stage, body, rng)
