@@ -12,12 +12,14 @@ match central differences, the other derivatives, and the gradient of
 changes no gradient. ``hvp`` must match central differences of the gradient. The
 float arguments are left untouched. With float32 arguments, ``grad`` (plain and
 ``jit=True``) leaves what the plain function leaves, of the same types and dtypes,
-and gives float32 gradients close to the float64 ones.
+and gives float32 gradients close to the float64 ones. Called again with an ``x`` of
+another number of rows, they read this call's shapes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 
 import numpy as np
@@ -147,6 +149,8 @@ def check_off_path(program: OffPathProgram, module, stripped) -> None:
             np.testing.assert_allclose(results["hvp"][k], product[k], rtol=1e-5, atol=1e-6,
                                        err_msg=f"hvp, {name}: against finite differences")
     _float32(program, module, gradients)
+    _other_rows(program, module, {name: derivatives[name] for name in
+                                  ("grad", "grad, jit=True")})
 
 
 def _float32(program: OffPathProgram, module, reference) -> None:
@@ -170,3 +174,28 @@ def _float32(program: OffPathProgram, module, reference) -> None:
                 f"float32, {name}, {parameter}: {type(gradient)} {gradient.dtype}"
             np.testing.assert_allclose(gradient, reference[k], rtol=1e-3, atol=1e-3 * scale,
                                        err_msg=f"float32, {name}, {parameter}")
+
+
+def _other_rows(program: OffPathProgram, module, derivatives: dict) -> None:
+    """The same derivatives called again with an ``x`` of another number of rows: the
+    shapes read as the code runs are this call's (the effects the plain function's, the
+    gradient against central differences)."""
+    rows = 5 - program.floats[0].shape[0]  # 3 rows for 2, 2 for 3
+    x = np.random.default_rng(11).uniform(-1.2, 1.2, (rows, program.floats[0].shape[1]))
+    other = dataclasses.replace(program, floats=[x, *program.floats[1:]])
+    _, [(effects, printed)] = _calls(other, module, module.f, 1)
+
+    def loss(*floats):
+        with contextlib.redirect_stdout(io.StringIO()):
+            out = module.f(*floats, *other.containers(module))
+        return out[0] if other.has_aux else out
+
+    numeric = ad.numeric_grad(loss, *other.arguments(), wrt=other.wrt)
+    for name, derivative in derivatives.items():
+        gradients, [(got, got_printed)] = _calls(other, module, derivative, 1)
+        same(got, effects, f"{rows} rows, {name}: what a call left in the containers")
+        assert got_printed == printed, (name, got_printed, printed)
+        for k, parameter in enumerate(other.params[:len(other.wrt)]):
+            gradient = gradients[0][k] if other.has_aux else gradients[k]
+            np.testing.assert_allclose(gradient, numeric[k], rtol=1e-5, atol=1e-7,
+                                       err_msg=f"{rows} rows, {name}, {parameter}")
