@@ -175,7 +175,9 @@ class _Body:
     module: dict = field(default_factory=dict)  # name: lines at module level, in order
     stripped: dict = field(default_factory=dict)  # name: those lines without off-path ones
     totals: list = field(default_factory=list)  # scalars f adds to its output
-    uses: set = field(default_factory=set)  # "state", "obj", "log", "functools", "cache"
+    # what f takes ("state", "obj", "log") and needs ("functools", "cache"), and what
+    # later stages must know ("refused", "readback", "log in a loop"...)
+    uses: set = field(default_factory=set)
     taken: set = field(default_factory=set)
     indent: int = 1
 
@@ -212,10 +214,10 @@ _RECORDER = """class Recorder:
         self.calls += 1"""
 _ACTS = ('{{"tanh": lambda v: np.tanh(v), "sin": lambda v: np.sin(1.5 * v), '
          '"soft": lambda v: np.log(1.0 + np.exp(v)) - 0.5}}')
-_GENERATORS = {
-    "doubled": ("def doubled(xs):\n    for v in xs:\n        yield v * 2", "doubled({h})", 2.0),
+_GENERATORS = {  # name: (its text, how f calls it)
+    "doubled": ("def doubled(xs):\n    for v in xs:\n        yield v * 2", "doubled({h})"),
     "scaled_rows": ("def scaled_rows(xs, scale):\n    for v in xs:\n        yield v * scale",
-                    "scaled_rows({h}, 0.5)", 0.5),
+                    "scaled_rows({h}, 0.5)"),
 }
 
 
@@ -301,7 +303,7 @@ def _on_path(draw, stage: str, body: _Body, rng: np.random.Generator, n: int) ->
             body.emit(f'h = {acts}["{key}"](h)')
     elif stage == "generator":
         helper = pick(sorted(_GENERATORS))
-        text, call, _ = _GENERATORS[helper]
+        text, call = _GENERATORS[helper]
         body.module[helper] = [text]
         form = pick(["stack", "loop", "sum"])
         if form == "stack":
