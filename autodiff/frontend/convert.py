@@ -439,7 +439,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 raise self.error(node, f"cannot unpack {len(value)} values into {count} names")
             return list(value)
         if isinstance(value, Value):  # a list's items may differ in shape: list_getitem
-            op = "list_getitem" if value.shape is LIST else "getitem"
+            op = "list_getitem" if value.shape is LIST else "listed_item" if isinstance(
+                value.node, Node) and value.node.op.name == "list_getitem" else "getitem"
             return [self.emit(node, op, (value, Const(i))) for i in range(count)]
         raise self.error(node, "cannot unpack this value")
 
@@ -681,6 +682,9 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             self.read_as_structure(node, base, "a dict")
         if isinstance(base, Value) and base.shape is LIST:
             return self.emit(node, "list_getitem", (base, index))
+        if isinstance(base, Value) and isinstance(base.node, Node) and (
+                base.node.op.name == "list_getitem"):  # (a tuple it holds, or an array)
+            return self.emit(node, "listed_item", (base, index))
         return self.emit(node, "getitem", (base, index))
 
     def item_chosen_at_run_time(self, node: ast.Subscript, items: tuple, index: Value) -> Value:

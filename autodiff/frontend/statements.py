@@ -35,7 +35,16 @@ from autodiff.frontend.scan import (
     viewed_names,
 )
 from autodiff.frontend.structures import Record
-from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
+from autodiff.graph.ir import (
+    UNDEFINED,
+    Block,
+    Const,
+    Node,
+    Operand,
+    Region,
+    Value,
+    defined_values,
+)
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
 from autodiff.ops.custom import no_grad
@@ -683,7 +692,8 @@ class StatementsMixin:
             return "unroll", list(iterable)
         if isinstance(iterable, Value):
             count = self.emit(node, "len", (iterable,))
-            op = "list_getitem" if iterable.shape is LIST else "getitem"
+            op = "list_getitem" if iterable.shape is LIST else "listed_item" if isinstance(
+                iterable.node, Node) and iterable.node.op.name == "list_getitem" else "getitem"
             return ("range", Const(0), count, Const(1), False,
                     lambda index: self.emit(node, op, (iterable, index)))
         raise self.error(node, f"cannot loop over '{ast.unparse(node)}'",

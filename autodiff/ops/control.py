@@ -153,6 +153,28 @@ def _(t, ans, a, b):
     return t
 
 
+# The sum of two adjoints of an item of a list built at run time (a tuple of
+# intermediates: item by item, where ``+`` would join the tuples).
+@defop("add_adjoints", "add_adjoints(a, b)", aliases=(runtime.add_adjoints,), diff=("a", "b"),
+       floating="always", fresh=True)
+def add_adjoints(a, b): ...
+
+
+@add_adjoints.defvjp
+def _(g, ans, a, b):
+    return g, g
+
+
+@add_adjoints.defjvp("a")
+def _(t, ans, a, b):
+    return t
+
+
+@add_adjoints.defjvp("b")
+def _(t, ans, a, b):
+    return t
+
+
 @defop("zero_adjoints", "zero_adjoints(items)", aliases=(runtime.zero_adjoints,), **_list,
        no_gradient="zeros: it reads only the items' shapes")
 def zero_adjoints(items): ...
@@ -465,6 +487,37 @@ select_item.piecewise_params = ("index",)  # an integer: a float index's gradien
 @select_item.defvjp
 def _(g, ans, items, index):
     return runtime.list_index_grad(g, items, index)
+
+
+# ``pair[1]`` of an item of a list built at run time (``for _, v in pairs(x)`` over a
+# generator yielding tuples, a cache read back): the item, known only when the code
+# runs, may be a tuple of intermediates, whose adjoint is a tuple, or an array.
+@defop("listed_item", "a[index]", diff=("a",), fresh=False, jvp="linear",
+       sympy=lambda a, index: a[index])
+def listed_item(a, index): ...
+
+
+listed_item.piecewise_params = ("index",)  # an integer: a float index's gradient is zero
+
+
+@listed_item.defvjp
+def _(g, ans, a, index):
+    return runtime.listed_item_grad(g, a, index)
+
+
+@defop("listed_item_grad", "listed_item_grad(g, a, index)",
+       aliases=(runtime.listed_item_grad,), diff=("g",), fresh=True)
+def listed_item_grad(g, a, index): ...
+
+
+@listed_item_grad.defjvp
+def _(dg, ans, g, a, index):
+    return runtime.listed_item_grad(dg, a, index)
+
+
+@listed_item_grad.defvjp
+def _(gg, ans, g, a, index):
+    return gg[index]
 
 
 __all__ = ["np"]

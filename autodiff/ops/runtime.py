@@ -813,9 +813,25 @@ def pop_last(items):
 def zero_adjoints(items):
     """Zero adjoints for the items of a list (a list of them for an item that is a list,
     a tuple for a tuple of intermediates: ``caches.append((h, a))``)."""
-    return [zero_adjoints(item) if type(item) is list
-            else tuple(zero_adjoints(item)) if type(item) is tuple
-            else np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+    return [zero_adjoint(item) for item in items]
+
+
+def zero_adjoint(item, dtype=None):
+    """The zero adjoint of one item: of its shape (a list or tuple of them for a list or
+    a tuple), of ``dtype`` or of the item's floating kind."""
+    if type(item) is list:
+        return [zero_adjoint(part, dtype) for part in item]
+    if type(item) is tuple:
+        return tuple(zero_adjoint(part, dtype) for part in item)
+    return np.zeros_like(item, dtype=dtype or np.result_type(item, 1.0))
+
+
+def add_adjoints(a, b):
+    """``a + b`` of two adjoints, item by item for lists and tuples of them (a tuple's
+    ``+`` would join them)."""
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        return type(a)(add_adjoints(x, y) for x, y in zip(a, b))
+    return a + b
 
 
 def list_adjoint(g, items):
@@ -844,7 +860,7 @@ def list_adjoint_transpose(gg, g):
 
 def add_lists(a, b):
     """Element-wise sum of two lists of adjoints."""
-    return [x + y for x, y in zip(a, b)]
+    return [add_adjoints(x, y) for x, y in zip(a, b)]
 
 
 def sum_list_grad(g, items):
@@ -857,13 +873,24 @@ def list_index_grad(g, items, index):
     ``g`` is the list of the adjoints of the items it selects, each added at the
     position it was taken from (steps and negative bounds as Python slices them)."""
     if isinstance(index, slice):
-        grads = [np.zeros_like(item, dtype=np.result_type(item, 1.0)) for item in items]
+        grads = [zero_adjoint(item) for item in items]
         for position, part in zip(range(len(items))[index], g):
-            grads[position] = grads[position] + part
+            grads[position] = add_adjoints(grads[position], part)
         return grads
-    grads = [np.zeros_like(item, dtype=np.result_type(g)) for item in items]
-    grads[index] = grads[index] + g
+    dtype = None if type(g) in (list, tuple) else np.result_type(g)
+    grads = [zero_adjoint(item, dtype) for item in items]
+    grads[index] = add_adjoints(grads[index], g)
     return grads
+
+
+def listed_item_grad(g, a, index):
+    """The adjoint of ``a`` (an item of a list built at run time: an array, or a tuple of
+    intermediates) of which ``a[index]`` has the adjoint ``g``."""
+    if type(a) is tuple or type(a) is list:
+        return type(a)(g if k == index else zero_adjoint(part) for k, part in enumerate(a))
+    grad = np.zeros_like(a, dtype=np.result_type(a, g))
+    np.add.at(grad, index, g)
+    return grad
 
 
 def suffix_scan(g, c):

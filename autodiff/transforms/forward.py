@@ -201,7 +201,8 @@ class _Tangents:
         parts = [self.part(node, p, jvps) for p in active]
         total = parts[0]
         for part in parts[1:]:
-            total = self.emit("add_lists" if node.out.shape is LIST else "add", total, part)
+            total = self.emit("add_lists" if node.out.shape is LIST else "add_adjoints" if (
+                op.name == "add_adjoints") else "add", total, part)  # (tuples item by item)
         self.name(node.out, total)
 
     def path_through(self, node: Node) -> str | None:

@@ -96,6 +96,8 @@ class _Adjoints:
                 total = self.builder.emit(OPS["index_add"], (total, *scattered))
             elif value.shape is LIST:
                 total = self.builder.emit(OPS["add_lists"], (total, part))
+            elif isinstance(value.node, Node) and value.node.op.name == "list_getitem":
+                total = self.builder.emit(OPS["add_adjoints"], (total, part))  # (a tuple's)
             else:  # in place, unless a scalar may stand for a one-element array
                 in_place = value.shape not in self.builder.size_one
                 total = self.builder.emit(OPS["accumulate" if in_place else "add"], (total, part))
@@ -420,6 +422,9 @@ def _item(builder: GraphBuilder, sequence: Operand, index: int) -> Operand:
     """``sequence[index]``; a list of adjoints (of items of any shapes, or None) is read
     with list_getitem, whose own adjoint is a list, not an array of the list's shape."""
     op = "list_getitem" if getattr(sequence, "shape", None) is LIST else "getitem"
+    if isinstance(sequence, Value) and isinstance(sequence.node, Node) and (
+            sequence.node.op.name in ("list_getitem", "list_pop")):
+        op = "listed_item"  # an item of a list at run time: a tuple's adjoint is a tuple
     return builder.emit(OPS[op], (sequence, Const(index)))
 
 
