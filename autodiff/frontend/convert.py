@@ -272,10 +272,11 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         is read as a structure: compile per structure instead."""
         whose = "the argument"
         while isinstance(value, Value) and isinstance(value.node, Node) and (
-                value.node.op in (OPS["getitem"], OPS["as_gradient_of"])):
+                value.node.op in (OPS["getitem"], OPS["as_gradient_of"], OPS["copy"])):
             if value.node.op is OPS["as_gradient_of"]:
                 whose = "the gradient of the argument"
-            value = value.node.args[0 if value.node.op is OPS["getitem"] else 1]
+            # (an argument the code updates is copied at the top: state["h"] = v)
+            value = value.node.args[1 if value.node.op is OPS["as_gradient_of"] else 0]
         if isinstance(value, Value) and value in self.general_arguments:
             raise NeedsStructure(
                 f"'{ast.unparse(node)}' reads {whose} '{value.hint}' as {what}, "
@@ -362,6 +363,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
                 self.expr(call)  # reports the construct
             if is_list_append(stmt) and call.func.value.id in self.env:
                 self.append_to_list(call, call.func.value.id)
+                return
+            if self.append_to_callers_part(call):  # obj.norms.append(v), state["h"].append(v)
                 return
             if self.dict_update(call):
                 return

@@ -19,7 +19,7 @@ from autodiff.frontend.structures import (
     spec_of_operand,
     structure_template,
 )
-from autodiff.graph.ir import Const, Operand
+from autodiff.graph.ir import Const, Operand, Value
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
 
@@ -241,6 +241,10 @@ class StructuresMixin:
         name = target.value.id
         current = self.env.get(name)
         if not isinstance(current, Record):
+            key = self.index(target.slice)
+            if isinstance(key, Const) and isinstance(key.value, str) and isinstance(
+                    current, Value):  # state["h"] = v on an argument: a dict, per structure
+                self.read_as_structure(target, current, "a dict")
             return False
         if current.caller and current.whole is not None and current.kind == "dict":
             self.write_into_callers(target, current, self.constant_key(target), value)

@@ -56,6 +56,15 @@ def _held_with(operands, whole: Value):
     return None
 
 
+def _plain_read(node: ast.expr) -> bool:
+    """Whether ``node`` reads a name's fields and items by constant keys alone."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 class StateMixin:
     """Writes into the caller's dicts, objects and lists, for
     :class:`autodiff.frontend.convert.Converter`."""
@@ -91,6 +100,26 @@ class StateMixin:
         if not (isinstance(base, Record) and base.whole is not None):
             return False
         self.write_into_callers(target, base, target.attr, value)
+        return True
+
+    def append_to_callers_part(self, call: ast.AST) -> bool:
+        """``obj.norms.append(v)`` or ``state["history"].append(v)``: an append to a list
+        held by a dict or object the caller passed (read by names, fields and constant
+        keys alone). False for any other statement."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "append" and _plain_read(call.func.value)
+                and not isinstance(call.func.value, ast.Name)):
+            return False
+        items = self.expr(call.func.value)
+        if not isinstance(items, CallerList):
+            root = call.func.value
+            while not isinstance(root, ast.Name):
+                root = root.value
+            self.read_as_structure(call, self.env.get(root.id), "a structure")  # (an argument)
+            return False
+        if len(call.args) != 1 or call.keywords:
+            raise self.error(call, "append() takes exactly one argument")
+        self.append_to_callers(call, items, self.expr(call.args[0]))
         return True
 
     def append_to_callers(self, call: ast.Call, items: CallerList, item: Operand) -> None:

@@ -416,8 +416,9 @@ def spec_of_operand(operand) -> tuple:
                 tuple(spec_of_operand(v) for v in operand.items.values())) if (
             operand.kind != "namedtuple") else ("namedtuple", operand.type, tuple(
                 spec_of_operand(v) for v in operand.items.values()))
-    if isinstance(operand, tuple):
-        return ("tuple", tuple(spec_of_operand(o) for o in operand))
+    if isinstance(operand, tuple):  # (the caller's list: a list)
+        return ("list" if isinstance(operand, CallerList) else "tuple",
+                tuple(spec_of_operand(o) for o in operand))
     if isinstance(operand, Const):
         return ("static", operand.value)
     return ARRAY

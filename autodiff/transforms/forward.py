@@ -74,11 +74,13 @@ def forward_mode(primal: Graph, wrt: list[int | Value], *, optimized: bool = Tru
         eliminate_common_subexpressions(graph)
     targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
     varied, tapes = _varied(graph, targets)
-    refuse_gradients_into_settings(graph, varied, useful_values(graph))
+    useful = useful_values(graph)
+    refuse_gradients_into_settings(graph, varied, useful)
     check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="tangent")
     transform = _Tangents(builder, varied, tapes)
     transform.primal = (primal, mapping)  # (for the path a refusal shows)
+    transform.useful = useful
     tangent_params = []
     for target, param in zip(wrt, targets):
         tangent = Value(param.hint + "_dot")
@@ -130,6 +132,7 @@ class _Tangents:
         self.tapes = tapes
         self.tangents: dict[Value, Operand] = {}
         self.named: set[Value] = set()
+        self.useful: set[Value] = set()  # the values that reach an output
 
     # ----- tangents of operands -----
 
@@ -187,6 +190,8 @@ class _Tangents:
         where = Location.error_fields(node.loc)
         problem = op.vjp_check(named) if op.vjp_check is not None else None
         path = functools.partial(self.path_through, node)
+        if (problem or missing) and node.out not in self.useful:
+            return  # off the path (its result reaches no output): no tangent, as in reverse
         if problem:  # arguments the rules do not cover (np.linalg.norm with ord=1)
             raise NonDifferentiableError(problem, **where).on_path(path())
         if missing and op.missing_rule is not None:

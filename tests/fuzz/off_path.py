@@ -57,39 +57,8 @@ REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({
            "np.nextafter({h}, 2.0)"]
 # What the generator leaves out, because autodiff refuses it where it should not (each
 # the smallest program we made that shows it; turn the form on once it is accepted):
-# - FORWARD_MODE_REFUSES_OFF_PATH: ad.jvp (and so hvp) refuses one of REFUSED off the
-#   path, naming its line, where the reverse mode accepts it; programs with one are
-#   not checked in forward mode (``forward``):
-#       def f(x):
-#           unused = np.trunc(np.tanh(x))
-#           return np.sum(np.tanh(x) ** 2)
-#       ad.jvp(f)(x, np.ones_like(x))  # UnknownFunctionError: 'np.trunc' is not a function...
-# - DICT_GET: ``state.get("count", 0)`` on a dict argument, in a derivative made before
-#   its first call: "the method '.get()' is not supported" (``state["count"]`` is
-#   written instead):
-#       def f(x, state):
-#           state["count"] = state.get("count", 0) + 1
-#           return np.sum(x) * 2
-#       ad.grad(f)  # UnknownFunctionError, as the derivative is made
 # - STAR_SHAPE: ``h.reshape(*x.shape)`` and ``(1, *x.shape)``: "'*x.shape' unpacks a value
 #   known only when the code runs" (``np.random.rand(*h.shape)`` is accepted, and written)
-# - METHOD_FOR_ITS_EFFECT: a method of an object argument called for its effect alone,
-#   ``obj.record(h)`` (or ``obj.norms.append(v)``): "called for its effect, which
-#   differentiated code does not follow for a method of a value it computes";
-#   ``recorded = obj.record(h)`` is accepted, and written
-# - HELPER_WRITES: a helper writing into the dict f passes it, where f also writes into
-#   it (before or after the call), or where the helper writes a new key or uses ``+=``:
-#   "in-place update of 'state', which is an argument or may share memory with one: the
-#   caller's array would change" (a dict, not an array; a helper appending to a list
-#   is accepted, and written):
-#       def bump(h, state):
-#           state["count"] = state["count"] + 1
-#           return np.sin(h)
-#       def f(x, state):
-#           state["count"] = state["count"] + 1
-#           return np.sum(bump(x, state))
-#       ad.grad(f)(x, {"count": 0})  # UnsupportedSyntaxError
-#   Also ``state["history"].append(v)`` in f itself (as METHOD_FOR_ITS_EFFECT).
 # - LOOP_THEN_HELPER: f appending to the list it was passed in a loop, then calling a
 #   helper that appends to it: "in-place update of 'log', an argument: append() would
 #   change the caller's list" (the helper's append); the other order is accepted:
@@ -101,18 +70,6 @@ REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({
 #               log.append(1.0)
 #           return np.sum(step(x, log))
 #       ad.grad(f)(x, [])  # UnsupportedSyntaxError
-# - READ_BACK_AFTER_REFUSED_WRITE: one of REFUSED written off the path into the dict f
-#   was passed, where f also reads another key of it back: the whole dict is taken to
-#   carry the write (not so for a dict f makes itself):
-#       def f(x, state):
-#           state["parts"] = np.trunc(x)
-#           state["h"] = np.tanh(x)
-#           return np.sum(state["h"])
-#       ad.grad(f)(x, {})  # UnknownFunctionError: 'np.trunc' is not a function...
-# - GENERATOR_OF_PAIRS: a generator yielding tuples, ``for i, v in enumerate(xs): yield i,
-#   v``, iterated in f (``for _, v in pairs(x): total = total + np.sum(v)``): the
-#   gradient fails with "setting an array element with a sequence" (np.zeros_like of a
-#   tuple)
 # Stages on the gradient path and off it, and how often each is drawn.
 ON_PATH = ["reshape", "zeros", "eps", "ndim", "dropout", "layer", "partial", "lambdas",
            "generator", "cache", "helper", "readback"]
@@ -132,7 +89,7 @@ class OffPathProgram:
     recorder: bool = False  # f takes ``obj``, a fresh ``Recorder()`` each call
     log: bool = False  # f takes ``log``, a fresh empty list each call
     has_aux: bool = False  # f returns (out, cache)
-    forward: bool = True  # also checked in forward mode (not with an off-path refusal)
+    forward: bool = True  # also checked in forward mode
     second_order: bool = False  # also checked by ad.hvp (some programs with ``forward``)
     refused: str = ""  # the line holding on_path_refusal's construct (stripped)
     refusal_call: str = ""  # the line of f that puts it on the gradient path (stripped)
@@ -374,8 +331,8 @@ def _off_path(draw, stage: str, body: _Body, rng: np.random.Generator) -> None:
                   off_path=True)
     elif stage == "refused":
         construct = REFUSED[rng.integers(len(REFUSED))].format(h="h")
-        forms = ["unused", "print", "log"] + ["state"] * ("readback" not in body.uses)
-        form = forms[rng.integers(len(forms))]  # (READ_BACK_AFTER_REFUSED_WRITE)
+        forms = ["unused", "print", "log", "state"]
+        form = forms[rng.integers(len(forms))]
         if form == "unused":
             body.emit(f"{body.name('unused', 'ignored')} = {construct}", off_path=True)
         elif form == "print":
@@ -477,9 +434,8 @@ def off_path_programs(draw, on_path_refusal: bool = False) -> OffPathProgram:
                                       {"count": 2, "total": 0.25, "mean": 0.0}]))
     return OffPathProgram(text(True), text(False), params, floats, state,
                           "obj" in body.uses, "log" in body.uses, "cache" in body.uses,
-                          forward="refused" not in body.uses,
-                          second_order=draw(st.integers(0, 2)) == 0 and "refused" not in body.uses
-                          and "cache" not in body.uses,
+                          forward=True,
+                          second_order=draw(st.integers(0, 2)) == 0 and "cache" not in body.uses,
                           refused=refused, refusal_call=call)
 
 
