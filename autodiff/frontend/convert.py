@@ -491,11 +491,25 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         return self.name(node)
 
     def expr_Tuple(self, node: ast.Tuple | ast.List) -> Operand:
-        items = tuple(self.expr(e) for e in node.elts)
+        items = tuple(item for e in node.elts for item in self.display_items(e))
         if all(isinstance(i, Const) and i.path is None for i in items):
             return Const(tuple(i.value for i in items))
         self.sequence_kinds[id(items)] = (items, tuple)  # (a list's is set by built_list)
         return items
+
+    def display_items(self, node: ast.expr) -> tuple:
+        """The items an element of a tuple or list display gives: itself, or those of a
+        sequence known while compiling it unpacks (``(1, *x.shape)``, its rank known)."""
+        if not isinstance(node, ast.Starred):
+            return (self.expr(node),)
+        value = self.expr(node.value)
+        if isinstance(value, (tuple, Record)) or (
+                isinstance(value, Const) and isinstance(value.value, (tuple, list))):
+            return tuple(self.static_items(node, value))
+        self.read_as_structure(node, value, "a sequence")
+        raise self.error(node, f"'{ast.unparse(node)}' unpacks a value known only when the "
+                         "code runs", hint="unpack a list or tuple known while compiling, or "
+                         "index the array (x[0], x[1])")
 
     def expr_List(self, node: ast.List) -> Operand:
         """``[a, b]``: its items known while compiling, and settable (``parts[0] = v``)."""

@@ -56,6 +56,14 @@ def _held_with(operands, whole: Value):
     return None
 
 
+def _appended_to(after, before: Value) -> bool:
+    """Whether the run-time list ``after`` is ``before`` with items appended."""
+    while isinstance(after, Value) and after is not before and isinstance(
+            after.node, Node) and after.node.op.name == "list_append":
+        after = after.node.args[0]
+    return after is before and after is not None
+
+
 def _plain_read(node: ast.expr) -> bool:
     """Whether ``node`` reads a name's fields and items by constant keys alone."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):
@@ -189,6 +197,9 @@ class StateMixin:
                 self.rebind_everywhere(before, after)
             elif isinstance(before, Record) and before.whole is None:
                 self.follow_changes(node, callee, name, before, after)
+            elif isinstance(before, Value) and _appended_to(after, before):
+                # the caller's list, at run time: what the function appended is in it
+                self.rebind_everywhere(before, after)
 
     def follow_changes(self, node: ast.AST, callee, name: str, before: Record,
                        after) -> None:

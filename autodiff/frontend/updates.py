@@ -443,7 +443,10 @@ class UpdatesMixin:
             self.append_to_callers(call, current, self.expr(call.args[0]))
             return
         self.read_as_structure(call, current, "a list")  # an argument: compiled per structure
-        if self.env.get(name) in self.arguments or id(self.env.get(name)) in self.caller_sequences:
+        runtime_callers = isinstance(current, Value) and current.shape is LIST and (
+            self.callers_runtime_list(call, name, current) is not None)
+        if not runtime_callers and (self.env.get(name) in self.arguments
+                                    or id(self.env.get(name)) in self.caller_sequences):
             raise self.error(call, f"in-place update of '{name}', an argument: append() would "
                              "change the caller's list",
                              hint=f"append to a list of your own: {name} = list({name})")

@@ -63,6 +63,11 @@ def cast_to_its_own_dtype(x):
     return np.sum(np.sin(x.astype(x.dtype)) * x)
 
 
+def batch_of_one(x):
+    ones = np.ones((1, *x.shape))
+    return np.sum(ones * np.tanh(x).reshape(*x.shape) * x)
+
+
 def eps_of_its_dtype(x):
     eps = np.finfo(x.dtype).eps
     return np.sum(np.log(x * x + eps))
@@ -85,6 +90,7 @@ CASES = [
     (padded_by_an_int_or_a_pair, lambda: [rng.normal(size=3), (1, 2)]),
     (cast_to_its_own_dtype, lambda: [rng.normal(size=(2, 2))]),
     (eps_of_its_dtype, lambda: [rng.normal(size=3)]),
+    (batch_of_one, lambda: [rng.normal(size=(2, 3))]),
 ]
 
 

@@ -65,17 +65,35 @@ def recorded(x, obj, state):
     return np.sum(h * x)
 
 
+def step(h, log):
+    log.append(float(np.sum(h)))
+    return np.tanh(h)
+
+
+def appended_in_a_loop_then_by_a_helper(x, log):
+    for r in x:
+        log.append(float(np.sum(r)))
+    y = step(x, log)
+    count = len(log)  # what the helper appended is read back
+    log.append(count)
+    return np.sum(y * x) * count
+
+
 CASES = [
     (counted, lambda: [{}]),
     (counted, lambda: [{"count": 4}]),
     (counted_by_a_helper, lambda: [{"count": 0}]),
     (recorded, lambda: [Recorder(), {"history": [1.0]}]),
+    (appended_in_a_loop_then_by_a_helper, lambda: [[]]),
 ]
 
 
 def _containers_equal(got, want):
     if isinstance(got, Recorder):
         assert (got.seen, got.norms) == (want.seen, want.norms)
+        return
+    if isinstance(got, list):
+        assert got == want
         return
     assert got.keys() == want.keys()
     for key in got:
@@ -105,5 +123,9 @@ def test_gradients_with_effects_off_the_path(f, make):
     gradient = ad.grad(f)(x, *copy.deepcopy(containers))
     np.testing.assert_allclose(gradient, ad.numeric_grad(
         lambda v: f(v, *copy.deepcopy(containers)), x), rtol=1e-6, atol=1e-9)
+    if f is appended_in_a_loop_then_by_a_helper:  # its value reads the list's length
+        _, along = ad.jvp(f)(x, *copy.deepcopy(containers), np.ones_like(x))
+        assert along == pytest.approx(np.sum(gradient), rel=1e-9)
+        return
     # (the effects pile up over the calls the checks make, off the path)
     check_against_finite_differences(f, [x, *containers], second_order=True)

@@ -55,21 +55,13 @@ from hypothesis import strategies as st
 # their gradient is zero).
 REFUSED = ["np.frexp({h})[0]", "np.modf({h})[0]", "np.trunc({h})", "np.spacing({h})",
            "np.nextafter({h}, 2.0)"]
-# What the generator leaves out, because autodiff refuses it where it should not (each
-# the smallest program we made that shows it; turn the form on once it is accepted):
-# - STAR_SHAPE: ``h.reshape(*x.shape)`` and ``(1, *x.shape)``: "'*x.shape' unpacks a value
-#   known only when the code runs" (``np.random.rand(*h.shape)`` is accepted, and written)
-# - LOOP_THEN_HELPER: f appending to the list it was passed in a loop, then calling a
-#   helper that appends to it: "in-place update of 'log', an argument: append() would
-#   change the caller's list" (the helper's append); the other order is accepted:
-#       def step(h, log):
-#           log.append(float(np.sum(h)))
-#           return np.tanh(h)
-#       def f(x, log):
-#           for r in x:
-#               log.append(1.0)
-#           return np.sum(step(x, log))
-#       ad.grad(f)(x, [])  # UnsupportedSyntaxError
+# The forms these programs found refused where they should not have been (forward mode
+# over a construct off the path, ``state.get``, a method called for its effect, a helper
+# writing into the caller's dict or appending to its list after a loop did, a refused
+# value written out and another read back, a generator yielding tuples,
+# ``(1, *x.shape)``) are accepted now, each tested on its own in
+# tests/frontend/test_off_path_forms.py, tests/frontend/test_tuples_in_run_time_lists.py
+# and tests/api/test_call_signatures.py.
 # Stages on the gradient path and off it, and how often each is drawn.
 ON_PATH = ["reshape", "zeros", "eps", "ndim", "dropout", "layer", "partial", "lambdas",
            "generator", "cache", "helper", "readback"]
