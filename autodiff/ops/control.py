@@ -138,21 +138,6 @@ def _(g, ans, items):
 def add_lists(a, b): ...
 
 
-@add_lists.defvjp
-def _(g, ans, a, b):
-    return g, g
-
-
-@add_lists.defjvp("a")
-def _(t, ans, a, b):
-    return t
-
-
-@add_lists.defjvp("b")
-def _(t, ans, a, b):
-    return t
-
-
 # The sum of two adjoints of an item of a list built at run time (a tuple of
 # intermediates: item by item, where ``+`` would join the tuples).
 @defop("add_adjoints", "add_adjoints(a, b)", aliases=(runtime.add_adjoints,), diff=("a", "b"),
@@ -160,19 +145,18 @@ def _(t, ans, a, b):
 def add_adjoints(a, b): ...
 
 
-@add_adjoints.defvjp
-def _(g, ans, a, b):
+def _adjoint_to_both(g, ans, a, b):
     return g, g
 
 
-@add_adjoints.defjvp("a")
-def _(t, ans, a, b):
+def _tangent_of_either(t, ans, a, b):
     return t
 
 
-@add_adjoints.defjvp("b")
-def _(t, ans, a, b):
-    return t
+for _sum in (add_lists, add_adjoints):  # linear: each operand's adjoint is the sum's
+    _sum.defvjp(_adjoint_to_both)
+    _sum.defjvp("a")(_tangent_of_either)
+    _sum.defjvp("b")(_tangent_of_either)
 
 
 @defop("zero_adjoints", "zero_adjoints(items)", aliases=(runtime.zero_adjoints,), **_list,
