@@ -53,6 +53,7 @@ from autodiff.graph.ir import (
     Signature,
     Value,
     free_values,
+    map_operand,
     operand_values,
     walk,
 )
@@ -148,7 +149,7 @@ def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
     reads, root = _reads(graph, specs)
     objects = _global_objects(graph)
     root.update({whole: whole for whole in objects})
-    reads += _object_reads(graph, objects, root)
+    reads += _read_once(graph, _object_reads(graph, objects, root), objects)
     builds = _builds(graph)
     outside = {id(node) for node in reads + builds}
     nodes = [node for node in graph.nodes if id(node) not in outside]
@@ -290,6 +291,44 @@ def _object_reads(graph: Graph, objects: dict[Value, tuple],
     nodes = take(graph.nodes)
     graph.nodes[:] = moved + nodes
     return moved
+
+
+def _read_once(graph: Graph, reads: list[Node], objects: dict[Value, tuple]) -> list[Node]:
+    """``reads`` (of global objects, at the graph's top), each part read once: a later
+    read of a part read before (``model.W`` where the model is called twice) is
+    dropped, the graph reading the first instead."""
+    paths = dict(objects)
+    first: dict[tuple, Value] = {}
+    same: dict[Value, Value] = {}
+    kept = []
+    for node in reads:
+        read = part_read(node, indexing=True)
+        if read is not None:
+            path = paths[node.out] = (paths[read[0]], node.op.name, read[1])
+            if path in first:
+                same[node.out] = first[path]
+                continue
+            first[path] = node.out
+        kept.append(node)
+    if same:
+        dropped = {id(node) for node in reads} - {id(node) for node in kept}
+        graph.nodes[:] = [node for node in graph.nodes if id(node) not in dropped]
+        _substitute(graph.nodes, same)
+        graph.outputs = [map_operand(o, lambda v: same.get(v, v)) for o in graph.outputs]
+    return kept
+
+
+def _substitute(nodes: list, same: dict[Value, Value]) -> None:
+    """Each operand of ``nodes`` (and of their regions' blocks) read as ``same`` says."""
+    def new(value: Value) -> Value:
+        return same.get(value, value)
+
+    for node in nodes:
+        node.args = tuple(map_operand(arg, new) for arg in node.args)
+        if isinstance(node, Region):
+            for block in node.blocks:
+                _substitute(block.nodes, same)
+                block.results = [map_operand(result, new) for result in block.results]
 
 
 def _parameters(params: list[Value], objects: dict[Value, tuple],

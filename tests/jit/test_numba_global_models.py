@@ -154,6 +154,8 @@ def test_read_in_several_places_checked_once():
     np.testing.assert_allclose(fast(x, 0), ad.grad(twice_in_a_loop)(x, 0), rtol=1e-12)
     around, kernel = fast.source_for(x, 2).split("\n\n\n")
     assert around.count("settings_unchanged(lin, ") == 1
+    assert around.count(" = lin.W\n") == 1  # read once, however many times it is called
+    assert kernel.startswith("def twice_in_a_loop_grad_kernel(x, n, lin_W):")
     assert "lin." not in kernel
 
 
