@@ -41,6 +41,7 @@ import numpy as np
 
 from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
+from autodiff.codegen.derivative import anchor
 from autodiff.codegen.python import RUNTIME_NAMES, Expressions, function_name
 from autodiff.errors import ArgumentKindError, AutodiffError
 from autodiff.frontend.structures import ARRAY, argument_spec
@@ -57,6 +58,7 @@ from autodiff.graph.ir import (
     operand_values,
     walk,
 )
+from autodiff.graph.scopes import Home
 from autodiff.jit.infer import Spec
 from autodiff.ops.control import variable as variable_op
 from autodiff.ops.structures import part_read
@@ -107,7 +109,7 @@ class Cut:
         the user's line of each check of a global object's settings (then the body runs
         in a ``try`` that points such an error there), nothing for the others."""
         names, kernel = self.names, self.kernel
-        write = Expressions(names)
+        write = Expressions(names, {read: name for name, read in self.variables.items()})
         lines, marks = [], {}
         for node in self.reads:
             if not node.op.statement:
@@ -174,7 +176,8 @@ def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
         return None
     used = _needed(reads, {*leaves_in, *(v for o in results for v in operand_values(o))})
     kernel_name = function_name(graph.name + "_kernel")
-    variables = _parameters(graph.params, objects, kernel_name)
+    home = Home.of_function(anchor(general))
+    variables = _parameters(graph.params, objects, kernel_name, home)
     names = _names(graph.params, [node.out for node in used if not node.op.statement],
                    leaves_out, kernel_name, variables)
     for value in leaves_in:  # the kernel's parameters, named as the function passes them
@@ -182,8 +185,10 @@ def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
     kernel = Graph(graph.name + "_kernel", leaves_in, nodes, leaves_out, graph.filename,
                    Signature(positional=[value.hint for value in leaves_in]))
     kernel.return_location = graph.return_location
+    held = sorted(((names[whole], read) for whole, read in objects.items()),
+                  key=lambda item: not home.holds(*item[1]))  # the function's own first
     return Cut(graph, kernel, [node for node in used if node.op is not variable_op], builds,
-               names, scalars, {names[whole]: read for whole, read in objects.items()})
+               names, scalars, dict(held))
 
 
 def _reads(graph: Graph, specs: dict) -> tuple[list[Node], dict[Value, Value]]:
@@ -331,13 +336,14 @@ def _substitute(nodes: list, same: dict[Value, Value]) -> None:
                 block.results = [map_operand(result, new) for result in block.results]
 
 
-def _parameters(params: list[Value], objects: dict[Value, tuple],
-                kernel: str) -> dict[Value, str]:
+def _parameters(params: list[Value], objects: dict[Value, tuple], kernel: str,
+                home: Home) -> dict[Value, str]:
     """The keyword-only parameter of the function around the kernel holding each global
-    object (every read of one variable the same): its own name where it is free."""
+    object (every read of one variable the same): its own name where it is free, first
+    for a variable of the differentiated function's own module or closure (``home``)."""
     taken = {p.hint for p in params} | set(RUNTIME_NAMES) | {kernel}
     by_read: dict[tuple, str] = {}
-    for name, scope in objects.values():
+    for name, scope in sorted(objects.values(), key=lambda read: not home.holds(*read)):
         if (name, scope) not in by_read:
             free, number = name, 0
             while free in taken or keyword.iskeyword(free):

@@ -241,6 +241,24 @@ def test_a_model_in_a_closure():
     np.testing.assert_allclose(fast(x), ad.grad(loss)(x), rtol=1e-12, atol=1e-14)
 
 
+def test_two_variables_of_one_name():
+    def make(lin):  # a closure variable named as the module's global it calls with
+        def loss(x):
+            return np.sum(lin(x) ** 2) + lin_loss(x)
+        return loss
+
+    own = Lin()
+    loss = make(own)
+    x = rng.normal(size=3)
+    fast = _check(loss, (x,))
+    around = fast.source_for(x).split("\n\n\n")[0]
+    assert around.startswith("def loss_grad(x, *, lin, lin_1):")  # its own first
+    assert "lin_W = lin.W" in around and "lin_W_1 = lin_1.W" in around
+    own.W *= 3.0
+    globals()["lin"] = Lin()
+    np.testing.assert_allclose(fast(x), ad.grad(loss)(x), rtol=1e-12, atol=1e-14)
+
+
 def test_forward_mode_and_value_and_grad():
     x, t = rng.normal(size=3), rng.normal(size=2)
     direction = rng.normal(size=3)
