@@ -40,7 +40,7 @@ from autodiff.frontend.exceptions import STALE_HINT, ExceptionsMixin
 from autodiff.frontend.frozen import Frozen, FrozenMixin, frozen_call
 from autodiff.frontend.functions import CallsMixin, LocalFunction
 from autodiff.frontend.lifted import lifted
-from autodiff.frontend.objects import Bound, ObjectsMixin, user_object
+from autodiff.frontend.objects import Bound, ObjectsMixin, holds_user_objects, user_object
 from autodiff.frontend.generators import NEXT_HINT, NEXT_REFUSED
 from autodiff.frontend.kinds import KindsMixin, ListOrTuple, array_may_be
 from autodiff.frontend.records import StructuresMixin
@@ -1134,7 +1134,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             if self.builder.in_block:  # Python raises when (if) this code runs
                 raise Unbound(node, message)
             raise self.error(node, message, hint=hint, kind=UndefinedNameError)
-        if user_object(obj):  # a model: its arrays read at each call
+        if user_object(obj) or holds_user_objects(obj):  # a model: arrays read at each call
             held = self.global_object(node, node.id, scope, obj)
             if held is not None:
                 return held

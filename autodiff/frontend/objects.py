@@ -109,6 +109,17 @@ def user_object(obj: object) -> bool:
     return registry.callable_binding(obj) is None and not registry.has_bound_ops(obj)
 
 
+def holds_user_objects(obj: object) -> bool:
+    """Whether ``obj`` is a list, tuple or dict (of exactly those types) holding an
+    object of the user's class (:func:`user_object`), directly or in such a container:
+    a list of layers a global holds, read as a structure as a model is."""
+    kind = type(obj)
+    if kind is not list and kind is not tuple and kind is not dict:
+        return False
+    items = obj.values() if kind is dict else obj
+    return any(user_object(item) or holds_user_objects(item) for item in items)
+
+
 def constructible(kind: object) -> bool:
     """Whether calling ``kind`` makes an object of the user's class whose ``__init__``
     (or none) is all that runs: no ``__new__``, metaclass or slots of its own."""
@@ -132,7 +143,7 @@ class ObjectsMixin:
             spec = argument_spec(obj)
         except ArgumentKindError:
             return None
-        if spec[0] != "fields":
+        if spec[0] not in ("fields", "list", "tuple", "dict"):
             return None
         whole = self.emit(node, "variable", (Const(name), Const(scope)), hint="")
         # its settings are fixed here: each call checks they still hold (once, where the
@@ -143,7 +154,9 @@ class ObjectsMixin:
             if self.builder.nodes is self.builder.graph.nodes:
                 self.builder.settings_checked.add((name, scope))
         binder = Binder(lambda op, args, hint: self.builder.emit(op, args, hint))
-        return GlobalObject(binder.bind(spec, whole, name), whole)
+        bound = binder.bind(spec, whole, name)
+        # (a list of layers is the caller's list: its items, and the list it is)
+        return GlobalObject(bound, whole) if isinstance(bound, Record) else bound
 
     def object_call(self, node: ast.Call, callee: Operand, args: tuple, kwargs: dict,
                     text: str) -> Operand | None:
@@ -342,5 +355,5 @@ def method_of(record: Record, name: str) -> Operand | None:
     return None
 
 
-__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible", "method_of",
-           "protocol_method", "user_object"]
+__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible",
+           "holds_user_objects", "method_of", "protocol_method", "user_object"]

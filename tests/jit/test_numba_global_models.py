@@ -1,5 +1,6 @@
 """``jit="numba"`` of a function calling a model a global or closure variable holds (an
-object of the user's class, a ``Sequential``-like object holding a list of layers):
+object of the user's class, a ``Sequential``-like object holding a list of layers, a
+list or dict of layers):
 the function around numba's kernel reads the object at each call, checks its settings
 and passes its arrays to the kernel. Gradients equal ``jit=False``'s and central
 differences; an optimiser's step, a new float hyperparameter and a rebound global are
@@ -58,10 +59,17 @@ lin = Lin()
 seq = Sequential([Dense(3, 4), Dense(4, 2, act="linear", alpha=0.3)])
 
 
+layers = [Dense(3, 4), Dense(4, 3, act="linear", alpha=0.3)]
+MODELS = {"enc": Dense(3, 2)}
+
+
 @pytest.fixture(autouse=True)
 def fresh_models(monkeypatch):
     """Each test its own models (tests change them)."""
     monkeypatch.setitem(globals(), "lin", Lin())
+    monkeypatch.setitem(globals(), "layers", [Dense(3, 4), Dense(4, 3, act="linear",
+                                                                  alpha=0.3)])
+    monkeypatch.setitem(globals(), "MODELS", {"enc": Dense(3, 2)})
     monkeypatch.setitem(globals(), "seq", Sequential([Dense(3, 4),
                                                       Dense(4, 2, act="linear", alpha=0.3)]))
 
@@ -96,6 +104,12 @@ def in_a_branch(x):
     else:
         y = x * lin.W[0]
     return np.sum(y ** 2)
+
+
+def stacked(x):
+    for layer in layers:
+        x = layer(x)
+    return np.sum(MODELS["enc"](x) ** 2)
 
 
 def with_params(params, x):
@@ -257,6 +271,19 @@ def test_two_variables_of_one_name():
     own.W *= 3.0
     globals()["lin"] = Lin()
     np.testing.assert_allclose(fast(x), ad.grad(loss)(x), rtol=1e-12, atol=1e-14)
+
+
+def test_a_global_list_and_dict_of_layers():
+    x = rng.normal(size=3)
+    fast = _check(stacked, (x,))
+    around = fast.source_for(x).split("\n\n\n")[0]
+    assert around.startswith("def stacked_grad(x, *, layers, MODELS):")
+    layers[0].W *= 0.5
+    MODELS["enc"].b += 1.0
+    np.testing.assert_allclose(fast(x), ad.grad(stacked)(x), rtol=1e-12, atol=1e-14)
+    layers[1].act = "tanh"
+    with pytest.raises(StructureError, match="'layers' holds an object whose settings"):
+        fast(x)
 
 
 def test_forward_mode_and_value_and_grad():
