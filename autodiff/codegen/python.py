@@ -192,8 +192,10 @@ class Expressions:
     "params['W']"
     """
 
-    def __init__(self, names: dict[Value, str]) -> None:
-        self._render = _Renderer(names, {}, {})
+    def __init__(self, names: dict[Value, str],
+                 outer: dict[tuple[str, Scope], str] | None = None) -> None:
+        # (``outer``: how a global or closure variable read is written, by default its name)
+        self._render = _Renderer(names, {}, outer or {})
 
     def inline(self, node: Node) -> None:
         self._render.expressions[node.out] = self._render.node_expr(node)

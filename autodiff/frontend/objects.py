@@ -355,5 +355,5 @@ def method_of(record: Record, name: str) -> Operand | None:
     return None
 
 
-__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible", "method_of",
-           "protocol_method", "user_object"]
+__all__ = ["Bound", "Constructed", "GlobalObject", "ObjectsMixin", "constructible",
+           "holds_user_objects", "method_of", "protocol_method", "user_object"]

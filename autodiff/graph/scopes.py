@@ -79,6 +79,6 @@ class Home:
         """Whether ``name`` read from ``scope`` is ``name`` read here."""
         if scope is None:  # a builtin
             return True
-        if scope.kind == "global":
-            return scope.namespace is self.globals
+        if scope.kind == "global":  # (unless a closure variable of that name hides it)
+            return scope.namespace is self.globals and name not in self.cells
         return self.cells.get(name) is scope.namespace

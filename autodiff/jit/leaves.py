@@ -14,6 +14,14 @@ once, as the code ``jit=True`` runs does; it does nothing else. Settings inside 
 structure (an int, a string, None) are constants of the graph already: a new
 setting is a new signature, compiled again.
 
+An object of the user's class a global or closure variable holds (a module-level
+model, see :mod:`autodiff.frontend.objects`) is read the same way: the function
+around the kernel takes it as a keyword-only parameter, read from its namespace at
+each call (so an optimiser's step is seen), checks its settings
+(``settings_unchanged``) and reads its leaves (``model_W = model.W``), which the
+kernel takes as arguments. Its reads inside a loop or a branch are made once, before
+the kernel: the derivative cannot change what the object holds.
+
 >>> import numpy as np, autodiff as ad
 >>> def loss(params, x):
 ...     return np.sum(np.tanh(x @ params["W"] + params["b"]))
@@ -31,9 +39,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from autodiff.codegen import origins
 from autodiff.codegen.compile import remember_source
+from autodiff.codegen.derivative import anchor
 from autodiff.codegen.python import RUNTIME_NAMES, Expressions, function_name
-from autodiff.errors import ArgumentKindError
+from autodiff.errors import ArgumentKindError, AutodiffError
 from autodiff.frontend.structures import ARRAY, argument_spec
 from autodiff.graph.ir import (
     Block,
@@ -44,10 +54,13 @@ from autodiff.graph.ir import (
     Signature,
     Value,
     free_values,
+    map_operand,
     operand_values,
     walk,
 )
+from autodiff.graph.scopes import Home
 from autodiff.jit.infer import Spec
+from autodiff.ops.control import variable as variable_op
 from autodiff.ops.structures import part_read
 
 _HINT = "use jit=True, which runs the same specialised code with NumPy"
@@ -65,12 +78,15 @@ class Cut:
     # the results NumPy gives as a NumPy scalar (np.float32), numba as a Python number:
     # the name of their type in NumPy
     scalars: dict[Value, str]
+    # the objects global or closure variables hold, read as structures: the keyword-only
+    # parameter of the function around the kernel for each, (name, scope) it reads
+    variables: dict[str, tuple] = dataclasses.field(default_factory=dict)
 
     def wrap(self, kernel: Callable, general: Callable) -> Callable:
         """The function around ``kernel`` (the compiled kernel graph): it reads the
         leaves, calls the kernel and builds the results."""
-        text = self.text()
-        namespace = {function_name(self.kernel.name): kernel}
+        text, marks = self._text()
+        namespace = {function_name(self.kernel.name): kernel, "AutodiffError": AutodiffError}
         used = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
         namespace.update({name: RUNTIME_NAMES[name] for name in used & set(RUNTIME_NAMES)})
         filename = remember_source(text, f"leaves of {general.__name__}")
@@ -78,15 +94,36 @@ class Cut:
         function = namespace[function_name(self.graph.name)]
         function.__defaults__ = getattr(general, "__defaults__", None)
         function.__kwdefaults__ = getattr(general, "__kwdefaults__", None)
+        where = getattr(general, "where", None)
+        if marks and where is not None:  # a global's settings changed: at the user's line
+            origins.register(function, filename, origins.Origins(
+                function.__name__, 1, marks, (where.filename, where.lineno or None, where.text)))
         return function
 
     def text(self) -> str:
         """The source of the function around the kernel."""
+        return self._text()[0]
+
+    def _text(self) -> tuple[str, dict[int, tuple]]:
+        """The source of the function around the kernel, and where its lines come from:
+        the user's line of each check of a global object's settings (then the body runs
+        in a ``try`` that points such an error there), nothing for the others."""
         names, kernel = self.names, self.kernel
-        write = Expressions(names)
-        lines = [f"{names[node.out]} = {write.of_node(node)}" for node in self.reads]
+        write = Expressions(names, {read: name for name, read in self.variables.items()})
+        lines, marks = [], {}
+        for node in self.reads:
+            if not node.op.statement:
+                lines.append(f"{names[node.out]} = {write.of_node(node)}")
+                continue
+            if node.loc is not None:  # (a check of a global's settings)
+                where = f" (in {node.loc.function})" if node.loc.function else ""
+                marks[len(lines)] = (node.loc, "forward")
+                lines.append(f"# line {node.loc.lineno}{where}: {node.loc.text}")
+            lines.append(write.of_node(node))
         call = f"{function_name(kernel.name)}({', '.join(names[p] for p in kernel.params)})"
         outs = [names[v] for v in kernel.outputs]
+        if marks:
+            marks[len(lines)] = (None, "forward")
         lines.append(f"{', '.join(outs)} = {call}" if outs else call)
         lines += [f"{names[v]} = np.{kind}({names[v]})" for v, kind in self.scalars.items()]
         for node in self.builds:
@@ -94,9 +131,15 @@ class Cut:
         outputs = self.graph.outputs
         lines.append("return " + write.of_operand(outputs[0] if len(outputs) == 1
                                                   else tuple(outputs)))
-        header = dataclasses.replace(self.graph.signature, defaults={}).text()
+        if marks:
+            lines = ["try:", *(f"    {line}" for line in lines),
+                     "except AutodiffError as error:", "    raise at_user_line(error)"]
+        header = dataclasses.replace(self.graph.signature, defaults={}).text(
+            list(self.variables))
+        first = 3 if marks else 2  # the line of the body's first statement
         return (f"def {function_name(self.graph.name)}({header}):\n"
-                + "".join(f"    {line}\n" for line in lines))
+                + "".join(f"    {line}\n" for line in lines),
+                {first + number: mark for number, mark in marks.items()})
 
 
 def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
@@ -106,6 +149,9 @@ def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
     not take is refused, naming it."""
     specs = {p: argument_spec(values.get(p.hint)) for p in graph.params}
     reads, root = _reads(graph, specs)
+    objects = _global_objects(graph)
+    root.update({whole: whole for whole in objects})
+    reads += _read_once(graph, _object_reads(graph, objects, root), objects)
     builds = _builds(graph)
     outside = {id(node) for node in reads + builds}
     nodes = [node for node in graph.nodes if id(node) not in outside]
@@ -114,28 +160,35 @@ def cut(graph: Graph, values: dict, general: Callable, env: dict) -> Cut | None:
     leaves_out = list(dict.fromkeys(v for o in results for v in operand_values(o)
                                     if v not in around))
     free = set(free_values([Block(nodes=nodes, results=leaves_out)]))
-    known = _leaf_values(reads, graph, values)
-    paths = _paths(reads, graph)
+    known = _leaf_values(reads, graph, values, objects)
+    paths = _paths(reads, graph, objects)
     for value in free:
         if specs.get(value, ARRAY) != ARRAY or value in root and not _numba_takes(known[value]):
             raise _refused(general, value, paths, known)
     _refuse_structures_inside(nodes, general)
-    leaves_in = [leaf for p in graph.params
-                 for leaf in ([p] if specs[p] == ARRAY else
-                              [node.out for node in reads if root[node.out] is p])
+    leaves_in = [leaf for p in [*graph.params, *dict.fromkeys(objects.values())]
+                 for leaf in ([p] if specs.get(p) == ARRAY else
+                              [node.out for node in reads if node.out in root
+                               and objects.get(root[node.out], root[node.out]) == p])
                  if leaf in free]
     scalars = {v: kind for v in leaves_out if (kind := _numpy_scalar(env.get(v)))}
-    if all(spec == ARRAY for spec in specs.values()) and not scalars:
+    if all(spec == ARRAY for spec in specs.values()) and not scalars and not objects:
         return None
     used = _needed(reads, {*leaves_in, *(v for o in results for v in operand_values(o))})
-    names = _names(graph.params, [node.out for node in used], leaves_out,
-                   function_name(graph.name + "_kernel"))
+    kernel_name = function_name(graph.name + "_kernel")
+    home = Home.of_function(anchor(general))
+    variables = _parameters(graph.params, objects, kernel_name, home)
+    names = _names(graph.params, [node.out for node in used if not node.op.statement],
+                   leaves_out, kernel_name, variables)
     for value in leaves_in:  # the kernel's parameters, named as the function passes them
         value.hint = names[value]
     kernel = Graph(graph.name + "_kernel", leaves_in, nodes, leaves_out, graph.filename,
                    Signature(positional=[value.hint for value in leaves_in]))
     kernel.return_location = graph.return_location
-    return Cut(graph, kernel, used, builds, names, scalars)
+    held = sorted(((names[whole], read) for whole, read in objects.items()),
+                  key=lambda item: not home.holds(*item[1]))  # the function's own first
+    return Cut(graph, kernel, [node for node in used if node.op is not variable_op], builds,
+               names, scalars, dict(held))
 
 
 def _reads(graph: Graph, specs: dict) -> tuple[list[Node], dict[Value, Value]]:
@@ -172,17 +225,18 @@ def _needed(reads: list[Node], wanted: set[Value]) -> list[Node]:
     wanted = set(wanted)
     needed = []
     for node in reversed(reads):
-        if node.out in wanted:
+        if node.out in wanted or node.op.statement:  # (the check of a global's settings)
             needed.append(node)
             wanted.add(node.args[0])
     return needed[::-1]
 
 
 def _names(params: list[Value], reads: list[Value], outs: list[Value],
-           kernel: str) -> dict[Value, str]:
+           kernel: str, variables: dict[Value, str]) -> dict[Value, str]:
     """Names for the values the function around the kernel holds: the arguments' own,
-    the others after their hints, unique, none of them the kernel's name."""
-    names = {p: p.hint for p in params}
+    the global objects' parameters (``variables``), the others after their hints,
+    unique, none of them the kernel's name."""
+    names = {p: p.hint for p in params} | variables
     taken = set(names.values()) | set(RUNTIME_NAMES) | {kernel}
     for value in reads + outs:
         if value in names:
@@ -195,6 +249,109 @@ def _names(params: list[Value], reads: list[Value], outs: list[Value],
         names[value] = name
         taken.add(name)
     return names
+
+
+def _global_objects(graph: Graph) -> dict[Value, tuple]:
+    """The reads of a global or closure variable holding an object of the user's class
+    read as a structure (one whose settings a ``settings_unchanged`` checks), anywhere
+    in the graph: the value each reads, and (name, scope)."""
+    nodes = [node for node in walk(graph.nodes) if not isinstance(node, Region)]
+    reads = {node.out: (node.args[0].value, node.args[1].value) for node in nodes
+             if node.op is variable_op}
+    checked = {reads[node.args[0]] for node in nodes
+               if node.op.name == "settings_unchanged" and node.args[0] in reads}
+    return {whole: read for whole, read in reads.items() if read in checked}
+
+
+def _object_reads(graph: Graph, objects: dict[Value, tuple],
+                  root: dict[Value, Value]) -> list[Node]:
+    """The reads of the global objects (the variables, their checks, the parts read from
+    them, where they are), taken out of the graph's loops and branches: moved to its
+    top, in order, and returned. The derivative cannot change what such an object holds,
+    so reading it before the computation reads the same, and checking its settings once
+    checks them all."""
+    moved, checked = [], set()
+
+    def take(nodes: list) -> list:
+        kept = []
+        for node in nodes:
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    block.nodes[:] = take(block.nodes)
+                kept.append(node)
+                continue
+            read = part_read(node, indexing=True)
+            if read is not None and root.get(read[0]) in objects:
+                root[node.out] = root[read[0]]
+            elif node.op.name == "settings_unchanged" and node.args[0] in objects:
+                if objects[node.args[0]] in checked:
+                    continue
+                checked.add(objects[node.args[0]])
+            elif node.out not in objects:
+                kept.append(node)
+                continue
+            moved.append(node)
+        return kept
+
+    nodes = take(graph.nodes)
+    graph.nodes[:] = moved + nodes
+    return moved
+
+
+def _read_once(graph: Graph, reads: list[Node], objects: dict[Value, tuple]) -> list[Node]:
+    """``reads`` (of global objects, at the graph's top), each part read once: a later
+    read of a part read before (``model.W`` where the model is called twice) is
+    dropped, the graph reading the first instead."""
+    paths = dict(objects)
+    first: dict[tuple, Value] = {}
+    same: dict[Value, Value] = {}
+    kept = []
+    for node in reads:
+        read = part_read(node, indexing=True)
+        if read is not None:
+            path = paths[node.out] = (paths[read[0]], node.op.name, read[1])
+            if path in first:
+                same[node.out] = first[path]
+                continue
+            first[path] = node.out
+        kept.append(node)
+    if same:
+        dropped = {id(node) for node in reads} - {id(node) for node in kept}
+        graph.nodes[:] = [node for node in graph.nodes if id(node) not in dropped]
+        _substitute(graph.nodes, same)
+        graph.outputs = [map_operand(o, lambda v: same.get(v, v)) for o in graph.outputs]
+    return kept
+
+
+def _substitute(nodes: list, same: dict[Value, Value]) -> None:
+    """Each operand of ``nodes`` (and of their regions' blocks) read as ``same`` says."""
+    def new(value: Value) -> Value:
+        return same.get(value, value)
+
+    for node in nodes:
+        node.args = tuple(map_operand(arg, new) for arg in node.args)
+        if isinstance(node, Region):
+            for block in node.blocks:
+                _substitute(block.nodes, same)
+                block.results = [map_operand(result, new) for result in block.results]
+
+
+def _parameters(params: list[Value], objects: dict[Value, tuple], kernel: str,
+                home: Home) -> dict[Value, str]:
+    """The keyword-only parameter of the function around the kernel holding each global
+    object (every read of one variable the same): its own name where it is free, first
+    for a variable of the differentiated function's own module or closure (``home``)."""
+    taken = {p.hint for p in params} | set(RUNTIME_NAMES) | {kernel}
+    by_read: dict[tuple, str] = {}
+    for name, scope in sorted(objects.values(), key=lambda read: not home.holds(*read)):
+        if (name, scope) not in by_read:
+            free, number = name, 0
+            while free in taken or keyword.iskeyword(free):
+                number += 1
+                free = f"{name}_{number}"
+            by_read[name, scope] = free
+            taken.add(free)
+    return {whole: by_read[read] for whole, read in objects.items()}
 
 
 def _hint(value: Value) -> str:
@@ -218,24 +375,31 @@ def _numpy_scalar(abstract) -> str | None:
     return None
 
 
-def _leaf_values(reads: list[Node], graph: Graph, values: dict) -> dict[Value, object]:
-    """The value of each part read, for these arguments."""
+def _leaf_values(reads: list[Node], graph: Graph, values: dict,
+                 objects: dict[Value, tuple]) -> dict[Value, object]:
+    """The value of each part read, for these arguments and the objects the global
+    variables hold now."""
     known = {p: values.get(p.hint) for p in graph.params}
+    known.update({whole: scope.read(name) for whole, (name, scope) in objects.items()})
     for node in reads:
+        if node.op.statement or node.op is variable_op:
+            continue
         whole, key = part_read(node, indexing=True)
         part = known[whole]
         known[node.out] = getattr(part, key) if getattr(node.op, "field_name", None) else part[key]
     return known
 
 
-def _paths(reads: list[Node], graph: Graph) -> dict[Value, str]:
-    """Each argument and part read, written as the user's code would read it
-    (``self.layers[0].W``)."""
-    write = Expressions({p: p.hint for p in graph.params})
-    for node in reads:
+def _paths(reads: list[Node], graph: Graph, objects: dict[Value, tuple]) -> dict[Value, str]:
+    """Each argument, global object and part read, written as the user's code would
+    read it (``self.layers[0].W``, ``model.W``)."""
+    write = Expressions({p: p.hint for p in graph.params}
+                        | {whole: name for whole, (name, _) in objects.items()})
+    parts = [node for node in reads if not node.op.statement and node.op is not variable_op]
+    for node in parts:
         write.inline(node)
-    return {value: write.of_operand(value) for value in [*graph.params,
-                                                           *(node.out for node in reads)]}
+    return {value: write.of_operand(value) for value in [*graph.params, *objects,
+                                                           *(node.out for node in parts)]}
 
 
 def _numba_takes(value) -> bool:

@@ -135,6 +135,8 @@ def compile_numba(graph: Graph, general: Callable, args: tuple, kwargs: dict,
     if generated.variables:
         compiled = _reading_variables(compiled, generated.variables)
     function = around.wrap(compiled, general) if around is not None else compiled
+    if around is not None and around.variables:  # the global objects it reads as structures
+        function = _reading_variables(function, around.variables)
     try:
         with warnings.catch_warnings():  # "np.dot is faster on contiguous arrays"
             warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
