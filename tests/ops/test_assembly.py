@@ -153,6 +153,8 @@ CASES = [
     ("math.fsum([x[0] * y, x[1], 2.0])", [(2,), None]), ("math.fsum(np.sum(r ** 2) for r in x) * x", [(3, 2)]),
     ("math.fsum([v * v for v in x])", [(3,)]), ("math.fsum(x) * x", [(4,)]), ("math.fsum(x[:0])", [(3,)]),
     ("fsummed(x)", [(2, 3)]),
+    # tuples of intermediates in a list built at run time, read back
+    ("cached_pairs(x)", [(3, 2)]),
     # the powers of a vector (through 0 too), decreasing or increasing
     ("np.vander(x)", [(3,)]), ("np.vander(x, 4)", [(3,)]), ("np.vander(x, N=2, increasing=True)", [(4,)]),
     ("np.vander(x * np.array([1.0, 0.0, 1.0]), increasing=True)", [(3,)]), ("np.vander(x, 1)", [(2,)]),
@@ -189,6 +191,15 @@ def broadcast_pair(x, y):
 def grid(x, y):
     X, Y = np.meshgrid(x, y)
     return np.sin(X) * Y ** 2 + X * Y
+
+def cached_pairs(x):
+    caches = []
+    for row in x:
+        caches.append((np.sin(row), row * 2.0))
+    total = 0.0
+    for h, a in caches:
+        total = total + h * a
+    return total
 
 def fsummed(x):
     terms = []
