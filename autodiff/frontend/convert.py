@@ -506,7 +506,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         fn = BINARY_OPS.get(type(op))
         if fn is None:
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
-        if _is_list(left) or _is_list(right):
+        if _is_list(left) or _is_list(right) or any(
+                self.built_lists.get(id(side)) is side for side in (left, right)):
             return self.list_arithmetic(node, op, left, right)
         result = self.emit(node, operator_op(fn), (left, right))
         if isinstance(op, ast.Mult) and isinstance(result, Value) and any(
@@ -529,11 +530,21 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             for item in items[1]:
                 result = self.emit(node, "list_append", (result, item))
             return result
+        if isinstance(op, ast.Add) and all(
+                side is not None or isinstance(value, Value) and value.shape is LIST
+                for side, value in zip(items, (left, right))):  # [h0] + [None] * T
+            return self.emit(node, "list_concat", tuple(
+                self.as_runtime_list(node, side) for side in (left, right)))
         if isinstance(op, ast.Mult):
             count = right if items[0] is not None else left
             repeated = items[0] if items[0] is not None else items[1]
             if repeated is not None and isinstance(count, Const) and type(count.value) is int:
-                return repeated * count.value
+                result = repeated * count.value
+                return self.built_list(result) if any(
+                    self.built_lists.get(id(side)) is side for side in (left, right)) else result
+            if repeated is not None and isinstance(count, Value) and count.shape is not LIST and (
+                    not count.floating):  # [None] * T, T known when the code runs
+                return self.emit(node, "list_repeat", (tuple(repeated), count))
         raise self.error(node, f"'{ast.unparse(node)}' combines lists in a way differentiated "
                          "code does not support", kind=UnsupportedSyntaxError,
                          hint="build one list with append() (acc.append(v)), or write the "
@@ -953,6 +964,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             if not all(isinstance(item, Const) for item in items):
                 return None
             return Const(tuple(sorted(item.value for item in items)))
+        if fn is list:  # a new list, whose items the code may set (out[t] = v)
+            return self.built_list(tuple(items))
         return items if fn is not isinstance else None
 
     def builtin_sum(self, node: ast.Call, args: tuple, kwargs: dict) -> Operand:

@@ -19,7 +19,8 @@ from autodiff.frontend.structures import (
     spec_of_operand,
     structure_template,
 )
-from autodiff.graph.ir import Const, Operand
+from autodiff.graph.ir import Const, Operand, Value
+from autodiff.graph.shapes import LIST
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
 
@@ -335,6 +336,12 @@ class StructuresMixin:
         current = self.env[name]
         items = list(self.static_items(target, current))
         index = self.index(target.slice)
+        if isinstance(index, Value) and index.shape is not LIST and not index.floating:
+            # an index known when the code runs (hs[t] = ..., t a loop's): a list built then
+            self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                               f"{name} = list({name})")
+            self.env[name] = self.as_runtime_list(target, current)
+            return self.set_runtime_item(target, value, op)
         if not (isinstance(index, Const) and index.path is None and type(index.value) is int):
             raise self.error(target, f"'{ast.unparse(target)} = ...' sets an item of the list "
                              f"'{name}' by an index other than an integer known while "

@@ -117,7 +117,7 @@ class StateMixin:
                 todo.extend(self.builder.sources[item])
                 continue
             node = item.node
-            if isinstance(node, Node) and node.op.name == "list_append":
+            if isinstance(node, Node) and node.op.name in ("list_append", "list_setitem"):
                 todo.append(node.args[0])
                 continue
             roots.add(None)

@@ -30,11 +30,12 @@ from autodiff.frontend.scan import (
     always_exits,
     appended_names,
     assigned_names,
+    item_set_names,
     loop_exits,
     readable_name,
     viewed_names,
 )
-from autodiff.frontend.structures import Record
+from autodiff.frontend.structures import CallerList, Record
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
 from autodiff.graph.shapes import LIST, Token, token_of
 from autodiff.ops import OPS
@@ -477,6 +478,17 @@ class StatementsMixin:
         appended = appended_names(body)
         for name in appended:
             self.env[name] = self.as_runtime_list(stmt, self.env.get(name, UNDEFINED))
+        for name in item_set_names(body):  # a list written out, filled by index: at run time
+            current = self.env.get(name)
+            if isinstance(current, CallerList):
+                raise self.error(stmt, f"the loop sets items of the list '{name}' the caller "
+                                 "passed, a number of times known only when the code runs",
+                                 hint=f"fill a list of your own (filled = [None] * n) and "
+                                 "return it")
+            if self.built_lists.get(id(current)) is current and name not in appended:
+                self.refuse_shared(stmt, f"the loop filling '{name}' by index", name, current,
+                                   f"{name} = list({name})")
+                self.env[name] = self.as_runtime_list(stmt, current)
         if exits:
             names = [*names, *(n for n in (RETURNED, RESULT) if n in exits)]
             if RETURNED in exits or BROKE in exits:

@@ -111,7 +111,8 @@ def list_pop(lst): ...
 list_pop.effect = True
 
 
-@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True,
+@defop("list_getitem", "lst[index]", aliases=(runtime.list_item,), diff=("lst",), fresh=False,
+       list_adjoints=True,
        shape=list_indexed, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
@@ -119,6 +120,69 @@ def list_getitem(lst, index): ...
 @list_getitem.defvjp
 def _(g, ans, lst, index):
     return runtime.list_index_grad(g, lst, index)
+
+
+# A list the code fills by index (caches = [None] * T; caches[t] = (h, x_t)) or joins
+# (hs = [h0] + [None] * T). Forward mode runs each op on the tangents, the index and the
+# count as they are; reverse mode reads each position's adjoint off the list of them.
+@defop("list_setitem", "list_set(lst, index, value)", aliases=(runtime.list_set,),
+       diff=("lst", "value"), **_list, inplace=lambda named: "lst[index] = value",
+       jvp="lockstep", list_adjoints=True, holds="value", updates="lst",
+       sympy=lambda lst, index, value: runtime.list_set(lst, sympy_index(index), value))
+def list_setitem(lst, index, value): ...
+
+
+list_setitem.inplace_copy = "list(lst)"
+list_setitem.lockstep_kept = ("index",)
+
+
+# The item written gets its position's adjoint; the item it replaced, a zero there.
+@list_setitem.defvjp
+def _(g, ans, lst, index, value):
+    part = runtime.list_item(g, index)
+    replaced = runtime.zero_tangent(runtime.list_item(lst, index))
+    return runtime.list_set(g, index, replaced), part
+
+
+@defop("list_repeat", "[*items] * count", aliases=(runtime.list_repeat,), diff=("items",),
+       **_list, jvp="lockstep", holds="items", sympy=lambda items, count: [*items] * count)
+def list_repeat(items, count): ...
+
+
+list_repeat.lockstep_kept = ("count",)
+
+
+@list_repeat.defvjp
+def _(g, ans, items, count):
+    return runtime.repeated_items_grad(g, items)
+
+
+@defop("repeated_items_grad", "repeated_items_grad(g, items)",
+       aliases=(runtime.repeated_items_grad,), diff=("g",), **_list, jvp="linear",
+       no_sympy="the adjoint of a repeated list, written by its rule")
+def repeated_items_grad(g, items): ...
+
+
+# Its transpose repeats the items' adjoints as the list repeated the items.
+@repeated_items_grad.defvjp
+def _(gg, ans, g, items):
+    return runtime.list_repeat(gg, len(g) // len(items))
+
+
+@defop("list_concat", "a + b", diff=("a", "b"), **_list, jvp="lockstep", list_adjoints=True,
+       sympy=lambda a, b: [*a, *b])
+def list_concat(a, b): ...
+
+
+@list_concat.defvjp
+def _(g, ans, a, b):
+    head = len(a)
+    return runtime.list_item(g, slice(None, head)), runtime.list_item(g, slice(head, None))
+
+
+# Each makes a new list the code may then fill: two alike are still two lists.
+for _op in (list_setitem, list_repeat, list_concat):
+    _op.distinct = True
 
 
 _SYMPY_ADD = elementwise(operator.add, 2)

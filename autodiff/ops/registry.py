@@ -238,6 +238,9 @@ class Op:
         self.raises = False
         # Each call makes a new mutable object (a list): two calls are never one value.
         self.distinct = False
+        # For jvp="lockstep": the parameters forward mode passes as they are to the op it
+        # runs on the tangents (an index, a count), not their tangents.
+        self.lockstep_kept: tuple[str, ...] = ()
         # Python objects the kernel calls by name (a user's function with its own rule).
         self.runtime: dict[str, Any] = {}
         # The kernel runs code autodiff does not know (see ops.calls): never run it while

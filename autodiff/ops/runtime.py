@@ -866,6 +866,38 @@ def list_index_grad(g, items, index):
     return grads
 
 
+def list_item(items, index):
+    """``items[index]``: an item of a list, or a list of them for a slice."""
+    return items[index]
+
+
+def list_set(items, index, value):
+    """A new list: ``items`` with ``items[index] = value``."""
+    items = list(items)
+    items[index] = value
+    return items
+
+
+def list_repeat(items, count):
+    """``[*items] * count``: a new list."""
+    return [*items] * count
+
+
+def repeated_items_grad(g, items):
+    """Adjoints of the items of ``[*items] * count`` from ``g``, the list of adjoints
+    of its positions: each item's is the sum of those of the positions it fills."""
+    def added(a, b):  # (a tuple's or a list's adjoint: its items' adjoints)
+        return [added(x, y) for x, y in zip(a, b)] if isinstance(a, (list, tuple)) else a + b
+
+    grads = []
+    for k, item in enumerate(items):
+        total = zero_tangent(item)
+        for part in g[k::len(items)]:
+            total = added(total, part)
+        grads.append(total)
+    return grads
+
+
 def suffix_scan(g, c):
     """``s`` with ``s[..., j] = g[..., j] + c[..., j] * s[..., j + 1]`` along the last
     axis (the last element is ``g``'s; ``c``'s last is unused): the running sums of

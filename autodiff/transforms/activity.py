@@ -59,9 +59,10 @@ def varied_values(graph: Graph, wrt: list[Value]) -> set[Value]:
     return varied
 
 
-def useful_values(graph: Graph) -> set[Value]:
-    """Values the outputs depend on."""
-    useful = {v for output in graph.outputs for v in operand_values(output)}
+def useful_values(graph: Graph, outputs: list | None = None) -> set[Value]:
+    """Values the outputs depend on (``outputs``, some of them: those differentiated)."""
+    outputs = graph.outputs if outputs is None else outputs
+    useful = {v for output in outputs for v in operand_values(output)}
 
     def visit(nodes: list) -> None:
         for node in reversed(nodes):
