@@ -75,7 +75,7 @@ from autodiff.graph.ir import (
     Value,
 )
 from autodiff.graph.scopes import MISSING, Scope
-from autodiff.graph.shapes import LIST
+from autodiff.graph.shapes import DICT, LIST
 from autodiff.line_names import line_name
 from autodiff.ops import OPS, registry
 from autodiff.ops.calls import attribute_op, call_op
@@ -143,6 +143,13 @@ UNSUPPORTED_EXPRESSIONS = {
     ast.YieldFrom: "'yield from' expressions",
     ast.Starred: "star arguments (*args)",
 }
+
+# The ops a dict whose keys are known only when the code runs may be given.
+_RUNTIME_DICT_OPS = frozenset({
+    "dict_setitem", "dict_getitem", "len", "formatted", "call", "effect_call", "warning",
+    "list_append", "list_setitem", "store_item", "append_item", "structure",
+})
+
 
 def _is_list(operand: Operand) -> bool:
     """Whether an operand is a Python list the function writes out or builds."""
@@ -230,6 +237,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         op = op_name if isinstance(op_name, registry.Op) else OPS[op_name]
         op_name = op.name
         self.refuse_records(node, args)
+        self.refuse_runtime_dicts(node, op_name, args)
         self.refuse_exception_uses(node, op_name, args)
         self.refuse_frozen(node, args)
         if any(isinstance(item, (LocalFunction, Bound)) or isinstance(item, Const)
@@ -245,6 +253,20 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise
         except Exception as error:  # noqa: BLE001 - report it at the user's line
             raise self.error(node, f"cannot build {op_name}: {error}") from None
+
+    def refuse_runtime_dicts(self, node: ast.AST, op_name: str, operands) -> None:
+        """A dict whose keys are known only when the code runs (``grads[f"W{i}"] = g``)
+        is read by key, measured with ``len``, printed, returned, passed to a library's
+        function or held by a list: given to any other op (NumPy's, ``sum``, a loop over
+        it), its Python meaning would be lost."""
+        if op_name in _RUNTIME_DICT_OPS or not any(
+                isinstance(item, Value) and item.shape is DICT for item in _flat(operands)):
+            return
+        raise self.error(node, f"'{ast.unparse(node)}' uses a dict whose keys are known only "
+                         "when the code runs: differentiated code reads its items by key, "
+                         "takes its len(), and returns or prints it",
+                         kind=UnsupportedSyntaxError, hint="read its items by key (d[k]), or "
+                         "keep what you need in a list (acc.append(v))")
 
     def refuse_records(self, node: ast.AST, operands) -> None:
         """A dict or an object given to an op, which takes arrays and numbers."""
@@ -684,6 +706,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             self.read_as_structure(node, base, "a dict")
         if isinstance(base, Value) and base.shape is LIST:
             return self.emit(node, "list_getitem", (base, index))
+        if isinstance(base, Value) and base.shape is DICT:
+            return self.emit(node, "dict_getitem", (base, index))
         return self.emit(node, "getitem", (base, index))
 
     def item_chosen_at_run_time(self, node: ast.Subscript, items: tuple, index: Value) -> Value:
@@ -854,6 +878,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
     def method_call(self, node: ast.Call, receiver: Value, name: str, args: tuple,
                     kwargs: dict) -> Operand:
         """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
+        if receiver.shape is DICT:
+            raise self.error(node, f"the method '.{name}()' of a dict whose keys are known only "
+                             "when the code runs is not supported: differentiated code reads "
+                             "its items by key, takes its len(), and returns or prints it",
+                             kind=UnsupportedSyntaxError, hint="read its items by key (d[k]), "
+                             "or keep what you need in a list (acc.append(v))")
         binding = registry.method_binding(name)
         if binding is None:
             if library_object(receiver, self.builder) and not hasattr(np.ndarray, name):

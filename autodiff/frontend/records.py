@@ -20,7 +20,7 @@ from autodiff.frontend.structures import (
     structure_template,
 )
 from autodiff.graph.ir import Const, Operand, Value
-from autodiff.graph.shapes import LIST
+from autodiff.graph.shapes import DICT, LIST
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
 
@@ -241,6 +241,10 @@ class StructuresMixin:
             return True
         name = target.value.id
         current = self.env.get(name)
+        if isinstance(current, Value) and current.shape is DICT:  # its keys known at run time
+            self.env[name] = self.emit(target, "dict_setitem",
+                                       (current, self.index(target.slice), value), hint=name)
+            return True
         if not isinstance(current, Record):
             return False
         if current.caller and current.whole is not None and current.kind == "dict":
@@ -253,11 +257,32 @@ class StructuresMixin:
                              f"{name} = dict({name}); then update that")
         if current.kind != "dict":
             raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
+        key = self.index(target.slice)
+        if isinstance(key, Value) and key.shape not in (LIST, DICT):
+            # grads[f"W{i}"] = g: a dict whose keys are known when the code runs
+            self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                               f"{name} = dict({name})")
+            self.env[name] = self.as_runtime_dict(target, name, current)
+            return self.set_item(target, value)
         key = self.constant_key(target)
         self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
                            f"{name} = dict({name})")
         self.env[name] = Record("dict", current.type, {**current.items, key: value})
         return True
+
+    def as_runtime_dict(self, node: ast.AST, name: str, record: Record) -> Value:
+        """A dict the code built (``grads = {}``), from here on built when the code runs:
+        its keys are known only then (``grads[f"W{i}"] = g``, in a loop of run-time
+        length). Its items are values (arrays, numbers, lists), not structures."""
+        result = self.emit(node, "dict_new", (), hint=name)
+        for key, item in record.items.items():
+            if not isinstance(item, (Value, Const)):
+                raise self.error(node, f"the dict '{name}' gets keys known only when the code "
+                                 "runs, and holds a structure: autodiff follows such a dict's "
+                                 "items when they are arrays or numbers",
+                                 hint="keep the structures in a dict of their own")
+            result = self.emit(node, "dict_setitem", (result, Const(key), item), hint=name)
+        return result
 
     def constant_key(self, target: ast.Subscript):
         """The key of ``d[key] = v``, which must be known while compiling: a dict's keys

@@ -37,7 +37,7 @@ from autodiff.frontend.scan import (
 )
 from autodiff.frontend.structures import CallerList, Record
 from autodiff.graph.ir import UNDEFINED, Block, Const, Operand, Region, Value, defined_values
-from autodiff.graph.shapes import LIST, Token, token_of
+from autodiff.graph.shapes import DICT, LIST, Token, token_of
 from autodiff.ops import OPS
 from autodiff.ops.custom import no_grad
 
@@ -480,6 +480,10 @@ class StatementsMixin:
             self.env[name] = self.as_runtime_list(stmt, self.env.get(name, UNDEFINED))
         for name in item_set_names(body):  # a list written out, filled by index: at run time
             current = self.env.get(name)
+            if isinstance(current, Record) and current.kind == "dict" and not current.caller:
+                self.refuse_shared(stmt, f"the loop setting items of '{name}'", name, current,
+                                   f"{name} = dict({name})")
+                self.env[name] = self.as_runtime_dict(stmt, name, current)
             if isinstance(current, CallerList):
                 raise self.error(stmt, f"the loop sets items of the list '{name}' the caller "
                                  "passed, a number of times known only when the code runs",
@@ -679,6 +683,10 @@ class StatementsMixin:
             return "unroll", [Const(v) for v in iterable.value]
         if isinstance(iterable, tuple):
             return "unroll", list(iterable)
+        if isinstance(iterable, Value) and iterable.shape is DICT:
+            raise self.error(node, f"a loop over '{ast.unparse(node)}', a dict whose keys are "
+                             "known only when the code runs, is not supported",
+                             hint="read its items by key (d[k]), or keep the keys in a list")
         if isinstance(iterable, Value):
             count = self.emit(node, "len", (iterable,))
             op = "list_getitem" if iterable.shape is LIST else "getitem"

@@ -25,6 +25,7 @@ from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.shape_rules import (
     broadcast,
+    dict_result,
     is_basic_index,
     list_indexed,
     list_result,
@@ -275,6 +276,40 @@ def _(gg, ans, g, items, index):
 # from the seed 1.0) are still two lists: merged, one sweep would pop what the other
 # pushed for itself.
 for _op in (list_adjoint, zero_adjoints, add_lists, sum_list_grad, list_index_grad):
+    _op.distinct = True
+
+
+# ----- dicts whose keys are known only when the code runs -----
+
+# (grads = {}; for i in range(n): grads[f"W{i}"] = ...: the keys a dict the code builds
+# has are otherwise known while compiling, frontend/records.py.) Their items carry no
+# gradient: a value carrying one written into such a dict that the output reads is
+# refused (transforms/activity.refuse_gradients_into_settings); one only returned
+# beside the output (has_aux) is off the gradient path.
+_NO_GRADIENT_IN_DICTS = ("a dict whose keys are known only when the code runs: its items "
+                         "carry no gradient; keep a value the output reads in a list or a "
+                         "name of its own")
+_dict = {"shape": dict_result, "floating": None, "no_gradient": _NO_GRADIENT_IN_DICTS,
+         "no_sympy": "a dict whose keys are known only when the code runs"}
+
+
+@defop("dict_new", "{}", **_dict, per_call=True)
+def dict_new(): ...
+
+
+@defop("dict_setitem", "{**d, key: value}", **_dict,
+       inplace=lambda named: "d[key] = value", holds="value", updates="d")
+def dict_setitem(d, key, value): ...
+
+
+dict_setitem.inplace_copy = "dict(d)"
+
+
+@defop("dict_getitem", "d[key]", **_dict | {"shape": None}, fresh=False)
+def dict_getitem(d, key): ...
+
+
+for _op in (dict_new, dict_setitem):
     _op.distinct = True
 
 
