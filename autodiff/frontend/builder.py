@@ -94,6 +94,12 @@ class GraphBuilder:
         # Lists of constants repeated a number of times known when the code runs
         # ([None] * T): tuples then, whose items are never set (frontend/updates.py).
         self.repeated_lists: set[Value] = set()
+        # The caller's dicts a loop of run-time length being converted writes keys into
+        # (frontend/state.py): keys known only when the code runs, written as it runs.
+        self.callers_written_in_loops: set[Value] = set()
+        # The caller's dicts written keys known only when the code runs, by their run-time
+        # value: their Records (frontend/state.keys_read_as_passed).
+        self.new_keys_written: dict[Value, object] = {}
 
     @property
     def nodes(self) -> list:

@@ -237,7 +237,7 @@ class StructuresMixin:
             base = self.expr(target.value)
             if not (isinstance(base, Record) and base.whole is not None and base.kind == "dict"):
                 return False
-            self.write_into_callers(target, base, self.constant_key(target), value)
+            self.write_key_into_callers(target, base, value)
             return True
         name = target.value.id
         current = self.env.get(name)
@@ -248,7 +248,7 @@ class StructuresMixin:
         if not isinstance(current, Record):
             return False
         if current.caller and current.whole is not None and current.kind == "dict":
-            self.write_into_callers(target, current, self.constant_key(target), value)
+            self.write_key_into_callers(target, current, value)
             return True
         if current.caller:
             raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "

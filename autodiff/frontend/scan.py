@@ -216,6 +216,16 @@ def item_set_names(body: list[ast.stmt]) -> list[str]:
     return list(names)
 
 
+def rebound_names(body: list[ast.stmt]) -> set[str]:
+    """Names a body binds, deletes or updates as a whole (``h = ...``, ``h += ...``,
+    ``del h``, ``h.update(...)``, ``h.append(...)``), not only by item."""
+    names = {node.id for node in _walk_local(body)
+             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
+    names.update(node.value.func.value.id for node in _walk_local(body)
+                 if is_dict_update(node) or is_list_append(node))
+    return names
+
+
 def appended_names(body: list[ast.stmt]) -> list[str]:
     """Names of lists a body appends to (``acc.append(v)``, ``acc = acc + [v]``,
     ``acc += [v]``)."""

@@ -33,6 +33,7 @@ from autodiff.frontend.scan import (
     item_set_names,
     loop_exits,
     readable_name,
+    rebound_names,
     viewed_names,
 )
 from autodiff.frontend.structures import CallerList, Record
@@ -503,6 +504,16 @@ class StatementsMixin:
                  if isinstance(self.env.get(n), (Stale, Deleted))}  # (or deleted)
         names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
+        # The caller's dict the body writes keys into (params[f"h{t}"] = h): written as the
+        # code runs, not carried; its keys known while compiling stay as they are.
+        rebound, item_set = rebound_names(body), item_set_names(body)
+        callers = [value.whole for name, value in zip(names, init)
+                   if isinstance(value, Record) and value.whole is not None and value.kind ==
+                   "dict" and name in item_set and name not in rebound]
+        if callers:
+            names, init = map(list, zip(*[(n, v) for n, v in zip(names, init) if not (
+                isinstance(v, Record) and v.whole in callers)])) if len(names) > len(
+                callers) else ([], [])
         for name, value in zip(names, init):
             if isinstance(value, Record) and value.whole is not None:
                 raise self.error(stmt, f"the loop writes into the {value.describe()} "
@@ -517,11 +528,17 @@ class StatementsMixin:
         saved, saved_fresh, saved_carried = self.env, self.loop_fresh_names, self.loop_carried
         self.loop_fresh_names = frozenset(n for n, v in zip(names, init) if v is UNDEFINED)
         self.loop_carried = frozenset(names)
+        written = self.builder.callers_written_in_loops
+        added = [whole for whole in callers if whole not in written]
         # Each pass only forgets facts (a shared shape, floating) or drops a name left
         # unknown: it ends within 3n + 1.
         for _ in range(3 * len(names) + 1):
-            blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
-                                               bind, test, stale)
+            written.update(added)
+            try:
+                blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
+                                                   bind, test, stale)
+            finally:
+                written.difference_update(added)
             self.env = saved
             left = {n: r for n, r in zip(names, results) if isinstance(r, (Stale, Deleted))}
             if left:

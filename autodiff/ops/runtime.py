@@ -878,6 +878,18 @@ def list_set(items, index, value):
     return items
 
 
+def store_new_item(container, key, value, known):
+    """``container[key] = value`` into a dict the caller passed, for a key known only when
+    the code runs: never one of ``known``, the keys the derivative read as the call passed
+    them (it would not see the new value)."""
+    if key in known:
+        raise StructureError(
+            f"the code writes the key {key!r} into the dict the caller passed, whose item "
+            f"{key!r} it reads as the call passed it: it would not see the new value; write "
+            "keys the code does not read")
+    container[key] = value
+
+
 def list_repeat(items, count):
     """``[*items] * count``: a new list."""
     return [*items] * count
