@@ -137,6 +137,16 @@ def test_the_values_are_pythons():
                                                                rel=1e-12)
 
 
+def test_an_item_of_a_list_written_out_set_by_an_index_known_at_run_time():
+    def by_index(x):
+        parts = [x[0], x[1]]
+        parts[int(x[2])] = x[2] * x[0]  # a list built when the code runs from here on
+        return parts[0] * parts[1]
+
+    for x in (np.array([0.3, 1.2, 0.7]), np.array([0.3, 1.2, 1.4])):
+        check_against_finite_differences(by_index, [x], second_order=True)
+
+
 # ----- what stays refused -----
 
 
