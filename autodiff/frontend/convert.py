@@ -75,7 +75,7 @@ from autodiff.graph.ir import (
     Value,
 )
 from autodiff.graph.scopes import MISSING, Scope
-from autodiff.graph.shapes import DICT, LIST
+from autodiff.graph.shapes import DICT, LIST, SCALAR
 from autodiff.line_names import line_name
 from autodiff.ops import OPS, registry
 from autodiff.ops.calls import attribute_op, call_op
@@ -528,14 +528,30 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         fn = BINARY_OPS.get(type(op))
         if fn is None:
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
-        if _is_list(left) or _is_list(right) or any(
-                self.built_lists.get(id(side)) is side for side in (left, right)):
+        if _is_list(left) or _is_list(right) or self.repeats_a_list(op, left, right):
             return self.list_arithmetic(node, op, left, right)
         result = self.emit(node, operator_op(fn), (left, right))
         if isinstance(op, ast.Mult) and isinstance(result, Value) and any(
                 isinstance(side, Const) and type(side.value) is tuple for side in (left, right)):
             self.builder.repeated_lists.add(result)  # [None] * T: a tuple when it runs
         return result
+
+    def repeats_a_list(self, op: ast.operator, left: Operand, right: Operand) -> bool:
+        """Whether ``left * right`` repeats a list written out (``[None] * T``, ``[0.0] *
+        3``) rather than multiplying NumPy's array of it (``[1.0, 2.0] * x``)."""
+        if not isinstance(op, ast.Mult):
+            return False
+        for items, count in ((left, right), (right, left)):
+            if self.built_lists.get(id(items)) is not items:
+                continue
+            if isinstance(count, Const) and type(count.value) is int or isinstance(
+                    count, Value) and count.shape is SCALAR and not count.floating:
+                return True  # a count surely an int
+            numbers = any(isinstance(item.value, (int, float, complex, np.generic))
+                          for item in list_items(items) if isinstance(item, Const))
+            if not numbers and isinstance(count, Value) and count.shape not in (LIST, DICT):
+                return True  # [None] * n: no NumPy arithmetic (checked an int when it runs)
+        return False
 
     def list_arithmetic(self, node: ast.AST, op: ast.operator, left: Operand,
                         right: Operand) -> Operand:

@@ -21,6 +21,7 @@ import operator
 import numpy as np
 
 from autodiff.graph.ir import Const
+from autodiff.graph.shapes import SCALAR
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.shape_rules import (
@@ -145,7 +146,16 @@ def _(g, ans, lst, index, value):
     return runtime.list_set(g, index, replaced), part
 
 
-@defop("list_repeat", "[*items] * count", aliases=(runtime.list_repeat,), diff=("items",),
+def _repeated(named) -> str:
+    """``[None] * T``; a count not known to be an int is checked to be one when the code
+    runs (NumPy would multiply the list by an array: ``repetitions`` refuses it)."""
+    count = named["count"]
+    surely_int = isinstance(count, Const) and type(count.value) is int or (
+        getattr(count, "shape", None) is SCALAR and not getattr(count, "floating", True))
+    return "[*items] * count" if surely_int else "[*items] * repetitions(count)"
+
+
+@defop("list_repeat", _repeated, aliases=(runtime.list_repeat,), diff=("items",),
        **_list, jvp="lockstep", holds="items", sympy=lambda items, count: [*items] * count)
 def list_repeat(items, count): ...
 
@@ -287,8 +297,7 @@ for _op in (list_adjoint, zero_adjoints, add_lists, sum_list_grad, list_index_gr
 # refused (transforms/activity.refuse_gradients_into_settings); one only returned
 # beside the output (has_aux) is off the gradient path.
 _NO_GRADIENT_IN_DICTS = ("a dict whose keys are known only when the code runs: its items "
-                         "carry no gradient; keep a value the output reads in a list or a "
-                         "name of its own")
+                         "carry no gradient")
 _dict = {"shape": dict_result, "floating": None, "no_gradient": _NO_GRADIENT_IN_DICTS,
          "no_sympy": "a dict whose keys are known only when the code runs"}
 
@@ -303,6 +312,9 @@ def dict_setitem(d, key, value): ...
 
 
 dict_setitem.inplace_copy = "dict(d)"
+dict_setitem.no_gradient_hint = ("keep a value the output reads in a list (acc.append(v)) "
+                                "or a name of its own, or return the dict beside the output "
+                                "(has_aux=True) without reading it")
 
 
 @defop("dict_getitem", "d[key]", **_dict | {"shape": None}, fresh=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import operator
 
 import numpy as np
 
@@ -888,6 +889,13 @@ def store_new_item(container, key, value, known):
             f"{key!r} it reads as the call passed it: it would not see the new value; write "
             "keys the code does not read")
     container[key] = value
+
+
+def repetitions(count):
+    """``count`` as the number of times ``[*items] * count`` repeats a list: an int (an
+    array, which NumPy would multiply the list by, is refused as Python's ``[None] *
+    1.5`` is)."""
+    return operator.index(count)
 
 
 def list_repeat(items, count):

@@ -124,8 +124,9 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
                     + (f" ({reason})" if reason else "")
                     + ", and a value carrying a gradient reaches it",
                     **Location.error_fields(node.loc),
-                    hint="wrap that argument in ad.stop_gradient if no gradient should "
-                    "flow into it, or give the function a rule (ad.register_gradient)")
+                    hint=op.no_gradient_hint or "wrap that argument in ad.stop_gradient if "
+                    "no gradient should flow into it, or give the function a rule "
+                    "(ad.register_gradient)")
 
 
 def refuse_gradients_into_effects(node, varied: set[Value]) -> None:
