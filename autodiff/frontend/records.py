@@ -366,7 +366,9 @@ class StructuresMixin:
             self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
                                f"{name} = list({name})")
             self.env[name] = self.as_runtime_list(target, current)
-            return self.set_runtime_item(target, value, op)
+            if op is not None:
+                self.refuse_augmented_item(target, op)
+            return self.set_runtime_item(target, value)
         if not (isinstance(index, Const) and index.path is None and type(index.value) is int):
             raise self.error(target, f"'{ast.unparse(target)} = ...' sets an item of the list "
                              f"'{name}' by an index other than an integer known while "

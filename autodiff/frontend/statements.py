@@ -510,10 +510,9 @@ class StatementsMixin:
         callers = [value.whole for name, value in zip(names, init)
                    if isinstance(value, Record) and value.whole is not None and value.kind ==
                    "dict" and name in item_set and name not in rebound]
-        if callers:
-            names, init = map(list, zip(*[(n, v) for n, v in zip(names, init) if not (
-                isinstance(v, Record) and v.whole in callers)])) if len(names) > len(
-                callers) else ([], [])
+        kept = [j for j, v in enumerate(init) if not (isinstance(v, Record) and v.whole
+                                                     in callers)]
+        names, init = [names[j] for j in kept], [init[j] for j in kept]
         for name, value in zip(names, init):
             if isinstance(value, Record) and value.whole is not None:
                 raise self.error(stmt, f"the loop writes into the {value.describe()} "

@@ -152,8 +152,7 @@ class UpdatesMixin:
         """``out[i] += value``: read, combine, write back."""
         target = stmt.target
         if self.is_runtime_list_item(target):
-            self.set_runtime_item(target, Const(None), stmt.op)  # (refused)
-            return
+            self.refuse_augmented_item(target, stmt.op)
         name, current = self.updatable(target, "element update")
         index = self.index(target.slice)
         old = self.emit(target, "getitem", (current, index))
@@ -468,11 +467,19 @@ class UpdatesMixin:
         current = self.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
         return isinstance(current, Value) and current.shape is LIST
 
-    def set_runtime_item(self, target: ast.Subscript, value: Operand,
-                         op: ast.operator | None = None) -> bool:
-        """``caches[t] = v`` (``hs[t] += v``, given the operator) on a list built when the
-        code runs: the name now holds a new list, ``v`` at ``t``. False when ``target`` is
-        no item of such a list."""
+    def refuse_augmented_item(self, target: ast.Subscript, op: ast.operator) -> None:
+        """``hs[t] += v`` on a list built when the code runs: NumPy updates the array at
+        ``hs[t]`` in place, which other items (``[x] * T``) or names may hold."""
+        raise self.error(target, "augmented assignment to an item of the list "
+                         f"'{ast.unparse(target.value)}', built when the code runs: NumPy "
+                         "would change the array there in place, which other items or names "
+                         "may hold too", hint=f"write '{ast.unparse(target)} = "
+                         f"{ast.unparse(ast.BinOp(target, op, ast.Name('...')))}' to make a "
+                         "new array")
+
+    def set_runtime_item(self, target: ast.Subscript, value: Operand) -> bool:
+        """``caches[t] = v`` on a list built when the code runs: the name now holds a new
+        list, ``v`` at ``t``. False when ``target`` is no item of such a list."""
         if not self.is_runtime_list_item(target):
             return False
         name = target.value.id
@@ -490,13 +497,6 @@ class UpdatesMixin:
                              "return it")
         self.check_not_iterated(target, name)
         self.check_unshared(target, name, current)
-        if op is not None:  # (NumPy would update the array there, seen wherever it is held)
-            raise self.error(target, f"augmented assignment to an item of the list '{name}', "
-                             "built when the code runs: NumPy would change the array there in "
-                             "place, which other items or names may hold too",
-                             hint=f"write '{ast.unparse(target)} = "
-                             f"{ast.unparse(ast.BinOp(target, op, ast.Name('...')))}' to make "
-                             "a new array")
         self.env[name] = self.emit(target, "list_setitem", (current, index, value),
                                    hint=readable_name(name))
         return True
