@@ -153,6 +153,13 @@ class _Renderer:
                 call.args = args
                 return call
 
+            def visit_List(self, display: ast.List) -> ast.AST:
+                self.generic_visit(display)  # [*items] with a known tuple of operands: [a, b]
+                display.elts = [item for elt in display.elts for item in (
+                    elt.value.elts if isinstance(elt, ast.Starred) and isinstance(
+                        elt.value, ast.Tuple) else [elt])]
+                return display
+
             def visit_Subscript(self, sub: ast.Subscript) -> ast.AST:
                 sub.value = self.visit(sub.value)
                 if isinstance(sub.slice, ast.Name) and sub.slice.id in named:

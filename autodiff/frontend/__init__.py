@@ -11,6 +11,7 @@ from autodiff.frontend.convert import Converter
 from autodiff.frontend.kinds import sequence_kinds
 from autodiff.frontend.functions import closure_cells
 from autodiff.frontend.source import FunctionSource, read_function
+from autodiff.frontend.state import keys_read_as_passed
 from autodiff.frontend.structures import (
     ARRAY,
     OPAQUE,
@@ -112,6 +113,8 @@ def function_to_graph(fn, specs: dict[str, tuple] | None = None,
     graph.return_location = converter.return_location
     if graph.complex and converter.builder.inlined_real_derivative:
         return function_to_graph(fn, specs, complex_values=True, known=known)
+    if converter.builder.new_keys_written:
+        keys_read_as_passed(graph, converter.builder.new_keys_written)
     return graph, source
 
 

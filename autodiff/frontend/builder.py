@@ -121,6 +121,12 @@ class GraphBuilder:
         # shape, a global number, an argument passed as an op's setting): a refusal
         # may then be answered by compiling per call signature.
         self.reads_call_facts = False
+        # The caller's dicts a loop of run-time length being converted writes keys into
+        # (frontend/state.py): keys known only when the code runs, written as it runs.
+        self.callers_written_in_loops: set[Value] = set()
+        # The caller's dicts written keys known only when the code runs, by their run-time
+        # value: their Records (frontend/state.keys_read_as_passed).
+        self.new_keys_written: dict[Value, object] = {}
 
     @property
     def nodes(self) -> list:

@@ -76,7 +76,7 @@ from autodiff.graph.ir import (
     Value,
 )
 from autodiff.graph.scopes import MISSING, Scope
-from autodiff.graph.shapes import LIST
+from autodiff.graph.shapes import DICT, LIST, SCALAR
 from autodiff.line_names import line_name
 from autodiff.ops import OPS, registry
 from autodiff.ops.calls import attribute_op, call_op
@@ -144,6 +144,13 @@ UNSUPPORTED_EXPRESSIONS = {
     ast.YieldFrom: "'yield from' expressions",
     ast.Starred: "star arguments (*args)",
 }
+
+# The ops a dict whose keys are known only when the code runs may be given.
+_RUNTIME_DICT_OPS = frozenset({
+    "dict_setitem", "dict_getitem", "len", "formatted", "call", "effect_call", "warning",
+    "list_append", "list_setitem", "store_item", "append_item", "structure",
+})
+
 
 def _is_list(operand: Operand) -> bool:
     """Whether an operand is a Python list the function writes out or builds."""
@@ -231,6 +238,7 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         op = op_name if isinstance(op_name, registry.Op) else OPS[op_name]
         op_name = op.name
         self.refuse_records(node, args)
+        self.refuse_runtime_dicts(node, op_name, args)
         self.refuse_exception_uses(node, op_name, args)
         self.refuse_frozen(node, args)
         if any(isinstance(item, (LocalFunction, Bound)) or isinstance(item, Const)
@@ -246,6 +254,20 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             raise
         except Exception as error:  # noqa: BLE001 - report it at the user's line
             raise self.error(node, f"cannot build {op_name}: {error}") from None
+
+    def refuse_runtime_dicts(self, node: ast.AST, op_name: str, operands) -> None:
+        """A dict whose keys are known only when the code runs (``grads[f"W{i}"] = g``)
+        is read by key, measured with ``len``, printed, returned, passed to a library's
+        function or held by a list: given to any other op (NumPy's, ``sum``, a loop over
+        it), its Python meaning would be lost."""
+        if op_name in _RUNTIME_DICT_OPS or not any(
+                isinstance(item, Value) and item.shape is DICT for item in _flat(operands)):
+            return
+        raise self.error(node, f"'{ast.unparse(node)}' uses a dict whose keys are known only "
+                         "when the code runs: differentiated code reads its items by key, "
+                         "takes its len(), and returns or prints it",
+                         kind=UnsupportedSyntaxError, hint="read its items by key (d[k]), or "
+                         "keep what you need in a list (acc.append(v))")
 
     def refuse_records(self, node: ast.AST, operands) -> None:
         """A dict or an object given to an op, which takes arrays and numbers."""
@@ -525,13 +547,30 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         fn = BINARY_OPS.get(type(op))
         if fn is None:
             raise self.error(node, f"the operator {type(op).__name__} is not supported")
-        if _is_list(left) or _is_list(right):
+        if _is_list(left) or _is_list(right) or self.repeats_a_list(op, left, right):
             return self.list_arithmetic(node, op, left, right)
         result = self.emit(node, operator_op(fn), (left, right))
         if isinstance(op, ast.Mult) and isinstance(result, Value) and any(
                 isinstance(side, Const) and type(side.value) is tuple for side in (left, right)):
             self.builder.repeated_lists.add(result)  # [None] * T: a tuple when it runs
         return result
+
+    def repeats_a_list(self, op: ast.operator, left: Operand, right: Operand) -> bool:
+        """Whether ``left * right`` repeats a list written out (``[None] * T``, ``[0.0] *
+        3``) rather than multiplying NumPy's array of it (``[1.0, 2.0] * x``)."""
+        if not isinstance(op, ast.Mult):
+            return False
+        for items, count in ((left, right), (right, left)):
+            if self.built_lists.get(id(items)) is not items:
+                continue
+            if isinstance(count, Const) and type(count.value) is int or isinstance(
+                    count, Value) and count.shape is SCALAR and not count.floating:
+                return True  # a count surely an int
+            numbers = any(isinstance(item.value, (int, float, complex, np.generic))
+                          for item in list_items(items) if isinstance(item, Const))
+            if not numbers and isinstance(count, Value) and count.shape not in (LIST, DICT):
+                return True  # [None] * n: no NumPy arithmetic (checked an int when it runs)
+        return False
 
     def list_arithmetic(self, node: ast.AST, op: ast.operator, left: Operand,
                         right: Operand) -> Operand:
@@ -548,11 +587,21 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             for item in items[1]:
                 result = self.emit(node, "list_append", (result, item))
             return result
+        if isinstance(op, ast.Add) and all(
+                side is not None or isinstance(value, Value) and value.shape is LIST
+                for side, value in zip(items, (left, right))):  # [h0] + [None] * T
+            return self.emit(node, "list_concat", tuple(
+                self.as_runtime_list(node, side) for side in (left, right)))
         if isinstance(op, ast.Mult):
             count = right if items[0] is not None else left
             repeated = items[0] if items[0] is not None else items[1]
             if repeated is not None and isinstance(count, Const) and type(count.value) is int:
-                return repeated * count.value
+                result = repeated * count.value
+                return self.built_list(result) if any(
+                    self.built_lists.get(id(side)) is side for side in (left, right)) else result
+            if repeated is not None and isinstance(count, Value) and count.shape is not LIST and (
+                    not count.floating):  # [None] * T, T known when the code runs
+                return self.emit(node, "list_repeat", (tuple(repeated), count))
         raise self.error(node, f"'{ast.unparse(node)}' combines lists in a way differentiated "
                          "code does not support", kind=UnsupportedSyntaxError,
                          hint="build one list with append() (acc.append(v)), or write the "
@@ -702,6 +751,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         if isinstance(base, Value) and isinstance(base.node, Node) and (
                 base.node.op.name == "list_getitem"):  # (a tuple it holds, or an array)
             return self.emit(node, "listed_item", (base, index))
+        if isinstance(base, Value) and base.shape is DICT:
+            return self.emit(node, "dict_getitem", (base, index))
         return self.emit(node, "getitem", (base, index))
 
     def item_chosen_at_run_time(self, node: ast.Subscript, items: tuple, index: Value) -> Value:
@@ -876,6 +927,12 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
     def method_call(self, node: ast.Call, receiver: Value, name: str, args: tuple,
                     kwargs: dict) -> Operand:
         """``x.sum(axis=0)``: the op the method names, with ``x`` first."""
+        if receiver.shape is DICT:
+            raise self.error(node, f"the method '.{name}()' of a dict whose keys are known only "
+                             "when the code runs is not supported: differentiated code reads "
+                             "its items by key, takes its len(), and returns or prints it",
+                             kind=UnsupportedSyntaxError, hint="read its items by key (d[k]), "
+                             "or keep what you need in a list (acc.append(v))")
         binding = registry.method_binding(name)
         if binding is None:
             if library_object(receiver, self.builder) and not hasattr(np.ndarray, name):
@@ -986,6 +1043,8 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
             if not all(isinstance(item, Const) for item in items):
                 return None
             return Const(tuple(sorted(item.value for item in items)))
+        if fn is list:  # a new list, whose items the code may set (out[t] = v)
+            return self.built_list(tuple(items))
         return items if fn is not isinstance else None
 
     def builtin_sum(self, node: ast.Call, args: tuple, kwargs: dict) -> Operand:

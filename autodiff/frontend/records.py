@@ -20,6 +20,7 @@ from autodiff.frontend.structures import (
     structure_template,
 )
 from autodiff.graph.ir import Const, Operand, Value
+from autodiff.graph.shapes import DICT, LIST
 from autodiff.ops import structures as structure_ops
 from autodiff.tree import StructureError
 
@@ -236,10 +237,14 @@ class StructuresMixin:
             base = self.expr(target.value)
             if not (isinstance(base, Record) and base.whole is not None and base.kind == "dict"):
                 return False
-            self.write_into_callers(target, base, self.constant_key(target), value)
+            self.write_key_into_callers(target, base, value)
             return True
         name = target.value.id
         current = self.env.get(name)
+        if isinstance(current, Value) and current.shape is DICT:  # its keys known at run time
+            self.env[name] = self.emit(target, "dict_setitem",
+                                       (current, self.index(target.slice), value), hint=name)
+            return True
         if not isinstance(current, Record):
             key = self.index(target.slice)
             if isinstance(key, Const) and isinstance(key.value, str) and isinstance(
@@ -247,7 +252,7 @@ class StructuresMixin:
                 self.read_as_structure(target, current, "a dict")
             return False
         if current.caller and current.whole is not None and current.kind == "dict":
-            self.write_into_callers(target, current, self.constant_key(target), value)
+            self.write_key_into_callers(target, current, value)
             return True
         if current.caller:
             raise self.error(target, f"'{ast.unparse(target)} = ...' would change the "
@@ -256,10 +261,31 @@ class StructuresMixin:
                              f"{name} = dict({name}); then update that")
         if current.kind != "dict":
             raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
+        key = self.index(target.slice)
+        if isinstance(key, Value) and key.shape not in (LIST, DICT):
+            # grads[f"W{i}"] = g: a dict whose keys are known when the code runs
+            self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                               f"{name} = dict({name})")
+            self.env[name] = self.as_runtime_dict(target, name, current)
+            return self.set_item(target, value)
         key = self.constant_key(target)
         self.share_change(target, f"'{ast.unparse(target)} = ...'", name, current,
                           {**current.items, key: value}, f"{name} = dict({name})")
         return True
+
+    def as_runtime_dict(self, node: ast.AST, name: str, record: Record) -> Value:
+        """A dict the code built (``grads = {}``), from here on built when the code runs:
+        its keys are known only then (``grads[f"W{i}"] = g``, in a loop of run-time
+        length). Its items are values (arrays, numbers, lists), not structures."""
+        result = self.emit(node, "dict_new", (), hint=name)
+        for key, item in record.items.items():
+            if not isinstance(item, (Value, Const)):
+                raise self.error(node, f"the dict '{name}' gets keys known only when the code "
+                                 "runs, and holds a structure: autodiff follows such a dict's "
+                                 "items when they are arrays or numbers",
+                                 hint="keep the structures in a dict of their own")
+            result = self.emit(node, "dict_setitem", (result, Const(key), item), hint=name)
+        return result
 
     def constant_key(self, target: ast.Subscript):
         """The key of ``d[key] = v``, which must be known while compiling: a dict's keys
@@ -359,6 +385,14 @@ class StructuresMixin:
         current = self.env[name]
         items = list(self.static_items(target, current))
         index = self.index(target.slice)
+        if isinstance(index, Value) and index.shape is not LIST and not index.floating:
+            # an index known when the code runs (hs[t] = ..., t a loop's): a list built then
+            self.refuse_shared(target, f"'{ast.unparse(target)} = ...'", name, current,
+                               f"{name} = list({name})")
+            self.env[name] = self.as_runtime_list(target, current)
+            if op is not None:
+                self.refuse_augmented_item(target, op)
+            return self.set_runtime_item(target, value)
         if not (isinstance(index, Const) and index.path is None and type(index.value) is int):
             raise self.error(target, f"'{ast.unparse(target)} = ...' sets an item of the list "
                              f"'{name}' by an index other than an integer known while "

@@ -204,6 +204,28 @@ def is_list_append(stmt: ast.AST) -> bool:
             and len(call.args) == 1 and not call.keywords)
 
 
+def item_set_names(body: list[ast.stmt]) -> list[str]:
+    """Names whose items a body sets (``hs[t + 1] = v``, ``hs[t] += v``)."""
+    names: dict[str, None] = {}
+    for node in _walk_local(body):
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                names[target.value.id] = None
+    return list(names)
+
+
+def rebound_names(body: list[ast.stmt]) -> set[str]:
+    """Names a body binds, deletes or updates as a whole (``h = ...``, ``h += ...``,
+    ``del h``, ``h.update(...)``, ``h.append(...)``), not only by item."""
+    names = {node.id for node in _walk_local(body)
+             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
+    names.update(node.value.func.value.id for node in _walk_local(body)
+                 if is_dict_update(node) or is_list_append(node))
+    return names
+
+
 def appended_names(body: list[ast.stmt]) -> list[str]:
     """Names of lists a body appends to (``acc.append(v)``, ``acc = acc + [v]``,
     ``acc += [v]``)."""

@@ -20,8 +20,9 @@ from __future__ import annotations
 import ast
 
 from autodiff.frontend.structures import CallerList, Record
-from autodiff.graph.ir import Const, Node, Operand, Value
-from autodiff.ops.state import APPEND_ITEM, STORE_ITEM, store_field_op
+from autodiff.graph.ir import Const, Graph, Node, Operand, Region, Value, operand_values, walk
+from autodiff.graph.shapes import LIST
+from autodiff.ops.state import APPEND_ITEM, STORE_ITEM, STORE_NEW_ITEM, store_field_op
 
 
 def replaced(operand, old, new):
@@ -73,6 +74,29 @@ def _plain_read(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
+def keys_read_as_passed(graph: Graph, records: dict) -> None:
+    """Narrow the keys each write of a key known only when the code runs into the
+    caller's dict (``store_new_item``) checks against to those the code may read as the
+    call passed them: every key but those whose array leaf, read at the top (``records``:
+    the dict's Record by its run-time value), nothing reads. A setting (a string, an
+    int) is a constant of the code, and a key written by name is read back: both kept."""
+    read = {v for node in walk(graph.nodes) for v in node.inputs()}
+    read.update(v for node in walk(graph.nodes) if isinstance(node, Region)
+                for block in node.blocks for v in operand_values(tuple(block.results)))
+    read.update(operand_values(tuple(graph.outputs)))
+    for node in walk(graph.nodes):
+        if isinstance(node, Region) or node.op is not STORE_NEW_ITEM:
+            continue
+        record = records.get(node.args[0])
+        if record is None:
+            continue
+        unread = {key for key, item in record.items.items() if isinstance(item, Value)
+                  and item not in read and isinstance(item.node, Node) and item.node.op.name
+                  == "item" and item.node.args[0] is node.args[0]}
+        known = node.args[3].value
+        node.args = (*node.args[:3], Const(tuple(k for k in known if k not in unread)))
+
+
 class StateMixin:
     """Writes into the caller's dicts, objects and lists, for
     :class:`autodiff.frontend.convert.Converter`."""
@@ -100,6 +124,29 @@ class StateMixin:
                 raise self.error(target, f"a {current.describe()} cannot be assigned to by key")
             self.emit(target, STORE_ITEM, (current.whole, Const(key), value))
         self.rebind_everywhere(current, current.changed({**current.items, key: value}))
+
+    def write_key_into_callers(self, target: ast.Subscript, current: Record,
+                               value: Operand) -> None:
+        """``params[key] = value`` on the dict the caller passed. A key known while
+        compiling is read back from here on; one known only when the code runs
+        (``params[f"h{t}"] = h``) is written as the code runs, and checked then not to be
+        a key the code reads as the call passed it (``params["W"]``), which would be
+        stale. In a loop of run-time length, only such keys are written."""
+        key = self.index(target.slice)
+        if isinstance(key, Value) and key.shape is not LIST:
+            # (every key for now: keys_read_as_passed keeps those the code reads)
+            self.emit(target, STORE_NEW_ITEM, (current.whole, key, value,
+                                                Const(tuple(current.items))))
+            self.builder.new_keys_written[current.whole] = current
+            return
+        if current.whole in self.builder.callers_written_in_loops:
+            raise self.error(target, f"the loop writes the key {ast.unparse(target.slice)} "
+                             f"into the dict '{ast.unparse(target.value)}' the caller passed, "
+                             "a number of times known only when the code runs",
+                             hint="compute the value in a name of its own in the loop, and "
+                             "write it after the loop, or write keys the loop computes "
+                             "(params[f'h{t}'] = h)")
+        self.write_into_callers(target, current, self.constant_key(target), value)
 
     def set_field(self, target: ast.Attribute, value: Operand) -> bool:
         """``self.n_in = value`` on an object the caller passed (or one it holds:
@@ -152,7 +199,7 @@ class StateMixin:
                 todo.extend(self.builder.sources[item])
                 continue
             node = item.node
-            if isinstance(node, Node) and node.op.name == "list_append":
+            if isinstance(node, Node) and node.op.name in ("list_append", "list_setitem"):
                 todo.append(node.args[0])
                 continue
             roots.add(None)

@@ -30,11 +30,13 @@ from autodiff.frontend.scan import (
     always_exits,
     appended_names,
     assigned_names,
+    item_set_names,
     loop_exits,
     readable_name,
+    rebound_names,
     viewed_names,
 )
-from autodiff.frontend.structures import Record
+from autodiff.frontend.structures import CallerList, Record
 from autodiff.graph.ir import (
     UNDEFINED,
     Block,
@@ -45,7 +47,7 @@ from autodiff.graph.ir import (
     Value,
     defined_values,
 )
-from autodiff.graph.shapes import LIST, Token, token_of
+from autodiff.graph.shapes import DICT, LIST, Token, token_of
 from autodiff.ops import OPS
 from autodiff.ops.custom import no_grad
 
@@ -494,6 +496,21 @@ class StatementsMixin:
         appended = appended_names(body)
         for name in appended:
             self.env[name] = self.as_runtime_list(stmt, self.env.get(name, UNDEFINED))
+        for name in item_set_names(body):  # a list written out, filled by index: at run time
+            current = self.env.get(name)
+            if isinstance(current, Record) and current.kind == "dict" and not current.caller:
+                self.refuse_shared(stmt, f"the loop setting items of '{name}'", name, current,
+                                   f"{name} = dict({name})")
+                self.env[name] = self.as_runtime_dict(stmt, name, current)
+            if isinstance(current, CallerList):
+                raise self.error(stmt, f"the loop sets items of the list '{name}' the caller "
+                                 "passed, a number of times known only when the code runs",
+                                 hint=f"fill a list of your own (filled = [None] * n) and "
+                                 "return it")
+            if self.built_lists.get(id(current)) is current and name not in appended:
+                self.refuse_shared(stmt, f"the loop filling '{name}' by index", name, current,
+                                   f"{name} = list({name})")
+                self.env[name] = self.as_runtime_list(stmt, current)
         if exits:
             names = [*names, *(n for n in (RETURNED, RESULT) if n in exits)]
             if RETURNED in exits or BROKE in exits:
@@ -504,6 +521,15 @@ class StatementsMixin:
                  if isinstance(self.env.get(n), (Stale, Deleted))}  # (or deleted)
         names = [n for n in names if n not in stale]
         init = [self.env.get(n, FALSE if n in (RETURNED, EXIT) else UNDEFINED) for n in names]
+        # The caller's dict the body writes keys into (params[f"h{t}"] = h): written as the
+        # code runs, not carried; its keys known while compiling stay as they are.
+        rebound, item_set = rebound_names(body), item_set_names(body)
+        callers = [value.whole for name, value in zip(names, init)
+                   if isinstance(value, Record) and value.whole is not None and value.kind ==
+                   "dict" and name in item_set and name not in rebound]
+        kept = [j for j, v in enumerate(init) if not (isinstance(v, Record) and v.whole
+                                                     in callers)]
+        names, init = [names[j] for j in kept], [init[j] for j in kept]
         for name, value in zip(names, init):
             if isinstance(value, Record) and value.whole is not None:
                 raise self.error(stmt, f"the loop writes into the {value.describe()} "
@@ -524,11 +550,17 @@ class StatementsMixin:
         saved, saved_fresh, saved_carried = self.env, self.loop_fresh_names, self.loop_carried
         self.loop_fresh_names = frozenset(n for n, v in zip(names, init) if v is UNDEFINED)
         self.loop_carried = frozenset(names)
+        written = self.builder.callers_written_in_loops
+        added = [whole for whole in callers if whole not in written]
         # Each pass only forgets facts (a shared shape, floating) or drops a name left
         # unknown: it ends within 3n + 1.
         for _ in range(3 * len(names) + 1):
-            blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
-                                               bind, test, stale)
+            written.update(added)
+            try:
+                blocks, results = self.loop_blocks(kind, names, init, tokens, floating, body,
+                                                   bind, test, stale)
+            finally:
+                written.difference_update(added)
             self.env = saved
             left = {n: r for n, r in zip(names, results) if isinstance(r, (Stale, Deleted))}
             if left:
@@ -690,6 +722,10 @@ class StatementsMixin:
             return "unroll", [Const(v) for v in iterable.value]
         if isinstance(iterable, tuple):
             return "unroll", list(iterable)
+        if isinstance(iterable, Value) and iterable.shape is DICT:
+            raise self.error(node, f"a loop over '{ast.unparse(node)}', a dict whose keys are "
+                             "known only when the code runs, is not supported",
+                             hint="read its items by key (d[k]), or keep the keys in a list")
         if isinstance(iterable, Value):
             count = self.emit(node, "len", (iterable,))
             op = "list_getitem" if iterable.shape is LIST else "listed_item" if isinstance(

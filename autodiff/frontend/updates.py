@@ -141,6 +141,8 @@ class UpdatesMixin:
 
     def assign_element(self, target: ast.Subscript, value: Operand) -> None:
         """``out[i] = value`` on an array the function created."""
+        if self.set_runtime_item(target, value):
+            return
         name, current = self.updatable(target, "element update")
         index = self.index(target.slice)
         self.env[name] = self.emit(target, "setitem", (current, index, value), hint=name)
@@ -149,6 +151,8 @@ class UpdatesMixin:
     def update_element(self, stmt: ast.AugAssign) -> None:
         """``out[i] += value``: read, combine, write back."""
         target = stmt.target
+        if self.is_runtime_list_item(target):
+            self.refuse_augmented_item(target, stmt.op)
         name, current = self.updatable(target, "element update")
         index = self.index(target.slice)
         old = self.emit(target, "getitem", (current, index))
@@ -459,6 +463,46 @@ class UpdatesMixin:
         if callers is not None:  # the caller's list, appended to in a loop
             self.emit(call, APPEND_ITEM, (callers, item))
         self.env[name] = self.emit(call, "list_append", (current, item), hint=readable_name(name))
+
+    def is_runtime_list_item(self, target: ast.Subscript) -> bool:
+        """Whether ``target`` is an item of a list built when the code runs (``[None] *
+        T``, ``[h0] + [None] * T``, appended to)."""
+        current = self.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+        return isinstance(current, Value) and current.shape is LIST
+
+    def refuse_augmented_item(self, target: ast.Subscript, op: ast.operator) -> None:
+        """``hs[t] += v`` on a list built when the code runs: NumPy updates the array at
+        ``hs[t]`` in place, which other items (``[x] * T``) or names may hold."""
+        raise self.error(target, "augmented assignment to an item of the list "
+                         f"'{ast.unparse(target.value)}', built when the code runs: NumPy "
+                         "would change the array there in place, which other items or names "
+                         "may hold too", hint=f"write '{ast.unparse(target)} = "
+                         f"{ast.unparse(ast.BinOp(target, op, ast.Name('...')))}' to make a "
+                         "new array")
+
+    def set_runtime_item(self, target: ast.Subscript, value: Operand) -> bool:
+        """``caches[t] = v`` on a list built when the code runs: the name now holds a new
+        list, ``v`` at ``t``. False when ``target`` is no item of such a list."""
+        if not self.is_runtime_list_item(target):
+            return False
+        name = target.value.id
+        current = self.env[name]
+        index = self.index(target.slice)
+        if not (isinstance(index, Const) and type(index.value) is int or isinstance(
+                index, Value) and index.shape is not LIST and not index.floating):
+            raise self.error(target, f"'{ast.unparse(target)} = ...' sets the items of the "
+                             f"list '{name}' by a slice or an index that is not an integer",
+                             hint=f"set one item at a time: {name}[i] = v")
+        if self.callers_runtime_list(target, name, current) is not None:
+            raise self.error(target, f"'{ast.unparse(target)} = ...' would change an item "
+                             f"of the list '{name}' the caller passed",
+                             hint="fill a list of your own (filled = [None] * n) and "
+                             "return it")
+        self.check_not_iterated(target, name)
+        self.check_unshared(target, name, current)
+        self.env[name] = self.emit(target, "list_setitem", (current, index, value),
+                                   hint=readable_name(name))
+        return True
 
     def as_runtime_list(self, node: ast.AST, value: Operand) -> Operand:
         """A list built at run time from a list display (``acc = []``) or an existing list."""

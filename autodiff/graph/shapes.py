@@ -32,6 +32,16 @@ class _List:
 LIST = _List()
 
 
+class _Dict:
+    def __repr__(self) -> str:
+        return "DICT"
+
+
+# The token of Python dicts whose keys are known only when the code runs
+# (``grads = {}; for i in range(n): grads[f"W{i}"] = ...``).
+DICT = _Dict()
+
+
 def token_of(operand: Operand) -> object | None:
     """The shape token of an operand; None when it is no array-like value at all."""
     if isinstance(operand, Value):

@@ -21,10 +21,12 @@ import operator
 import numpy as np
 
 from autodiff.graph.ir import Const
+from autodiff.graph.shapes import SCALAR
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.shape_rules import (
     broadcast,
+    dict_result,
     is_basic_index,
     list_indexed,
     list_result,
@@ -111,7 +113,8 @@ def list_pop(lst): ...
 list_pop.effect = True
 
 
-@defop("list_getitem", "lst[index]", diff=("lst",), fresh=False, list_adjoints=True,
+@defop("list_getitem", "lst[index]", aliases=(runtime.list_item,), diff=("lst",), fresh=False,
+       list_adjoints=True,
        shape=list_indexed, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
@@ -119,6 +122,78 @@ def list_getitem(lst, index): ...
 @list_getitem.defvjp
 def _(g, ans, lst, index):
     return runtime.list_index_grad(g, lst, index)
+
+
+# A list the code fills by index (caches = [None] * T; caches[t] = (h, x_t)) or joins
+# (hs = [h0] + [None] * T). Forward mode runs each op on the tangents, the index and the
+# count as they are; reverse mode reads each position's adjoint off the list of them.
+@defop("list_setitem", "list_set(lst, index, value)", aliases=(runtime.list_set,),
+       diff=("lst", "value"), **_list, inplace=lambda named: "lst[index] = value",
+       jvp="lockstep", list_adjoints=True, holds="value", updates="lst",
+       sympy=lambda lst, index, value: runtime.list_set(lst, sympy_index(index), value))
+def list_setitem(lst, index, value): ...
+
+
+list_setitem.inplace_copy = "list(lst)"
+list_setitem.lockstep_kept = ("index",)
+
+
+# The item written gets its position's adjoint; the item it replaced, a zero there.
+@list_setitem.defvjp
+def _(g, ans, lst, index, value):
+    part = runtime.list_item(g, index)
+    replaced = runtime.zero_tangent(runtime.list_item(lst, index))
+    return runtime.list_set(g, index, replaced), part
+
+
+def _repeated(named) -> str:
+    """``[None] * T``; a count not known to be an int is checked to be one when the code
+    runs (NumPy would multiply the list by an array: ``repetitions`` refuses it)."""
+    count = named["count"]
+    surely_int = isinstance(count, Const) and type(count.value) is int or (
+        getattr(count, "shape", None) is SCALAR and not getattr(count, "floating", True))
+    return "[*items] * count" if surely_int else "[*items] * repetitions(count)"
+
+
+@defop("list_repeat", _repeated, aliases=(runtime.list_repeat,), diff=("items",),
+       **_list, jvp="lockstep", holds="items", sympy=lambda items, count: [*items] * count)
+def list_repeat(items, count): ...
+
+
+list_repeat.lockstep_kept = ("count",)
+
+
+@list_repeat.defvjp
+def _(g, ans, items, count):
+    return runtime.repeated_items_grad(g, items)
+
+
+@defop("repeated_items_grad", "repeated_items_grad(g, items)",
+       aliases=(runtime.repeated_items_grad,), diff=("g",), **_list, jvp="linear",
+       no_sympy="the adjoint of a repeated list, written by its rule")
+def repeated_items_grad(g, items): ...
+
+
+# Its transpose repeats the items' adjoints as the list repeated the items.
+@repeated_items_grad.defvjp
+def _(gg, ans, g, items):
+    return runtime.list_repeat(gg, len(g) // len(items))
+
+
+@defop("list_concat", "a + b", diff=("a", "b"), **_list, jvp="lockstep", list_adjoints=True,
+       sympy=lambda a, b: [*a, *b])
+def list_concat(a, b): ...
+
+
+@list_concat.defvjp
+def _(g, ans, a, b):
+    head = len(a)
+    return runtime.list_item(g, slice(None, head)), runtime.list_item(g, slice(head, None))
+
+
+# Each makes a new list the code may then fill: two alike are still two lists.
+for _op in (list_setitem, list_repeat, list_concat):
+    _op.distinct = True
 
 
 _SYMPY_ADD = elementwise(operator.add, 2)
@@ -217,6 +292,42 @@ def _(gg, ans, g, items, index):
 # from the seed 1.0) are still two lists: merged, one sweep would pop what the other
 # pushed for itself.
 for _op in (list_adjoint, zero_adjoints, add_lists, sum_list_grad, list_index_grad):
+    _op.distinct = True
+
+
+# ----- dicts whose keys are known only when the code runs -----
+
+# (grads = {}; for i in range(n): grads[f"W{i}"] = ...: the keys a dict the code builds
+# has are otherwise known while compiling, frontend/records.py.) Their items carry no
+# gradient: a value carrying one written into such a dict that the output reads is
+# refused (transforms/activity.refuse_gradients_into_settings); one only returned
+# beside the output (has_aux) is off the gradient path.
+_NO_GRADIENT_IN_DICTS = ("a dict whose keys are known only when the code runs: its items "
+                         "carry no gradient")
+_dict = {"shape": dict_result, "floating": None, "no_gradient": _NO_GRADIENT_IN_DICTS,
+         "no_sympy": "a dict whose keys are known only when the code runs"}
+
+
+@defop("dict_new", "{}", **_dict, per_call=True)
+def dict_new(): ...
+
+
+@defop("dict_setitem", "{**d, key: value}", **_dict,
+       inplace=lambda named: "d[key] = value", holds="value", updates="d")
+def dict_setitem(d, key, value): ...
+
+
+dict_setitem.inplace_copy = "dict(d)"
+dict_setitem.no_gradient_hint = ("keep a value the output reads in a list (acc.append(v)) "
+                                "or a name of its own, or return the dict beside the output "
+                                "(has_aux=True) without reading it")
+
+
+@defop("dict_getitem", "d[key]", **_dict | {"shape": None}, fresh=False)
+def dict_getitem(d, key): ...
+
+
+for _op in (dict_new, dict_setitem):
     _op.distinct = True
 
 

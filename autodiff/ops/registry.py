@@ -238,6 +238,9 @@ class Op:
         self.raises = False
         # Each call makes a new mutable object (a list): two calls are never one value.
         self.distinct = False
+        # For jvp="lockstep": the parameters forward mode passes as they are to the op it
+        # runs on the tangents (an index, a count), not their tangents.
+        self.lockstep_kept: tuple[str, ...] = ()
         # Python objects the kernel calls by name (a user's function with its own rule).
         self.runtime: dict[str, Any] = {}
         # The kernel runs code autodiff does not know (see ops.calls): never run it while
@@ -254,6 +257,9 @@ class Op:
         # Why no gradient flows into a parameter outside ``diff``, by parameter (a count:
         # poisson.logpmf's k), given by the error refusing a gradient that reaches it.
         self.no_gradient_to: dict[str, str] = {}
+        # The hint of the error refusing a value carrying a gradient that reaches a
+        # parameter outside ``diff`` (transforms/activity), when the op knows a better one.
+        self.no_gradient_hint: str | None = None
         # Its rules hold for real operands only (np.abs, np.var, eigh); the rules for
         # complex values, where it has them, are these (a derivative that sees complex
         # values uses them: see ``rules_for``).

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import operator
 
 import numpy as np
 
@@ -891,6 +892,54 @@ def listed_item_grad(g, a, index):
     grad = np.zeros_like(a, dtype=np.result_type(a, g))
     np.add.at(grad, index, g)
     return grad
+
+
+def list_item(items, index):
+    """``items[index]``: an item of a list, or a list of them for a slice."""
+    return items[index]
+
+
+def list_set(items, index, value):
+    """A new list: ``items`` with ``items[index] = value``."""
+    items = list(items)
+    items[index] = value
+    return items
+
+
+def store_new_item(container, key, value, known):
+    """``container[key] = value`` into a dict the caller passed, for a key known only when
+    the code runs: never one of ``known``, the keys the derivative read as the call passed
+    them (it would not see the new value)."""
+    if key in known:
+        raise StructureError(
+            f"the code writes the key {key!r} into the dict the caller passed, whose item "
+            f"{key!r} it reads as the call passed it: it would not see the new value; write "
+            "keys the code does not read")
+    container[key] = value
+
+
+def repetitions(count):
+    """``count`` as the number of times ``[*items] * count`` repeats a list: an int (an
+    array, which NumPy would multiply the list by, is refused as Python's ``[None] *
+    1.5`` is)."""
+    return operator.index(count)
+
+
+def list_repeat(items, count):
+    """``[*items] * count``: a new list."""
+    return [*items] * count
+
+
+def repeated_items_grad(g, items):
+    """Adjoints of the items of ``[*items] * count`` from ``g``, the list of adjoints
+    of its positions: each item's is the sum of those of the positions it fills."""
+    grads = []
+    for k, item in enumerate(items):
+        total = zero_tangent(item)
+        for part in g[k::len(items)]:
+            total = add_adjoints(total, part)
+        grads.append(total)
+    return grads
 
 
 def suffix_scan(g, c):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import weakref
 
 from autodiff.graph.ir import Const, Operand, SliceSpec, Value, operand_values
-from autodiff.graph.shapes import LIST, SCALAR, Token, combine, token_of
+from autodiff.graph.shapes import DICT, LIST, SCALAR, Token, combine, token_of
 
 
 class ShapeRule:
@@ -52,6 +52,13 @@ class _List(ShapeRule):
 
     def token(self, named: dict) -> object:
         return LIST
+
+
+class _Dict(ShapeRule):
+    array = False
+
+    def token(self, named: dict) -> object:
+        return DICT
 
 
 class shape_like(ShapeRule):
@@ -164,6 +171,7 @@ class _ListIndexed(ShapeRule):
 
 scalar_result = _Scalar()
 list_result = _List()
+dict_result = _Dict()
 list_indexed = _ListIndexed()
 reduced = _Reduced()
 einsum_result = _Einsum()
@@ -214,8 +222,8 @@ def _index_token(base: Operand, index: Operand) -> object:
     return derived.setdefault(tuple(signature), Token())
 
 
-__all__ = ["ShapeRule", "broadcast", "einsum_result", "indexed", "list_indexed", "list_result",
-           "reduced", "scalar_result", "shape_given_by", "shape_like"]
+__all__ = ["ShapeRule", "broadcast", "dict_result", "einsum_result", "indexed", "list_indexed",
+           "list_result", "reduced", "scalar_result", "shape_given_by", "shape_like"]
 
 
 def is_basic_index(index) -> bool:

@@ -32,6 +32,10 @@ def _statement(name: str, params: list[str], kernel: str) -> Op:
 
 STORE_ITEM = _statement("store_item", ["container", "key", "value"], "container[key] = value")
 APPEND_ITEM = _statement("append_item", ["container", "value"], "container.append(value)")
+# A key known only when the code runs (params[f"h{t}"] = h), checked not to be one of
+# the keys the code reads as the call passed them (``known``), which would then be stale.
+STORE_NEW_ITEM = _statement("store_new_item", ["container", "key", "value", "known"],
+                            "store_new_item(container, key, value, known)")
 
 
 @functools.cache
@@ -42,4 +46,4 @@ def store_field_op(name: str) -> Op:
     return op
 
 
-__all__ = ["APPEND_ITEM", "STORE_ITEM", "store_field_op"]
+__all__ = ["APPEND_ITEM", "STORE_ITEM", "STORE_NEW_ITEM", "store_field_op"]

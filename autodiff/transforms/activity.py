@@ -60,9 +60,10 @@ def varied_values(graph: Graph, wrt: list[Value]) -> set[Value]:
     return varied
 
 
-def useful_values(graph: Graph) -> set[Value]:
-    """Values the outputs depend on."""
-    useful = {v for output in graph.outputs for v in operand_values(output)}
+def useful_values(graph: Graph, outputs: list | None = None) -> set[Value]:
+    """Values the outputs depend on (``outputs``, some of them: those differentiated)."""
+    outputs = graph.outputs if outputs is None else outputs
+    useful = {v for output in outputs for v in operand_values(output)}
 
     def visit(nodes: list) -> None:
         for node in reversed(nodes):
@@ -124,8 +125,9 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
                     + (f" ({reason})" if reason else "")
                     + ", and a value carrying a gradient reaches it",
                     **Location.error_fields(node.loc),
-                    hint="wrap that argument in ad.stop_gradient if no gradient should "
-                    "flow into it, or give the function a rule (ad.register_gradient)"
+                    hint=op.no_gradient_hint or "wrap that argument in ad.stop_gradient if "
+                    "no gradient should flow into it, or give the function a rule "
+                    "(ad.register_gradient)"
                 ).on_path(gradient_path(graph, node, varied, useful, named[param]))
 
 

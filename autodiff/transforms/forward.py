@@ -243,11 +243,16 @@ class _Tangents:
     def lockstep(self, node: Node) -> None:
         """An op on a list or a tape (``jvp="lockstep"``): the same op on the tangents,
         when a list or tape it works on carries tangents (a tangent tape beside each
-        tape that holds varied values, a tangent list beside each varied list)."""
+        tape that holds varied values, a tangent list beside each varied list). The
+        parameters ``op.lockstep_kept`` names (an index, a count) are passed as they are."""
+        kept = node.op.lockstep_kept
         if not (node.out in self.varied or node.out in self.tapes or any(
-                isinstance(arg, Value) and arg in self.tangents for arg in node.args)):
+                v in self.tangents for name, arg in node.named_args.items()
+                if name not in kept for v in operand_values(arg))):
             return
-        tangent = self.builder.emit(node.op, tuple(self.tangent(arg) for arg in node.args))
+        tangent = self.builder.emit(node.op, tuple(
+            arg if name in kept else self.tangent(arg)
+            for name, arg in node.named_args.items()))
         if node.out in self.varied:
             self.name(node.out, tangent)
         else:  # a tape, or a push's effect

@@ -156,7 +156,8 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
         eliminate_common_subexpressions(graph)  # one adjoint per distinct forward value
     output, extra = graph.outputs[0], graph.outputs[1:]
     targets = [graph.params[i] if isinstance(i, int) else mapping[i] for i in wrt]
-    varied, useful = varied_values(graph, targets), useful_values(graph)
+    # (the auxiliary outputs get no adjoint: what only they read is off the gradient path)
+    varied, useful = varied_values(graph, targets), useful_values(graph, [output])
     active = varied & useful
     _refuse_taped(graph, varied)
     refuse_gradients_into_settings(graph, varied, useful)

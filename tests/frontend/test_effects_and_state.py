@@ -388,21 +388,6 @@ def test_a_key_written_on_one_path_only_is_read_back_nowhere():
         ad.grad(read_after)(np.ones(3), {})
 
 
-def test_setting_items_of_a_list_repeated_at_run_time_is_refused():
-    def by_index(x, W, steps):
-        h = x
-        caches = [None] * steps
-        for t in range(steps):
-            h = np.tanh(h @ W)
-            caches[t] = h
-        return np.sum(h ** 2), caches
-
-    with pytest.raises(ad.UnsupportedSyntaxError, match="assigning to an element of the list "
-                       "'caches' is not supported") as info:
-        ad.grad(by_index, wrt=1, has_aux=True)(np.ones((2, 3)), np.eye(3), 3)
-    assert "append" in info.value.hint
-
-
 # ----- structures inside structures: a model's layers, a dict of dicts -----
 
 

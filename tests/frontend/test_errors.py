@@ -71,8 +71,8 @@ UNSUPPORTED = [
      "also named 'w'", "hint:"),
     ("element update of a reshaped view", "z = x * 2\nv = z.reshape(-1)\nv[0] = y\n"
      "return np.sum(z)\n", 7, "in-place update of 'v', a view made by reshape", "hint:"),
-    ("list element assignment", "acc = []\nacc.append(x)\nacc[0] = y\nreturn np.sum(x)\n", 7,
-     "element of the list 'acc'"),
+    ("list element augmented assignment", "acc = []\nacc.append(x)\nacc[0] += y\n"
+     "return np.sum(x)\n", 7, "augmented assignment to an item of the list 'acc'"),
     ("yield", "yield x\nreturn np.sum(x)\n", 5, "'yield'"),
     ("used before assignment", "s = s + x\nreturn np.sum(s)\n", 5, "'s' is used before"),
     ("loop over a number", "for v in 3.0:\n    x = x * v\nreturn np.sum(x)\n", 5,

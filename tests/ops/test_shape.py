@@ -70,6 +70,8 @@ SHAPE_CASES = [
     ("x * np.searchsorted(np.sort(y), x, side='right')", [(3,), (4,)]),
     ("x * np.sort(x).searchsorted(0.1) + np.digitize(x, np.array([-0.5, 0.5]), right=True) * x", [(5,)]),
     ("np.digitize(x, np.array([0.5, 0.0, -0.5])) * x", [(2, 3)]),
+    # lists of run-time length filled by index (list_setitem, list_repeat, list_concat)
+    ("filled_by_index(x, y)", [(3, 2), (2,)]), ("repeated_then_set(x, y)", [(4, 2), (2,)]),
 ]
 
 # Functions the cases call: element updates need statements.
@@ -79,6 +81,20 @@ def filled(x):
     for i in range(len(x)):
         out[i] = x[i] * x[-1 - i]
     return out
+
+
+def filled_by_index(x, y):
+    hs = [y] + [None] * len(x)
+    for i in range(len(x)):
+        hs[i + 1] = np.sin(hs[i]) * x[i]
+    return hs[-1] * hs[1]
+
+
+def repeated_then_set(x, y):
+    hs = [y * 2.0] * len(x)
+    for i in range(len(x)):
+        hs[i] = hs[i] * x[i] + hs[i - 1]
+    return hs[0] * hs[-1]
 
 
 def overwritten(x, y):

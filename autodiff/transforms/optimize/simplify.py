@@ -25,7 +25,7 @@ the deliberate exceptions rewrites.py names (broadcast scalars).
 from __future__ import annotations
 
 from autodiff.graph.ir import Block, Graph, Node, Region, Value
-from autodiff.graph.shapes import LIST
+from autodiff.graph.shapes import DICT, LIST
 from autodiff.ops.shape import zeros_like
 from autodiff.transforms.optimize.rewrites import Rewriter
 from autodiff.transforms.optimize.substitution import Substitution, inherit, rewrite_nodes
@@ -104,7 +104,7 @@ def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:
     for param in node.op.shape_params:
         position = node.op.params.index(param)
         shaped = node.args[position]
-        if isinstance(shaped, Value) and shaped.shape is not LIST:
+        if isinstance(shaped, Value) and shaped.shape not in (LIST, DICT):  # (not arrays)
             args = list(node.args)
             args[position] = earliest.get(id(shaped.shape), shaped)
             node.args = tuple(args)
