@@ -110,7 +110,7 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
     when a derivative is differentiated again."""
     for node in walk(graph.nodes):
         if not isinstance(node, Region) and getattr(node.op, "changes_arguments", False):
-            refuse_gradients_into_effects(node, varied)
+            refuse_gradients_into_effects(node, varied, graph)
         if isinstance(node, Region) or node.op.helps_derivatives or (
                 node.op.nondiff_output or node.out not in useful):
             continue  # (a derivative's own helpers read their other operands' shapes)
@@ -131,7 +131,7 @@ def refuse_gradients_into_settings(graph: Graph, varied: set[Value],
                 ).on_path(gradient_path(graph, node, varied, useful, named[param]))
 
 
-def refuse_gradients_into_effects(node, varied: set[Value]) -> None:
+def refuse_gradients_into_effects(node, varied: set[Value], graph: Graph) -> None:
     """A call made for its effect (``np.random.seed(s)``) runs as written, in the forward
     sweep; it may change what it is passed in place, which the derivative would not
     follow: a value carrying a gradient reaching it is refused, on the path or not."""
@@ -143,4 +143,6 @@ def refuse_gradients_into_effects(node, varied: set[Value]) -> None:
                 "the call may change it in place, which the derivative would not follow",
                 **Location.error_fields(node.loc),
                 hint="if the call only reads the value, pass ad.stop_gradient(value); "
-                "otherwise move the call out of the differentiated function")
+                "otherwise move the call out of the differentiated function"
+            ).on_path(gradient_path(graph, node, varied, entering=named[param],
+                                    to_output=False))

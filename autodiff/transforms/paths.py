@@ -19,12 +19,13 @@ STEP_TEXT = 48
 
 
 def gradient_path(graph: Graph, node: Node, carrying: set[Value],
-                  reaching: set[Value] | None = None, entering=None) -> str | None:
+                  reaching: set[Value] | None = None, entering=None,
+                  to_output: bool = True) -> str | None:
     """The path through ``node`` from a parameter of ``graph`` to its output: from the
     parameter to ``node``'s operands (to ``entering``, one of them, when given) over
     values ``carrying`` a gradient, from its result to the output over values
-    ``reaching`` it (``carrying`` too when not given); None when no such chain is
-    found."""
+    ``reaching`` it (``carrying`` too when not given); without ``to_output``, the path
+    to ``node`` alone (a call made for its effect). None when no such chain is found."""
     producers, consumers = _links(graph)
     reaching = carrying if reaching is None else reaching
     start = [v for v in operand_values(node.args if entering is None else (entering,))
@@ -35,10 +36,10 @@ def gradient_path(graph: Graph, node: Node, carrying: set[Value],
     after = _search([v for v in node.outs if v in reaching or v in outputs],
                     lambda v: [(n, n.outs) for n in consumers.get(v, ())],
                     lambda v: v in outputs, reaching | outputs)
-    if before is None or after is None:
+    if before is None or after is None and to_output:
         return None
     first, steps_before = before  # (each search gives the nodes from where it ended)
-    steps = [*steps_before, node, *reversed(after[1])]
+    steps = [*steps_before, node, *(reversed(after[1]) if to_output else ())]
     parts = [first.hint or "the argument"]
     seen_lines: list[int] = []
     for step in steps:
@@ -49,7 +50,8 @@ def gradient_path(graph: Graph, node: Node, carrying: set[Value],
             continue
         seen_lines.append(loc.lineno)
         parts.append(_step_text(loc))
-    if graph.return_location is not None and graph.return_location.lineno not in seen_lines:
+    if to_output and graph.return_location is not None and (
+            graph.return_location.lineno not in seen_lines):
         parts.append(_step_text(graph.return_location))
     return " → ".join(parts)
 

@@ -67,3 +67,14 @@ def test_a_long_line_is_shortened_in_the_path():
         ad.grad(f)(np.ones(2))
     step = info.value.path.split(" → ")[-1]
     assert step.endswith("...") and len(step) < 70
+
+
+def shuffled(x):
+    np.random.shuffle(x)
+    return np.sum(x ** 2)
+
+
+def test_a_call_made_for_its_effect_shows_the_path_to_it():
+    with pytest.raises(ad.NonDifferentiableError, match="a call made for its effect") as info:
+        ad.grad(shuffled)(np.ones(3))
+    assert info.value.path == f"x → line {_line(shuffled, 1)}: np.random.shuffle(x)"
