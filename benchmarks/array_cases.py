@@ -39,6 +39,31 @@ def rosenbrock_args(n: int) -> Callable[[], tuple[np.ndarray]]:
     return make
 
 
+# ----- a p-norm whose order is an int argument: compiled per call signature -----
+
+
+def p_norm(x, p):
+    """The p-norm of x, p an int the call passes (a setting the code is compiled for)."""
+    return np.linalg.norm(x, ord=p)
+
+
+def p_norm_hand_grad(x: np.ndarray, p: int) -> np.ndarray:
+    """d ||x||_p / dx = sign(x) |x|^(p-1) / ||x||_p^(p-1)."""
+    magnitude = np.abs(x)
+    norm = np.sum(magnitude ** p) ** (1.0 / p)
+    return np.sign(x) * magnitude ** (p - 1) / norm ** (p - 1)
+
+
+def p_norm_args(n: int, p: int) -> Callable[[], tuple[np.ndarray, int]]:
+    """A vector of length n, and the order p."""
+
+    def make() -> tuple[np.ndarray, int]:
+        rng = np.random.default_rng(5)
+        return (rng.uniform(-2.0, 2.0, size=n), p)
+
+    return make
+
+
 # ----- two-layer network: matmul, broadcasting bias, tanh, mean -----
 
 

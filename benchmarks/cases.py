@@ -70,6 +70,11 @@ CASES: list[Case] = [
          arrays.rosenbrock_args(1_000)),
     Case("rosenbrock n=1e5", arrays.rosenbrock, arrays.rosenbrock_hand_grad, "x",
          arrays.rosenbrock_args(100_000)),
+    # ord=p from an int argument: compiled for each call's p (the dispatch per call)
+    Case("p-norm n=10 (p an argument)", arrays.p_norm, arrays.p_norm_hand_grad, "x",
+         arrays.p_norm_args(10, 3)),
+    Case("p-norm n=1e5 (p an argument)", arrays.p_norm, arrays.p_norm_hand_grad, "x",
+         arrays.p_norm_args(100_000, 3)),
     MLP_SMALL,
     Case("mlp 64x32-64-1, params in a dict", arrays.mlp_dict_loss, arrays.mlp_dict_loss_hand_grad,
          "params", arrays.mlp_dict_args(64, 32, 64, 1), positional=MLP_SMALL),
