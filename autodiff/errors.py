@@ -37,7 +37,7 @@ class AutodiffError(Exception):
         self.path: str | None = None
         super().__init__(self._render())
 
-    def on_path(self, path: str | None) -> AutodiffError:
+    def on_path(self, path: str | None) -> "AutodiffError":
         """This error, showing the gradient's path through the refused construct (from
         the differentiated argument to the output: ``transforms/paths.py``)."""
         if path:

@@ -113,6 +113,7 @@ def small_problems() -> list[tuple]:
         (scalars.leaky_recurrence, scalars.leaky_recurrence_hand_grad, XW,
          scalars.scalar_loop_args(20)()),
         (arrays.rosenbrock, arrays.rosenbrock_hand_grad, "x", arrays.rosenbrock_args(10)()),
+        (arrays.p_norm, arrays.p_norm_hand_grad, "x", arrays.p_norm_args(10, 3)()),
         (arrays.mlp_loss, arrays.mlp_loss_hand_grad, MLP_PARAMETERS, arrays.mlp_args(8, 4, 6, 2)()),
         (arrays.softmax_cross_entropy, arrays.softmax_cross_entropy_hand_grad, "z",
          arrays.softmax_args(16, 5)()),
