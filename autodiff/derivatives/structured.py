@@ -105,7 +105,7 @@ class ByStructure:
         derivative = self.built.get(key)
         if derivative is None or not _constants_unchanged(derivative):
             try:
-                derivative = self._build(key, dict(zip(names, specs)), known, rebuild=True)
+                derivative = self._build(key, dict(zip(names, specs)), known)
             except _PerSignature:
                 derivative = None
             if derivative is None:  # (outside the handler: a refusal then is alone)
@@ -123,16 +123,15 @@ class ByStructure:
         if found is not None and _constants_unchanged(found):
             return found
         try:
-            return self._build(key, dict(zip(self.names, key)), known, rebuild=True)
+            return self._build(key, dict(zip(self.names, key)), known)
         except _PerSignature as switched:  # (no call to take a signature from)
             raise switched.__cause__ from None
 
-    def _build(self, key: tuple, specs: dict[str, tuple], known: dict | None = None,
-               rebuild: bool = False) -> Callable:
+    def _build(self, key: tuple, specs: dict[str, tuple], known: dict | None = None
+               ) -> Callable:
         with self._lock:
             derivative = self.built.get(key)
-            if derivative is not None and not (rebuild and not _constants_unchanged(
-                    derivative)):
+            if derivative is not None and _constants_unchanged(derivative):  # (another thread)
                 return derivative
             structured = {name: spec for name, spec in specs.items() if is_structured(spec)}
             complex_values = key[-2] if known is not None else key[-1]

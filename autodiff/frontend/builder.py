@@ -28,19 +28,12 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import SCALAR, Token
 from autodiff.ops.registry import OPS, Op
 
-# Constructors whose result has the dtype asked for (float64, or their operand's).
-_MADE_AS_ASKED = frozenset({"ones", "zeros", "empty", "ones_like", "zeros_like", "empty_like"})
-
 
 def _dtype_of(value) -> np.dtype | None:
     try:
         return np.dtype(value)
     except TypeError:
         return None
-
-
-# The queries a call signature answers (``x.ndim``, ``x.dtype``, ...).
-_QUERIES = frozenset({"ndim", "result_type", "itemsize", "shape"})
 
 
 def literal(value) -> bool:
@@ -200,52 +193,44 @@ class GraphBuilder:
 
     def _facts_of_result(self, op: Op, named: dict, out: Value) -> None:
         """The rank of ``op``'s result, from its shape rule and the ranks known; its
-        dtype, for arithmetic on floating arrays and Python numbers (``x * 0.5``)."""
+        dtype for a constructor making the dtype it is asked for (``np.ones(3)``). (Other
+        results' dtypes are not followed: ``np.float_power``, ``.item()``, a
+        ``setitem`` keep or change their operands' in ways of their own.)"""
         rank = op.shape.rank(named, self.rank_of) if op.shape is not None else None
         if rank is None:
             return
-        dtypes = []
-        for operand in named.values():
-            for value in operand_values(operand):
-                dtypes.append(self.dtypes.get(value))
-            if isinstance(operand, Const) and type(operand.value) not in (bool, int, float):
-                dtypes.append(None)  # (a complex number, a dtype: not followed)
-        dtype = named.get("dtype")
-        if op.name in _MADE_AS_ASKED and isinstance(dtype, Const):  # np.ones(3), zeros_like
+        dtype, given = named.get("dtype"), None
+        if op.dtype_as_asked and isinstance(dtype, Const):  # np.ones(3), np.zeros_like(x)
             like = named.get("a")
             given = (self.dtypes.get(like) if isinstance(like, Value) else None) if (
                 dtype.value is None and "a" in named) else (
                 np.dtype(float) if dtype.value is None else _dtype_of(dtype.value))
-            self.knows_rank(out, rank, given)
-            return
-        floating = [d for d in dtypes if d is not None and d.kind == "f"]
-        self.knows_rank(out, rank, np.result_type(*floating) if (
-            op.floating in ("inputs", "always") and floating and len(floating) == len(dtypes))
-            else None)
+        self.knows_rank(out, rank, given)
 
     def _call_fact(self, op: Op, args: tuple):
         """``x.ndim``, ``x.dtype``, ``x.itemsize`` and ``x.shape`` of a value whose rank
         and dtype the call signature fixes: constants (the shape a tuple of its sizes,
         read when the code runs). Notes what the code reads that a call signature
         would fix."""
-        if op.query and op.name in _QUERIES:
+        answer = op.signature_answer
+        if answer is not None:
             self.reads_call_facts = True
         elif not self.reads_call_facts and op.diff is not None:
             params = self.graph.params
             self.reads_call_facts = any(
                 name not in op.diff and any(v in params for v in operand_values(arg))
                 for name, arg in zip(op.params, args))
-        if not op.query or not args or not isinstance(args[0], Value):
+        if answer is None or not args or not isinstance(args[0], Value):
             return None
         value = args[0]
         rank, dtype = self.rank_of(value), self.dtypes.get(value)
-        if op.name == "ndim" and rank is not None:
+        if answer == "rank" and rank is not None:
             return Const(rank)
-        if op.name == "result_type" and dtype is not None:
+        if answer == "dtype" and dtype is not None:
             return Const(dtype)
-        if op.name == "itemsize" and dtype is not None:
+        if answer == "itemsize" and dtype is not None:
             return Const(dtype.itemsize)
-        if op.name == "shape" and rank is not None and len(args) == 1:
+        if answer == "sizes" and rank is not None and len(args) == 1:
             if rank == 0:
                 return Const(())
             shape = self.emit_plain(op, args, "")

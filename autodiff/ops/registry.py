@@ -273,6 +273,13 @@ class Op:
         # A dict, list or tuple of arrays passed to it is built and passed as it is (a
         # user's function with a rule of its own, whose rule reads the dict's parts).
         self.takes_structures = False
+        # A query of its operand that a call signature answers while compiling (code
+        # compiled per call signature, frontend/builder.py): "rank" (x.ndim), "dtype"
+        # (x.dtype), "itemsize", or "sizes" (x.shape, a tuple of sizes read at run time).
+        self.signature_answer: str | None = None
+        # A constructor whose result has the dtype its ``dtype`` asks for: float64 when
+        # none is asked, or, with an operand ``a``, a's (np.zeros, np.ones_like).
+        self.dtype_as_asked = False
         # The operand (by position) whose structure a structure passed as its first
         # operand must have, checked while compiling where it is known then.
         self.checks_structure: int | None = None

@@ -541,31 +541,33 @@ QUERY = "a query of the shape or dtype, not of the values"
 
 
 def _query(name: str, kernel: str, *aliases, attributes=(), shape=None, of_shape=True,
-           of_scalar=None, **facts):
+           of_scalar=None, answer=None, **facts):
     """A query of ``a``'s shape (``of_shape``, then cheap to recompute) or its dtype;
-    ``of_scalar``, its result for a value known to be 0-d, read without the value."""
+    ``of_scalar``, its result for a value known to be 0-d, read without the value;
+    ``answer``, what a call signature answers it with (``Op.signature_answer``)."""
     shaped = {"shape_params": ("a",), "recompute": "always"} if of_shape else {}
     op = defop(name, kernel, aliases=aliases, attributes=attributes, nondiff_output=True,
                floating=None, shape=shape, no_gradient=QUERY, query=True, **shaped, **facts)(
         lambda a: None)
     if of_scalar is not None:
         op.defrewrite(lambda rewrite, node, a: Const(of_scalar) if token_of(a) is SCALAR else None)
+    op.signature_answer = answer
     return op
 
 
 shape_query = _query("shape", "np.shape(a)", np.shape, attributes=("shape",), of_scalar=(),
-                     sympy=sympy_forms.shape_of)
+                     answer="sizes", sympy=sympy_forms.shape_of)
 _query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape=scalar_result, of_scalar=0,
-       sympy=np.ndim)
+       answer="rank", sympy=np.ndim)
 size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape=scalar_result,
                     of_scalar=1, sympy=np.size)
 _query("len", "len(a)", builtins.len, shape=scalar_result, sympy=builtins.len)
 # ``x.dtype`` reads as ``np.result_type(x)``, which a Python number answers too (the
 # specialised code of ``jit=True`` may hold a 0-d value as one).
 _query("result_type", "np.result_type(a)", np.result_type, attributes=("dtype",),
-       of_shape=False, sympy=lambda a: np.dtype(float))
+       of_shape=False, answer="dtype", sympy=lambda a: np.dtype(float))
 _query("itemsize", "np.result_type(a).itemsize", attributes=("itemsize",), of_shape=False,
-       shape=scalar_result, sympy=lambda a: 8)
+       shape=scalar_result, answer="itemsize", sympy=lambda a: 8)
 
 
 # ``type(x)`` of a value known when the code runs (an array, a float), and ``type(x) is
@@ -594,24 +596,26 @@ def is_instance(a, kind): ...
 # ----- constructors (no gradient) -----
 
 
-def _constructor(name: str, stub, *aliases, shape=None, **facts) -> Op:
+def _constructor(name: str, stub, *aliases, shape=None, dtype_as_asked=False, **facts) -> Op:
     kernel = f"np.{name}(" + ", ".join(
         p if p in ("shape", "a", "N", "start", "stop", "fill_value") else f"{p}={p}"
         for p in stub.__code__.co_varnames[: stub.__code__.co_argcount]) + ")"
     facts = {"nondiff_output": True, **facts}
-    return defop(name, kernel, aliases=aliases, floating=None, shape=shape, **facts)(stub)
+    op = defop(name, kernel, aliases=aliases, floating=None, shape=shape, **facts)(stub)
+    op.dtype_as_asked = dtype_as_asked
+    return op
 
 
 CONSTANT = "a constant array: of the values it is given it reads only shapes and dtypes"
 
 _constructor("zeros", lambda shape, dtype=None: None, np.zeros, shape=shape_given_by("shape"),
-             no_gradient=CONSTANT,
+             no_gradient=CONSTANT, dtype_as_asked=True,
              sympy=lambda shape, dtype: np.zeros(shape, dtype=dtype))
 _constructor("ones", lambda shape, dtype=None: None, np.ones, shape=shape_given_by("shape"),
-             no_gradient=CONSTANT,
+             no_gradient=CONSTANT, dtype_as_asked=True,
              sympy=lambda shape, dtype: np.ones(shape, dtype=dtype))
 zeros_like = _constructor("zeros_like", lambda a, dtype=None: None, np.zeros_like,
-                          shape=shape_like("a"), no_gradient=CONSTANT,
+                          shape=shape_like("a"), no_gradient=CONSTANT, dtype_as_asked=True,
                           sympy=lambda a, dtype: np.zeros(np.shape(a), dtype=dtype))
 
 
@@ -631,7 +635,7 @@ def _(rewrite, a, dtype):
 
 
 _constructor("ones_like", lambda a, dtype=None: None, np.ones_like, shape=shape_like("a"),
-             no_gradient=CONSTANT,
+             no_gradient=CONSTANT, dtype_as_asked=True,
              sympy=lambda a, dtype: np.ones(np.shape(a), dtype=dtype))
 _constructor("eye", lambda N, M=None, k=0, dtype=float: None, np.eye,
              no_gradient=CONSTANT, sympy=lambda N, M, k, dtype: np.eye(N, M, k, dtype=dtype))

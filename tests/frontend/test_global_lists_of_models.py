@@ -1,7 +1,8 @@
 """A list, tuple or dict of the user's objects a global holds (``layers = [Dense(...),
 ...]`` called in a loop, ``MODELS["enc"](x)``) is read as a structure, as a global
 model is: its arrays read at each call, its settings (the layers' strings, the list's
-length) checked."""
+length) checked; an update of its arrays between calls seen. And recursion over a nest
+ending at the arrays the code computes (``v * 2`` is no list)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 import autodiff as ad
 from autodiff.tree import StructureError
+from tests.helpers import check_against_finite_differences
 
 rng = np.random.default_rng(31)
 
@@ -88,3 +90,37 @@ def test_a_dict_and_a_tuple_of_models(jit):
     _agrees(grad, by_key, x)
     MODELS["enc"].W *= 0.5
     _agrees(grad, by_key, x)
+
+
+@pytest.mark.parametrize("f", [stacked, by_key])
+def test_against_central_differences_to_second_order(f):
+    check_against_finite_differences(f, [rng.normal(size=3)], second_order=True)
+
+
+def test_an_update_of_the_layers_between_calls_is_seen():
+    x = rng.normal(size=3)
+    derivative = ad.grad(stacked)
+    before = derivative(x)
+    layers[0].W -= 0.1  # in place, as an optimiser does
+    after = derivative(x)
+    _agrees(derivative, stacked, x)
+    assert not np.allclose(before, after)
+    layers[1].W = layers[1].W * 2.0  # a new array
+    _agrees(derivative, stacked, x)
+
+
+def summed_over_a_nest(t):
+    if isinstance(t, (list, tuple)):
+        return sum(summed_over_a_nest(item) for item in t)
+    if isinstance(t, dict):
+        return sum(summed_over_a_nest(item) for item in t.values())
+    return np.sum(t ** 2)
+
+
+def nest_of_computed_values(x):
+    return summed_over_a_nest([np.sin(x), {"a": x * 2.0, "b": [np.exp(x) * 0.5, (x,)]}])
+
+
+def test_recursion_over_a_nest_ends_at_the_arrays_the_code_computes():
+    check_against_finite_differences(nest_of_computed_values, [rng.normal(size=3)],
+                                     second_order=True)
