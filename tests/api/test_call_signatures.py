@@ -258,3 +258,15 @@ def test_the_ranks_of_a_structures_arrays_are_known_for_each_call(order):
                                rtol=1e-6, atol=1e-9)
     assert ad.check_grad(norm_of_a_layer, params, x).passed
     assert "axis=0" in ad.grad(norm_of_a_layer).source_for(params, x)
+
+
+def unpacks_an_array_in_a_tuple(x):
+    return np.sum(np.array((1.0, *x)) ** 2)
+
+
+def test_unpacking_an_array_in_a_tuple_is_refused_at_the_line():
+    with pytest.raises(ad.UnsupportedSyntaxError, match=r"'\*x' unpacks a value known only "
+                       "when the code runs") as info:
+        ad.grad(unpacks_an_array_in_a_tuple)(np.ones(2))
+    assert info.value.lineno == unpacks_an_array_in_a_tuple.__code__.co_firstlineno + 1
+    assert "x[0], x[1]" in info.value.hint
