@@ -35,7 +35,16 @@ import numpy as np
 
 from autodiff import tree
 from autodiff.frontend.structures import argument_spec, is_container
-from autodiff.graph.ir import Const, Graph, Operand, Region, SliceSpec, Value, operand_values
+from autodiff.graph.ir import (
+    UNDEFINED,
+    Const,
+    Graph,
+    Operand,
+    Region,
+    SliceSpec,
+    Value,
+    operand_values,
+)
 from autodiff.ops import registry, runtime
 from autodiff.ops.control import tape_new, tape_pop, tape_push
 from autodiff.ops.control import variable as variable_op
@@ -369,10 +378,16 @@ def _region(region: Region, env: dict) -> None:
         env.update(zip(region.outs, outs))
         return
     carried = [_operand(v, env) for v in region.init]
+    # A value first bound in the loop (UNDEFINED before it) is read after the loop only
+    # once an iteration ran: what the loop leaves it is what an iteration makes it.
+    unbound = [v is UNDEFINED for v in region.init]
     if region.kind == "for":
         env[region.body.params[0]] = _INDEX
     for attempt in range(_ROUNDS + 1):
         after = _pass(region, carried, env)
+        if attempt == 0:
+            after = [_operand(r, env) if fresh else a
+                     for a, r, fresh in zip(after, region.body.results, unbound)]
         if after == carried:
             break
         carried = after if attempt < _ROUNDS - 1 else [

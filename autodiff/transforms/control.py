@@ -46,6 +46,7 @@ from autodiff.graph.shapes import LIST, SCALAR, Token
 from autodiff.ops import OPS
 from autodiff.ops.control import tape_push
 from autodiff.ops.exceptions import TAPE_LENGTH, TAPE_TRUNCATE
+from autodiff.transforms.optimize.dce import eliminate_dead_code
 
 
 def _zeros_like(builder, value: Operand, adjoint_of: Value | None = None) -> Value:
@@ -354,6 +355,7 @@ class _Tape:
         self.prologues: dict[int, list[Node]] = {}
         self.where: dict[Value, tuple[Block, int]] = {}
         self.enclosing: dict[int, tuple[Region, Block]] = {}  # id(branch) -> its if, block
+        self.invariants: dict[Value, bool] = {}
         self._locate(region.blocks)
 
     def _locate(self, blocks: list[Block]) -> None:
@@ -372,6 +374,7 @@ class _Tape:
     def localize(self) -> list[tuple[Value, Operand, Operand]]:
         """Rewrite the backward body; return the restored-state slots it needs."""
         region, body = self.region, self.region.body
+        _drop_dead_code(self.backward)  # (a rule's partials for inactive operands)
         needed = [v for v in dict.fromkeys(reads([self.backward])) if v in self.inside]
         if not needed:
             return []
@@ -379,16 +382,17 @@ class _Tape:
         slots = []
         if region.kind == "for":
             self.replacement[body.params[0]] = self.rev_index
+        witnesses = self.shape_witnesses(needed)
         for j, param in enumerate(carried):
             result = body.results[j]
             after = isinstance(result, Value) and result in self.inside and result in needed
-            if param in needed and after and result is not param:
+            if (param in needed and after and result is not param
+                    and param not in witnesses and result not in witnesses):
                 popped = self.push_pop(param)
                 state = Value(param.hint)
                 state.shape, state.floating = result.shape, result.floating
                 self.replacement[result] = state
                 slots.append((state, region.outs[j], popped))
-        witnesses = self.shape_witnesses(needed)
         for value in needed:
             if value not in witnesses:
                 self.available(value, push=True)
@@ -414,15 +418,17 @@ class _Tape:
             readers.setdefault(value, []).append((None, -1))
         witnesses = {}
         for value in needed:
-            if value in self.replacement or not isinstance(value.node, Node):
+            if value in self.replacement:
+                continue
+            if not isinstance(value.node, Node) and value not in self.region.carried():
                 continue
             uses = readers.get(value, [])
             if not uses or not all(_reads_shape(node, position) for node, position in uses):
                 continue
             shape = Value(f"{value.hint}_shape" if value.hint else "shape")
             shape.shape = Token()
-            self.insert_after(value, Node(OPS["shape"], (value,), shape, value.node.loc,
-                                          "forward"))
+            loc = value.node.loc if isinstance(value.node, Node) else self.region.loc
+            self.insert_after(value, Node(OPS["shape"], (value,), shape, loc, "forward"))
             for node, position in uses:
                 if node.op.from_shape is not None:
                     args = list(node.args)
@@ -465,7 +471,46 @@ class _Tape:
                 return self.recompute(value, node, tuple(args))
         if not push:
             return None
+        if self.invariant(value):
+            return self.last_value(value)
         return self.push_pop(value)
+
+    def invariant(self, value: Value) -> bool:
+        """Whether every iteration computes the same ``value``: the loop body computes it
+        (outside any branch of it) by an op without effects from values defined before
+        the loop, or from such values."""
+        if value not in self.inside:
+            return True
+        known = self.invariants.get(value)
+        if known is None:
+            node = value.node
+            self.invariants[value] = False  # (while deciding)
+            known = (isinstance(node, Node) and self.where[value][0] is self.region.body
+                     and not (node.op.effect or node.op.statement or node.op.per_call
+                              or getattr(node.op, "opaque", False))
+                     and all(self.invariant(v) for v in node.inputs()))
+            self.invariants[value] = known
+        return known
+
+    def last_value(self, value: Value) -> Value:
+        """A value every iteration computes alike, carried out of the loop once (its last
+        iteration's) rather than taped at each: the backward body reads it there."""
+        region = self.region
+        hint = value.hint or "invariant"
+        for block in region.blocks:
+            param = Value(hint)
+            param.shape, param.floating = value.shape, value.floating
+            block.params.append(param)
+        region.body.results.append(value)
+        region.args = (*region.args, UNDEFINED)  # (read only after an iteration ran)
+        out = Value(hint)
+        out.shape, out.floating = value.shape, value.floating
+        out.node = region
+        region.outs.append(out)
+        if not value.hint:
+            value.hint = hint
+        self.replacement[value] = out
+        return out
 
     def map_operand(self, operand: Operand) -> Operand | None:
         missing = []
@@ -588,6 +633,13 @@ class _Tape:
         for prologue in self.prologues.values():
             for node in prologue:
                 node.args = tuple(map_operand(a, stand_in) for a in node.args)
+
+
+def _drop_dead_code(block: Block) -> None:
+    """Remove from ``block`` what none of its results reads."""
+    scratch = Graph("block", [], block.nodes, list(block.results))
+    eliminate_dead_code(scratch)
+    block.nodes = scratch.nodes
 
 
 def _blocks(block: Block):
