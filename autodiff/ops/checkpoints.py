@@ -44,17 +44,22 @@ forward steps up to step ``n`` the forward sweep has run. So the fewest recomput
 steps are ``r * (n + 1) - beta(s + 1, r - 1) - n``, ``r = repetitions(n + 1, s)``
 (``fewest_recomputations``), and ``keep`` and ``restore`` follow Revolve's splits.
 
-A ``while`` loop's trip count is known only when it ends: the online schedule keeps
-every state when it comes (the latest one is always held) and drops one when the
-snapshots are full, by levels (after Wang, Moin & Iaccarino, "Minimal repetition
-dynamic checkpointing", SIAM J. Sci. Comput. 31(4), 2009): a state is kept at level
-0 while one held before it has a level below a later one's (that one is dropped), and
-otherwise it replaces the latest state, one level above it. Once the loop has ended,
-each stretch between the states held is reversed by the binomial schedule with the
-snapshots free by then, as a known trip count's stretches are.
+A ``while`` loop's trip count is known only when it ends. The online schedule holds,
+as the loop runs, the states the binomial schedule holds for the lengths
+``beta(s, r) - 1`` (r = 1, 2, ...), each grown from the one before: the first stretch
+of the binomial schedule for ``beta(s, r + 1) - 1`` steps is the whole schedule for
+``beta(s, r) - 1`` steps and one step more, and the rest is the schedule for
+``beta(s - 1, r + 1) - 1`` steps with a snapshot fewer, grown in the same way from
+the state after that step. The states a stretch held that the longer one does not
+need are kept while the snapshots allow (the latest given up first). So a loop ending
+at one of those lengths recomputes the fewest steps, and one ending between them more:
+2% (2 snapshots) to 14% (20 snapshots) on average over lengths up to 3000, and up to
+1.8 times as many just after a loop outgrows one of those lengths. Once
+the loop has ended, each stretch between the states held is reversed by the binomial
+schedule with the snapshots free by then, as a known trip count's stretches are.
 
-Every decision takes constant time but for a binary search over a row of binomial
-coefficients when a state is kept; there is no recursion.
+Each call takes constant time, amortised over the loop (keeping a state may search a
+row of binomial coefficients); nothing recurses.
 """
 
 import bisect
@@ -87,8 +92,17 @@ class Checkpoints:
         self._end = None if steps is None else steps + 1  # the stretch being reversed ends here
         self._next = 0        # the index whose state is kept next (None: none is)
         self._rows = {}       # snapshots -> [beta(snapshots, 0), beta(snapshots, 1), ...]
-        self._levels = []     # online: (index, level) of the states held no later one outranks
-        self._spare = []      # online: indices of the states a later one outranks
+        # online: the stretches being grown, outermost first, each [snapshots, the level
+        # it grows to (None: no end), the index it starts from, the level it has reached,
+        # where its indices begin in _needed]; the indices held the stretches need, and
+        # those they no longer need (given up from the end); (snapshots, level to grow to)
+        # of the stretch starting at _next; where a stretch growing to level 1, which
+        # keeps every state, stops
+        self._stretches = []
+        self._needed = []
+        self._unneeded = []
+        self._then = None
+        self._run = None
         self.ran = None       # how many steps the loop ran, once it has ended
 
     def describe(self):
@@ -103,18 +117,20 @@ class Checkpoints:
 
     def keep(self, i, state):
         """Keep ``state``, the one step ``i`` starts from, when the schedule says so."""
-        if self.online:
-            self._keep_online(i, state)
-        elif i == self._next:
-            self._states[i] = state
-            self._held.append(i)
-            self._plan(i)
+        if i == self._next:
+            if self.online:
+                self._keep_online(i, state)
+            else:
+                self._states[i] = state
+                self._held.append(i)
+                self._plan(i)
 
     def ended(self, steps):
         """The loop ran ``steps`` steps: the reverse sweep begins."""
         if self.online:
             self.online = False
             self._held = list(self._states)
+            self._stretches = self._needed = self._unneeded = None
         self.ran = steps
 
     def restore(self, j):
@@ -150,8 +166,10 @@ class Checkpoints:
     def _beta(self, snapshots, repetitions):
         if repetitions < 0:
             return 0
-        if snapshots <= 1:
-            return repetitions + 1 if snapshots == 1 else 1
+        if repetitions == 0 or snapshots == 0:
+            return 1
+        if repetitions == 1 or snapshots == 1:
+            return snapshots + repetitions
         row = self._rows.setdefault(snapshots, [1])
         while len(row) <= repetitions:
             row.append(row[-1] * (snapshots + len(row)) // len(row))
@@ -164,25 +182,55 @@ class Checkpoints:
         return bisect.bisect_left(row, length)
 
     def _keep_online(self, i, state):
-        states, levels = self._states, self._levels
-        if not states:  # the loop's entry, held to the end
-            states[i] = state
-            return
-        if self.snapshots == 1:
-            return
-        if len(states) < self.snapshots:
-            level = 0
-        elif self._spare:
-            del states[self._spare.pop()]
-            level = 0
-        else:  # the latest state gives way, one level up
-            latest, below = levels.pop()
-            del states[latest]
-            level = below + 1
-            while levels and levels[-1][1] < level:
-                self._spare.append(levels.pop()[0])
+        states, needed = self._states, self._needed
+        if len(states) == self.snapshots:
+            del states[self._unneeded.pop()]
         states[i] = state
-        levels.append((i, level))
+        if self._run is not None:  # a stretch growing to level 1 keeps every state
+            needed.append(i)
+            if i < self._run:
+                self._next = i + 1
+                return
+            self._run = None
+            self._stretches[-1][3] = 1
+        elif i == 0:  # the loop's entry: the outermost stretch, which grows without end
+            self._begin(self.snapshots, None, 0)
+            return
+        else:  # the first state of a stretch (which its parent's level needs)
+            needed.append(i)
+            if self._begin(*self._then, i):
+                return
+        self._grow()
+
+    def _begin(self, snapshots, last, start):
+        """A stretch of ``snapshots`` from ``start`` growing to level ``last``: False
+        when it has grown at once (one snapshot holds nothing more)."""
+        if snapshots == 1:
+            if self._stretches:
+                self._stretches[-1][3] += 1
+            self._next = None
+            return False
+        self._stretches.append([snapshots, last, start, 0, len(self._needed)])
+        self._run = start + snapshots - 1
+        self._next = start + 1
+        return True
+
+    def _grow(self):
+        """The next index the online schedule keeps, and the stretch starting there."""
+        stretches, needed = self._stretches, self._needed
+        while True:
+            snapshots, last, start, level, base = stretches[-1]
+            if level == last:  # grown: its parent's level is reached
+                stretches.pop()
+                stretches[-1][3] += 1
+                continue
+            # grows a level: the stretch reached so far is the first of the next level's,
+            # the states it held there no longer needed; the next starts one step on
+            self._unneeded.extend(needed[base:])
+            del needed[base:]
+            self._next = start + self._beta(snapshots, level)
+            self._then = (snapshots - 1, level + 1)
+            return
 
 
 def binomial(snapshots, repetitions):
