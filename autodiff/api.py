@@ -72,7 +72,8 @@ def _transform(fn: Callable) -> Callable:
 
 @_transform
 def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
-         has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
+         has_aux: bool = False, jit: bool | str = False, check_finite: bool = False,
+         checkpoint: int | str | None = None):
     """The gradient of the scalar function ``fn``, as generated Python source.
 
     ``wrt`` picks the arguments: an index, a name, or a tuple of them (the
@@ -93,6 +94,12 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     the first NaN or infinity, naming the statement and the user's line it
     comes from (slower: a debugging mode, like anomaly detection).
 
+    ``checkpoint`` bounds the memory of each loop's reverse sweep: a number of states
+    to keep (``checkpoint=20``) or a size of memory for them (``checkpoint="200MB"``).
+    The loop keeps those states, chosen by Revolve's binomial schedule (an online one
+    for a ``while`` loop), instead of taping every step, and its reverse sweep runs
+    each step again from the nearest one (see docs/loops.md).
+
     >>> import numpy as np, autodiff as ad
     >>> @ad.grad
     ... def f(x):
@@ -102,14 +109,15 @@ def grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
     """
     if fn is None:
         return lambda f: grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux, jit=jit,
-                              check_finite=check_finite)
+                              check_finite=check_finite, checkpoint=checkpoint)
     return grad_of(fn, wrt, with_value=False, optimize=optimize, has_aux=has_aux, jit=jit,
-                   check_finite=check_finite)
+                   check_finite=check_finite, checkpoint=checkpoint)
 
 
 @_transform
 def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool = True,
-                   has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
+                   has_aux: bool = False, jit: bool | str = False, check_finite: bool = False,
+                   checkpoint: int | str | None = None):
     """Like :func:`grad`, but the derivative returns ``(fn(...), gradient)``; with
     ``has_aux``, ``((loss, aux), gradient)``.
 
@@ -119,14 +127,15 @@ def value_and_grad(fn: Callable | None = None, *, wrt: Wrt = 0, optimize: bool =
     """
     if fn is None:
         return lambda f: value_and_grad(f, wrt=wrt, optimize=optimize, has_aux=has_aux,
-                                        jit=jit, check_finite=check_finite)
+                                        jit=jit, check_finite=check_finite,
+                                        checkpoint=checkpoint)
     return grad_of(fn, wrt, with_value=True, optimize=optimize, has_aux=has_aux, jit=jit,
-                   check_finite=check_finite)
+                   check_finite=check_finite, checkpoint=checkpoint)
 
 
 @_transform
 def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False,
-        check_finite: bool = False):
+        check_finite: bool = False, checkpoint: int | str | None = None):
     """The vector-Jacobian product of ``fn``: a function ``(*args, seed)`` returning
     the gradients of ``sum(seed * fn(*args))`` (like ``out.backward(seed)``).
 
@@ -143,7 +152,8 @@ def vjp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
     >>> pull(np.array([1.0, 2.0]), np.array([1.0, 10.0]))
     array([ 2., 40.])
     """
-    return vjp_of(fn, wrt, optimize=optimize, jit=jit, check_finite=check_finite)
+    return vjp_of(fn, wrt, optimize=optimize, jit=jit, check_finite=check_finite,
+                  checkpoint=checkpoint)
 
 
 @_transform

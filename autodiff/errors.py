@@ -108,6 +108,11 @@ class NonFiniteError(AutodiffError, FloatingPointError):
     names the first statement that produced one and the user's line it comes from."""
 
 
+class CheckpointWarning(UserWarning):
+    """A loop ``checkpoint=`` leaves taped whole: its steps cannot be run again (see
+    ``autodiff/transforms/checkpoint.py``); the warning names the user's line."""
+
+
 def raised_at_call(entry):
     """Decorator for a public entry point (``ad.grad``, the first call of a ``jit``
     derivative, ``ad.check_grad``, a Jacobian's call): an AutodiffError raised inside

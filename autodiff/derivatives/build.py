@@ -234,7 +234,7 @@ def add_param(graph: Graph, name: str, param: Value | None = None,
 def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_aux: bool,
                check_finite: bool = False, specs: dict[str, tuple] | None = None,
                by_structure: Callable | None = None, complex_values: bool = False,
-               known: dict | None = None) -> Callable:
+               known: dict | None = None, checkpoint: int | str | None = None) -> Callable:
     """The gradient of ``fn`` by reverse mode. Raises
     :class:`~autodiff.transforms.reverse.TapedDerivativeError` for a derivative whose
     reverse sweep would read a loop's tape (its gradient is then taken by forward mode).
@@ -260,7 +260,8 @@ def build_grad(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool, has_
             hint="return the loss alone, pass has_aux=True to return (loss, aux), "
             "or use a vector-Jacobian product (ad.vjp)")
     try:
-        derivative = reverse_mode(graph, targets, with_value=with_value, optimized=optimize)
+        derivative = reverse_mode(graph, targets, with_value=with_value, optimized=optimize,
+                                  checkpoint=checkpoint)
     except TapedDerivativeError:
         if check_finite and not has_aux:
             raise AutodiffError(
@@ -366,14 +367,15 @@ def _regrouped(derivative: Graph, groups: list, gradients: list) -> list:
 def build_vjp(fn: Callable, wrt: Wrt, *, optimize: bool, check_finite: bool = False,
               specs: dict[str, tuple] | None = None,
               by_structure: Callable | None = None, complex_values: bool = False,
-               known: dict | None = None) -> Callable:
+              known: dict | None = None, checkpoint: int | str | None = None) -> Callable:
     """The vector-Jacobian product of ``fn``: ``(*args, seed)``; the gradient of a
     structured argument has its structure."""
     graph, where = primal(fn, specs, complex_values, known)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
     seed = add_param(graph, "seed", optional=True)
-    derivative = reverse_mode(graph, targets, optimized=optimize, seed=seed)
+    derivative = reverse_mode(graph, targets, optimized=optimize, seed=seed,
+                              checkpoint=checkpoint)
     graph.params = [param for param in graph.params if param is not seed]  # fn's own graph
     derivative.name = fn.__name__ + "_vjp"
     # the seed handed back as it is (f(x) = x): a copy

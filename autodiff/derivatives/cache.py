@@ -17,7 +17,9 @@ from autodiff.derivatives.build import build_jvp, build_vjp
 from autodiff.derivatives.structured import per_structure
 from autodiff.derivatives.wrt import Wrt, wrt_key
 from autodiff.jit.dispatch import backend_of, specialized_derivative
+from autodiff.errors import AutodiffError
 from autodiff.ops import registry
+from autodiff.ops.checkpoints import snapshot_count
 from autodiff.ops.custom import CustomGradient
 
 CACHE = "__autodiff_derivatives__"
@@ -73,13 +75,25 @@ def derivatives_of(fn: Callable) -> dict | None:
 
 
 def vjp_of(fn: Callable, wrt: Wrt, *, optimize: bool = True, jit: bool | str = False,
-           check_finite: bool = False) -> Callable:
+           check_finite: bool = False, checkpoint: int | str | None = None) -> Callable:
     """The vector-Jacobian product of ``fn`` (:func:`autodiff.vjp`), built once."""
-    return cached(fn, ("vjp", wrt_key(wrt), optimize, check_finite),
+    checked_budget(checkpoint, jit)
+    return cached(fn, ("vjp", wrt_key(wrt), optimize, check_finite, checkpoint),
                   lambda: per_structure(fn, f"{fn.__name__}_vjp", lambda **given: build_vjp(
-                      fn, wrt, optimize=optimize, check_finite=check_finite, **given),
-                      extra=(("seed", True),)),
+                      fn, wrt, optimize=optimize, check_finite=check_finite,
+                      checkpoint=checkpoint, **given), extra=(("seed", True),)),
                   jit, optimize, check_finite)
+
+
+def checked_budget(checkpoint: int | str | None, jit: bool | str) -> None:
+    """Refuse a ``checkpoint=`` budget that is not one, when the transform is made."""
+    if checkpoint is None:
+        return
+    snapshot_count(checkpoint, 0.0)  # (raises for what is neither a count nor a size)
+    if backend_of(jit) == "numba":
+        raise AutodiffError(
+            "checkpoint= keeps a loop's states in a Python object numba cannot compile",
+            hint="use jit=True (NumPy) with checkpoint=, or jit='numba' without it")
 
 
 def jvp_of(fn: Callable, wrt: Wrt, *, optimize: bool = True, jit: bool | str = False,

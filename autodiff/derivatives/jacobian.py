@@ -11,7 +11,7 @@ import numpy as np
 
 from autodiff import tree
 from autodiff.derivatives.build import build_grad, parts, primal
-from autodiff.derivatives.cache import Assembled, cached, jvp_of, vjp_of
+from autodiff.derivatives.cache import Assembled, cached, checked_budget, jvp_of, vjp_of
 from autodiff.derivatives.structured import call_facts_may_answer, per_structure
 from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, raised_at_call
@@ -23,14 +23,15 @@ from autodiff.transforms.reverse import TapedDerivativeError
 
 def build_gradient(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
                    has_aux: bool = False, check_finite: bool = False, specs=None,
-                   by_structure=None, complex_values: bool = False, known=None) -> Callable:
+                   by_structure=None, complex_values: bool = False, known=None,
+                   checkpoint: int | str | None = None) -> Callable:
     """The gradient of ``fn`` by reverse mode, or, for a derivative whose reverse sweep
     reads a loop's tape (``grad(grad(f))`` with ``f`` looping), by forward mode over it."""
     try:
         return build_grad(fn, wrt, with_value=with_value, optimize=optimize,
                           has_aux=has_aux, check_finite=check_finite, specs=specs,
                           by_structure=by_structure, complex_values=complex_values,
-                          known=known)
+                          known=known, checkpoint=checkpoint)
     except TapedDerivativeError:
         if has_aux:
             raise
@@ -38,18 +39,20 @@ def build_gradient(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool =
 
 
 def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
-            has_aux: bool = False, jit: bool | str = False, check_finite: bool = False):
+            has_aux: bool = False, jit: bool | str = False, check_finite: bool = False,
+            checkpoint: int | str | None = None):
     """The gradient of ``fn`` (:func:`autodiff.grad`, :func:`autodiff.value_and_grad`),
     built once."""
+    checked_budget(checkpoint, jit)
     kind = "value_and_grad" if with_value else "grad"
     options = {"with_value": with_value, "optimize": optimize, "has_aux": has_aux,
-                   "check_finite": check_finite}
+               "check_finite": check_finite, "checkpoint": checkpoint}
 
     def build() -> Callable:
         return per_structure(fn, f"{fn.__name__}_{kind}",
                              lambda **given: build_gradient(fn, wrt, **options, **given))
 
-    return cached(fn, (kind, wrt_key(wrt), optimize, has_aux, check_finite), build,
+    return cached(fn, (kind, wrt_key(wrt), optimize, has_aux, check_finite, checkpoint), build,
                   jit, optimize, check_finite)
 
 

@@ -32,7 +32,8 @@ MAX_NODES = 120
 WIDTH_INCHES = 13
 # What a phase's nodes are drawn in, and what the legend calls them.
 PHASES = {"forward": ("black", "your function"), "backward": ("firebrick", "reverse sweep"),
-          "tangent": ("royalblue", "tangents (forward mode)")}
+          "tangent": ("royalblue", "tangents (forward mode)"),
+          "recompute": ("darkorange", "steps recomputed from checkpoints")}
 LABEL_LENGTH = 48  # a node's label past this is cut with "..."
 LINE_LENGTH = 72  # and a line of the user's code
 

@@ -58,7 +58,7 @@ def format_graph(graph: Graph) -> str:
 
 # What a node's line is to it, by the node's phase: ``grad of line 7`` (the text views,
 # the picture and the generated code's comments say it alike).
-PHASE_PREFIX = {"backward": "grad of ", "tangent": "tangent of "}
+PHASE_PREFIX = {"backward": "grad of ", "tangent": "tangent of ", "recompute": "recomputed: "}
 
 
 def _where(node) -> str:

@@ -23,6 +23,7 @@ import numpy as np
 from autodiff.graph.ir import Const
 from autodiff.graph.shapes import SCALAR
 from autodiff.ops import runtime
+from autodiff.ops.checkpoints import Checkpoints, snapshot_count
 from autodiff.ops.registry import OPS, defop, helper_op
 from autodiff.ops.shape_rules import (
     broadcast,
@@ -437,6 +438,52 @@ def tape_pop(tape): ...
 
 
 tape_pop.effect = True
+
+
+# ----- checkpoints: a loop reversed from states kept under a memory budget -----
+#
+# transforms/checkpoint.py writes these around a loop whose derivative is asked to bound
+# its memory (``ad.grad(f, checkpoint="200MB")``); ``ops/checkpoints.py`` holds the
+# schedule. The states kept are held by reference: ``holds`` keeps them from being
+# updated in place.
+
+CHECKPOINTS = ("the checkpoints of a loop's reverse sweep (transforms.checkpoint): a "
+               "derivative of a checkpointed derivative is not taken")
+_checkpoint_names = {"Checkpoints": Checkpoints, "snapshot_count": snapshot_count}
+
+
+@defop("checkpoints_new", "Checkpoints(steps, snapshot_count(budget, state))",
+       nondiff_output=True, floating=None, no_gradient=CHECKPOINTS, per_call=True)
+def checkpoints_new(steps, budget, state): ...
+
+
+@defop("checkpoint_keep", "checkpoints.keep(i, state)", nondiff_output=True, floating=None,
+       no_gradient=CHECKPOINTS, per_call=True, holds="state")
+def checkpoint_keep(checkpoints, i, state): ...
+
+
+@defop("checkpoints_ended", "checkpoints.ended(steps)", nondiff_output=True, floating=None,
+       no_gradient=CHECKPOINTS, per_call=True)
+def checkpoints_ended(checkpoints, steps): ...
+
+
+@defop("checkpoint_restore", "checkpoints.restore(j)", fresh=False, floating=None,
+       no_gradient=CHECKPOINTS, per_call=True)
+def checkpoint_restore(checkpoints, j): ...
+
+
+@defop("checkpoint_part", "restored[k]", fresh=False, floating=None, no_gradient=CHECKPOINTS,
+       per_call=True)
+def checkpoint_part(restored, k): ...
+
+
+checkpoints_new.runtime = _checkpoint_names
+checkpoint_keep.effect = checkpoint_keep.statement = True
+checkpoints_ended.effect = checkpoints_ended.statement = True
+checkpoint_restore.effect = True
+for _op in (checkpoints_new, checkpoint_keep, checkpoints_ended, checkpoint_restore,
+            checkpoint_part):
+    _op.outside_tables = "written by transforms/checkpoint.py (tests/transforms/test_checkpoint.py)"
 
 
 

@@ -46,6 +46,7 @@ from autodiff.graph.shapes import LIST, SCALAR, Token
 from autodiff.ops import OPS
 from autodiff.ops.control import tape_push
 from autodiff.ops.exceptions import TAPE_LENGTH, TAPE_TRUNCATE
+from autodiff.transforms.checkpoint import checkpoint_loop
 from autodiff.transforms.optimize.dce import eliminate_dead_code
 
 
@@ -266,6 +267,9 @@ class ControlFlowReverser:
         sweep = Region("for", (*head, *init), outs, [backward], region.loc, "backward")
         sweep.reverse = region.kind == "for" and not region.reverse
         builder.nodes.append(sweep)
+        budget = self.reverser.checkpoint
+        if budget is not None and not _inside_loop(builder.graph.nodes, region):
+            checkpoint_loop(builder.graph, region, sweep, builder.nodes, budget)
         for x, out in zip(targets, outs[len(slots):]):
             adjoints.parts[x] = [out]
         for j, out in zip(slots, outs):
@@ -633,6 +637,19 @@ class _Tape:
         for prologue in self.prologues.values():
             for node in prologue:
                 node.args = tuple(map_operand(a, stand_in) for a in node.args)
+
+
+def _inside_loop(nodes: list, region: Region, within: bool = False) -> bool | None:
+    """Whether ``region`` is inside a loop's body (None when not found in ``nodes``)."""
+    for node in nodes:
+        if node is region:
+            return within
+        if isinstance(node, Region):
+            for block in node.blocks:
+                found = _inside_loop(block.nodes, region, within or not node.branches)
+                if found is not None:
+                    return found
+    return None
 
 
 def _drop_dead_code(block: Block) -> None:

@@ -139,7 +139,8 @@ def _scatter_into_zeros(part: Operand) -> tuple | None:
 
 
 def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = False,
-                 optimized: bool = True, seed: Value | None = None) -> Graph:
+                 optimized: bool = True, seed: Value | None = None,
+                 checkpoint: int | str | None = None) -> Graph:
     """Graph computing the gradients of ``primal``'s first output w.r.t. params ``wrt``
     (by index, or values of ``primal``: the leaves of a structured argument).
 
@@ -148,7 +149,9 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     outputs (auxiliary values, not differentiated). Without ``seed`` the first
     output must be a scalar; with it (a new param of the primal, see
     :func:`add_param`), the gradients are those of ``sum(seed * output)``, and a
-    tuple output takes a tuple seed.
+    tuple output takes a tuple seed. With ``checkpoint`` (a number of states, or a size
+    of memory), each outermost loop keeps states within it and recomputes its steps
+    from them instead of taping them all (see :mod:`autodiff.transforms.checkpoint`).
     """
     graph, mapping = primal.copy()
     graph.name = primal.name + "_grad"
@@ -163,7 +166,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     refuse_gradients_into_settings(graph, varied, useful)
     check_steps(graph, varied)
     builder = GraphBuilder(graph, phase="backward")
-    reverser = _Reverser(builder, active)
+    reverser = _Reverser(builder, active, checkpoint)
     adjoints = reverser.new_adjoints()
     forward = list(graph.nodes)
 
@@ -279,9 +282,11 @@ def _where(loc: Location | None) -> str:
 class _Reverser:
     """Walks nodes backwards, inlining each one's rule; regions go to ControlFlowReverser."""
 
-    def __init__(self, builder: GraphBuilder, active: set[Value]) -> None:
+    def __init__(self, builder: GraphBuilder, active: set[Value],
+                 checkpoint: int | str | None = None) -> None:
         self.builder = builder
         self.active = active
+        self.checkpoint = checkpoint  # the budget of each outermost loop's states
         self.control = ControlFlowReverser(self)
         self.keep_zeros: set[Value] = set()
 
