@@ -262,6 +262,39 @@ def _(rewrite, g, a, b):
     return None
 
 
+# The sums of those adjoints over a loop's steps, from lists of the steps' operands
+# (transforms/accumulations.py writes them after a backward loop): bilinear in the lists.
+_OVER_STEPS = ("a sum over a loop's steps, after its reverse sweep: reverse mode over a "
+               "reverse sweep runs forward mode (api.ForwardGradient)")
+matmul_grad_lhs_of_steps = _call("matmul_grad_lhs_of_steps", "gs, a, bs", diff=("gs", "bs"),
+                                 shape=shape_like("a"), no_gradient=_OVER_STEPS)
+matmul_grad_rhs_of_steps = _call("matmul_grad_rhs_of_steps", "gs, as_, b", diff=("gs", "as_"),
+                                 shape=shape_like("b"), no_gradient=_OVER_STEPS)
+for _op in (matmul_grad_lhs_of_steps, matmul_grad_rhs_of_steps):
+    _op.outside_tables = ("written by transforms/accumulations.py after a backward loop "
+                          "(tests/transforms/test_accumulations.py)")
+
+
+@matmul_grad_lhs_of_steps.defjvp("gs")
+def _(dgs, result, gs, a, bs):
+    return runtime.matmul_grad_lhs_of_steps(dgs, a, bs)
+
+
+@matmul_grad_lhs_of_steps.defjvp("bs")
+def _(dbs, result, gs, a, bs):
+    return runtime.matmul_grad_lhs_of_steps(gs, a, dbs)
+
+
+@matmul_grad_rhs_of_steps.defjvp("gs")
+def _(dgs, result, gs, as_, b):
+    return runtime.matmul_grad_rhs_of_steps(dgs, as_, b)
+
+
+@matmul_grad_rhs_of_steps.defjvp("as_")
+def _(das, result, gs, as_, b):
+    return runtime.matmul_grad_rhs_of_steps(gs, das, b)
+
+
 _call("dot_grad_lhs", "g, a, b", diff=("g", "b"), shape=shape_like("a"))
 _call("dot_grad_rhs", "g, a, b", diff=("g", "a"), shape=shape_like("b"))
 _call("inner_grad_lhs", "g, a, b", diff=("g", "b"), shape=shape_like("a"))

@@ -174,6 +174,60 @@ def matmul_grad_rhs(g, a, b):
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
 
 
+def matmul_grad_lhs_of_steps(gs, a, bs):
+    """The sum over a loop's steps of ``matmul_grad_lhs(g, a, b)``, given the steps'
+    ``gs`` and ``bs`` (one item a step): one matrix product where ``a`` is a matrix and
+    every ``g`` and ``b`` are vectors (a sum of outer products) or every one a matrix,
+    as a hand-written backpropagation through time does.
+
+    >>> matmul_grad_lhs_of_steps([np.ones(2), np.ones(2)], np.zeros((2, 3)),
+    ...                          [np.arange(3.0), np.ones(3)]).tolist()
+    [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    """
+    if _ndim(a) == 2 and gs:
+        ranks = _ranks(gs, bs)
+        if ranks == {1}:
+            return np.stack(gs, axis=1) @ np.stack(bs)
+        if ranks == {2}:
+            return np.concatenate(gs, axis=1) @ np.concatenate(bs, axis=1).T
+    return _sum_of_steps(matmul_grad_lhs, gs, bs, a, first=False)
+
+
+def matmul_grad_rhs_of_steps(gs, as_, b):
+    """The sum over a loop's steps of ``matmul_grad_rhs(g, a, b)``: see
+    :func:`matmul_grad_lhs_of_steps`.
+
+    >>> matmul_grad_rhs_of_steps([np.ones(2), np.ones(2)], [np.arange(3.0), np.ones(3)],
+    ...                          np.zeros((3, 2))).tolist()
+    [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+    """
+    if _ndim(b) == 2 and gs:
+        ranks = _ranks(gs, as_)
+        if ranks == {1}:
+            return np.stack(as_, axis=1) @ np.stack(gs)
+        if ranks == {2}:
+            return np.concatenate(as_, axis=0).T @ np.concatenate(gs, axis=0)
+    return _sum_of_steps(matmul_grad_rhs, gs, as_, b, first=True)
+
+
+def _ranks(*lists) -> set:
+    """The ranks of the arrays in ``lists`` (None for anything else)."""
+    return {item.ndim if type(item) is np.ndarray else None for items in lists
+            for item in items}
+
+
+def _sum_of_steps(adjoint, gs, steps, fixed, first: bool):
+    """``adjoint(g, step, fixed)`` (or ``adjoint(g, fixed, step)``) summed over the steps;
+    zeros of ``fixed``'s shape for none."""
+    total = None
+    for g, item in zip(gs, steps):
+        part = adjoint(g, item, fixed) if first else adjoint(g, fixed, item)
+        total = part if total is None else total + part
+    if total is None:
+        return np.zeros(np.shape(fixed), dtype=np.result_type(fixed, 1.0))
+    return total
+
+
 def _ndim(a) -> int:
     return a.ndim if type(a) is np.ndarray else np.ndim(a)
 

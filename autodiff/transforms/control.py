@@ -46,6 +46,7 @@ from autodiff.graph.shapes import LIST, SCALAR, Token
 from autodiff.ops import OPS
 from autodiff.ops.control import tape_push
 from autodiff.ops.exceptions import TAPE_LENGTH, TAPE_TRUNCATE
+from autodiff.transforms.accumulations import gather_products
 from autodiff.transforms.checkpoint import checkpoint_loop
 from autodiff.transforms.optimize.dce import eliminate_dead_code
 
@@ -268,10 +269,14 @@ class ControlFlowReverser:
         sweep.reverse = region.kind == "for" and not region.reverse
         builder.nodes.append(sweep)
         budget = self.reverser.checkpoint
+        replaced = {}
         if budget is not None and not _inside_loop(builder.graph.nodes, region):
             checkpoint_loop(builder.graph, region, sweep, builder.nodes, budget)
+        else:
+            replaced = gather_products(builder.nodes, sweep,
+                                       range(len(slots), len(slots) + len(targets)))
         for x, out in zip(targets, outs[len(slots):]):
-            adjoints.parts[x] = [out]
+            adjoints.parts[x] = [replaced.get(out, out)]
         for j, out in zip(slots, outs):
             start = region.init[j]
             if isinstance(start, Value) and start in active:

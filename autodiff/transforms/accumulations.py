@@ -1,0 +1,110 @@
+"""An adjoint a backward loop accumulates from per-step products, summed in one product
+after the loop.
+
+The gradient of ``W`` in ``h = np.tanh(W @ h + U @ x[t])`` is, at each step, the outer
+product of the step's adjoint and its ``h``; the backward loop adds them one by one
+(``dW += matmul_grad_lhs(dt, W, h)``), 500 rank-one updates for 500 steps. A
+hand-written backpropagation through time keeps the steps' adjoints and does one
+matrix product over them after the loop. So does this: where a backward loop's only
+use of an accumulated adjoint is adding a ``matmul_grad_lhs`` (or ``_rhs``) of the
+step whose fixed operand comes from outside the loop, the loop appends the step's two
+other operands to lists instead, and after it the sum is one product over them
+(``matmul_grad_lhs_of_steps``, in ``ops/runtime.py``). The lists hold what the tape
+held: the ``h`` each step popped, and an adjoint a step.
+"""
+
+from __future__ import annotations
+
+from autodiff.graph.ir import Node, Region, Value, defined_values, operand_values, walk
+from autodiff.graph.shapes import LIST
+from autodiff.ops import OPS
+
+# The adjoint of a product in one operand, and its sum over steps: (the operand fixed
+# across the steps, the operand that changes).
+_OVER_STEPS = {"matmul_grad_lhs": ("matmul_grad_lhs_of_steps", 1, 2),
+               "matmul_grad_rhs": ("matmul_grad_rhs_of_steps", 2, 1)}
+
+
+def gather_products(nodes: list, sweep: Region, accumulated: range) -> dict[Value, Value]:
+    """Rewrite the backward loop ``sweep`` (one of ``nodes``) so that each adjoint
+    it accumulates (its carried values at ``accumulated``) from products sums them after
+    it; return, for each out of the loop so rewritten, the value standing for it after
+    the sum."""
+    body = sweep.body
+    inside = defined_values(sweep.blocks)
+    reads: dict[Value, int] = {}
+    for node in walk(body.nodes):
+        for value in node.inputs():
+            reads[value] = reads.get(value, 0) + 1
+    for result in body.results:
+        for value in operand_values(result):
+            reads[value] = reads.get(value, 0) + 1
+    replaced: dict[Value, Value] = {}
+    carried = body.params[1:]
+    for j in accumulated:
+        param, result = carried[j], body.results[j]
+        found = _accumulated_product(body, param, result, reads, inside)
+        if found is None:
+            continue
+        total, product = found
+        name, fixed_at, step_at = _OVER_STEPS[product.op.name]
+        g, fixed, item = product.args[0], product.args[fixed_at], product.args[step_at]
+        lists, appends = [], []
+        of = param.adjoint_of.hint if param.adjoint_of is not None else ""
+        for hint, value in (("adjoints", g), ("operands", item)):
+            start = Value(f"{of}_{hint}" if of else hint)
+            start.shape = LIST
+            at = next(i for i, node in enumerate(nodes) if node is sweep)
+            nodes.insert(at, Node(OPS["list_new"], (), start, sweep.loc, "backward"))
+            held, grown, out = Value(start.hint), Value(start.hint), Value(start.hint)
+            held.shape = grown.shape = out.shape = LIST
+            appends.append(Node(OPS["list_append"], (held, value), grown, product.loc,
+                                "backward"))
+            body.params.append(held)
+            body.results.append(grown)
+            sweep.args = (*sweep.args, start)
+            sweep.outs.append(out)
+            out.node = sweep
+            lists.append(out)
+        at = next(i for i, node in enumerate(body.nodes) if node is product)
+        body.nodes[at:at + 1] = appends
+        body.nodes = [node for node in body.nodes if node is not total]
+        body.results[j] = param
+        args = [lists[0], None, None]
+        args[fixed_at], args[step_at] = fixed, lists[1]
+        summed = Value(f"d{of}_steps" if of else "")
+        summed.shape = param.shape
+        nodes.append(Node(OPS[name], tuple(args), summed, product.loc, "backward"))
+        out = sweep.outs[j]
+        after = Value(out.hint)
+        after.shape, after.floating = out.shape, out.floating
+        after.adjoint_of = out.adjoint_of
+        nodes.append(Node(OPS["accumulate"], (out, summed), after, sweep.loc, "backward"))
+        replaced[out] = after
+    return replaced
+
+
+def _accumulated_product(body, param: Value, result, reads: dict, inside: set):
+    """``(total, product)`` where the loop's result ``total`` is ``param`` plus an
+    adjoint of a product whose fixed operand comes from outside the loop, and nothing
+    else reads ``param`` or the product; None otherwise."""
+    if not isinstance(result, Value) or not isinstance(result.node, Node):
+        return None
+    total = result.node
+    if total.op is not OPS["accumulate"] or total not in body.nodes or reads.get(param) != 1:
+        return None
+    others = [a for a in total.args if a is not param]
+    if len(others) != 1 or len(total.args) != 2 or not isinstance(others[0], Value):
+        return None
+    product = others[0].node
+    if not isinstance(product, Node) or product.op.name not in _OVER_STEPS:
+        return None
+    if product not in body.nodes or reads.get(product.out) != 1 or reads.get(result) != 1:
+        return None
+    fixed = product.args[_OVER_STEPS[product.op.name][1]]
+    if any(v in inside for v in operand_values(fixed)):
+        return None
+    return total, product
+
+
+__all__ = ["gather_products"]
