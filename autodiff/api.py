@@ -175,9 +175,11 @@ def jvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = 
 
 
 @_transform
-def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
+def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
     """The Hessian-vector product of the scalar ``fn``: ``(*args, v)`` returning
     ``H @ v``, by forward mode over the gradient, without building ``H``.
+
+    ``jit`` as in :func:`grad`: the product specialised per call signature.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.hvp(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]), np.ones(2))
@@ -187,11 +189,12 @@ def hvp(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
                   lambda: per_structure(fn, f"{fn.__name__}_hvp", lambda **given: build_jvp(
                       grad(fn, wrt=wrt, optimize=optimize), wrt, optimize=optimize,
                       with_value=False, name="hvp", tangent="v", **given),
-                      extra=(("v", False),)))
+                      extra=(("v", False),)), jit, optimize)
 
 
 @_transform
-def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: bool = True):
+def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: bool = True,
+             jit: bool | str = False):
     """The Jacobian of ``fn``, shaped ``output.shape + argument.shape``.
 
     ``mode="rev"`` runs one vector-Jacobian product per output element,
@@ -202,7 +205,8 @@ def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: b
     give a block per output leaf and argument leaf, in the output's structure of
     the arguments' structures, as JAX gives them; a leaf without a gradient
     (a string, a count) has ``None``. ``.source`` shows the generated
-    product(s) it calls.
+    product(s) it calls; with ``jit`` (as in :func:`grad`), they are specialised per
+    call signature.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -211,25 +215,27 @@ def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: b
     """
     if mode not in (None, "rev", "fwd"):
         raise ValueError(f"mode must be 'rev', 'fwd' or None (automatic), not {mode!r}")
-    return cached(fn, ("jacobian", wrt_key(wrt), mode, optimize),
-                  lambda: Jacobian(fn, wrt, mode, optimize))
+    return cached(fn, ("jacobian", wrt_key(wrt), mode, optimize, jit),
+                  lambda: Jacobian(fn, wrt, mode, optimize, jit))
 
 
 @_transform
-def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True):
+def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
     """The Hessian of the scalar ``fn``: forward mode over the reverse-mode gradient.
 
     Shaped ``argument.shape + argument.shape``; several ``wrt`` give a tuple of
     tuples of blocks, ``H[i][j]`` the derivative of gradient ``i`` w.r.t. argument ``j``.
+    ``jit`` as in :func:`grad`: the products it is assembled from specialised per call
+    signature.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return cached(fn, ("hessian", wrt_key(wrt), optimize),
+    return cached(fn, ("hessian", wrt_key(wrt), optimize, jit),
                   lambda: jacobian(grad(fn, wrt=wrt, optimize=optimize), wrt=wrt,
-                                   mode="fwd", optimize=optimize))
+                                   mode="fwd", optimize=optimize, jit=jit))
 
 
 @_transform

@@ -59,8 +59,9 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
 class Jacobian(Assembled):
     """The Jacobian of a function, row by row (reverse) or column by column (forward)."""
 
-    def __init__(self, fn: Callable, wrt: Wrt, mode: str | None, optimize: bool) -> None:
-        self.fn, self.wrt, self.mode, self.optimize = fn, wrt, mode, optimize
+    def __init__(self, fn: Callable, wrt: Wrt, mode: str | None, optimize: bool,
+                 jit: bool | str = False) -> None:
+        self.fn, self.wrt, self.mode, self.optimize, self.jit = fn, wrt, mode, optimize, jit
         try:
             graph, where = primal(fn)
             self.named, self.several = parts(graph, wrt, where)
@@ -79,11 +80,11 @@ class Jacobian(Assembled):
 
     @property
     def vjp(self) -> Callable:
-        return vjp_of(self.fn, self.wrt, optimize=self.optimize)
+        return vjp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit)
 
     @property
     def jvp(self) -> Callable:
-        return jvp_of(self.fn, self.wrt, optimize=self.optimize)
+        return jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit)
 
     @property
     def source(self) -> str:
