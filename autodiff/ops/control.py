@@ -477,12 +477,25 @@ def checkpoint_restore(checkpoints, j): ...
 def checkpoint_part(restored, k): ...
 
 
+def _range_text(named: dict) -> str:
+    start, step = named["start"], named["step"]
+    if (isinstance(start, Const) and start.value == 0 and isinstance(step, Const)
+            and step.value == 1):
+        return "len(range(stop))"
+    return "len(range(start, stop, step))"
+
+
+@defop("range_length", _range_text, nondiff_output=True, shape=scalar_result,
+       no_gradient="the number of steps of a loop: an int")
+def range_length(start, stop, step): ...
+
+
 checkpoints_new.runtime = _checkpoint_names
 checkpoint_keep.effect = checkpoint_keep.statement = True
 checkpoints_ended.effect = checkpoints_ended.statement = True
 checkpoint_restore.effect = True
 for _op in (checkpoints_new, checkpoint_keep, checkpoints_ended, checkpoint_restore,
-            checkpoint_part):
+            checkpoint_part, range_length):
     _op.outside_tables = "written by transforms/checkpoint.py (tests/transforms/test_checkpoint.py)"
 
 

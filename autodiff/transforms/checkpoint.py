@@ -96,11 +96,11 @@ def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: l
     at = parent.index(region)
     before: list[Node] = []
     steps: Operand = Const(None)
-    if known_length:
-        start, stop, step = region.args[:3]
-        steps = _emit(before, "negative", (_emit(before, "floor_divide", (
-            _emit(before, "subtract", (start, stop), loc, "forward"), step), loc, "forward"),),
-            loc, "forward", "steps")
+    length = None
+    if region.kind == "for":
+        length = _emit(before, "range_length", region.args[:3], loc, "forward", "steps")
+        if known_length:
+            steps = length
     positions = [params.index(p) for p in state]
     init = region.init
     first = tuple(init[position - (1 if index is not None else 0)] for position in positions)
@@ -134,7 +134,7 @@ def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: l
     values = [_emit(prologue, checkpoint_part, (held, Const(k)), loc, "backward", p.hint,
                     Token()) for k, p in enumerate(state)]
     advance = _advance(region, taped, state, positions, checkpoints, start_at, step_number,
-                       values, loc)
+                       values, length, loc)
     prologue.append(advance)
     bindings: dict = dict(zip(state, advance.outs))
     bindings[counter] = step_number
@@ -190,9 +190,11 @@ def _count_steps(region: Region) -> None:
 
 def _advance(region: Region, taped: Block, state: list[Value], positions: list[int],
              checkpoints: Value, start: Value, stop: Value, values: list[Value],
-             loc) -> Region:
+             length: Value | None, loc) -> Region:
     """``for i in range(start, stop)``: the body run again, untaped, from a state
-    restored, keeping the states the schedule asks for."""
+    restored, keeping the states the schedule asks for. Step ``i`` of a ``for`` over
+    ``range(first, _, step)`` has the index ``first + i * step``, and of one over its
+    reverse, ``first + (length - 1 - i) * step``."""
     index = Value("i")
     index.shape = SCALAR
     params = []
@@ -205,8 +207,12 @@ def _advance(region: Region, taped: Block, state: list[Value], positions: list[i
     bindings[taped.params[-1]] = index
     if region.kind == "for":
         first, _, step = region.args[:3]
+        steps_on = index
+        if region.reverse:
+            steps_on = _emit(nodes, "subtract", (_emit(nodes, "subtract", (
+                length, Const(1)), loc, RECOMPUTE), index), loc, RECOMPUTE)
         bindings[taped.params[0]] = _emit(
-            nodes, "add", (first, _emit(nodes, "multiply", (index, step), loc, RECOMPUTE)),
+            nodes, "add", (first, _emit(nodes, "multiply", (steps_on, step), loc, RECOMPUTE)),
             loc, RECOMPUTE, taped.params[0].hint)
     copy = _copy(taped, bindings, RECOMPUTE, keep_tapes=False, effects=False)
     nodes.append(Node(checkpoint_keep, (checkpoints, index, tuple(params)), Value(), loc,

@@ -131,7 +131,11 @@ def strided(x, w, n):
     for t in range(n - 1, 0, -2):  # down, two at a time: the index's values matter
         x = np.sin(x * w * t)
     for t in reversed(range(1, n)):
-        x = x + w / t
+        x = np.sin(x + w / t)
+    for t in reversed(range(1, n, 3)):
+        x = x * np.cos(w * t)
+        if np.max(x) > 5.0:
+            break
     return np.sum(x)
 
 
