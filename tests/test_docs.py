@@ -26,8 +26,8 @@ from autodiff.tools.cli import build_parser
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = ["index", "tour", "how-it-works", "api", "three-ways", "cli", "coming-from", "ode",
-         "errors", "architecture"]
-CHECKED_PAGES = ["tour.md", "how-it-works.md", "ode.md"]
+         "loops", "errors", "architecture"]
+CHECKED_PAGES = ["tour.md", "how-it-works.md", "ode.md", "loops.md"]
 UPDATE = os.environ.get("AUTODIFF_UPDATE_GOLDEN") == "1"
 _modules = itertools.count()
 

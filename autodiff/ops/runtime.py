@@ -66,6 +66,16 @@ def _shape(a) -> tuple:
     return np.shape(a)
 
 
+def shape_of(a) -> tuple:
+    """``np.shape(a)`` at the cost of an attribute read for an array or a number: the
+    shapes a loop tapes at each step (``np.shape`` of a Python float builds an array).
+
+    >>> shape_of(2.5), shape_of(np.zeros((2, 3)))
+    ((), (2, 3))
+    """
+    return _shape(a)
+
+
 def broadcast_like(t, ans):
     """``t`` broadcast to the shape of ``ans`` (a tangent takes its result's shape)."""
     shape = _shape(ans)

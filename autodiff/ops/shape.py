@@ -557,6 +557,11 @@ def _query(name: str, kernel: str, *aliases, attributes=(), shape=None, of_shape
 
 shape_query = _query("shape", "np.shape(a)", np.shape, attributes=("shape",), of_scalar=(),
                      answer="sizes", sympy=sympy_forms.shape_of)
+# The same query as the shape a loop tapes at each step: cheap on a Python float.
+shape_of_query = _query("shape_of", "shape_of(a)", runtime.shape_of, of_scalar=(),
+                        answer="sizes", sympy=sympy_forms.shape_of)
+shape_of_query.runtime = {"shape_of": runtime.shape_of}
+shape_of_query.outside_tables = "written by transforms/control.py for a shape a loop tapes"
 _query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape=scalar_result, of_scalar=0,
        answer="rank", sympy=np.ndim)
 size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape=scalar_result,

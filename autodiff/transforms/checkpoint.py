@@ -38,6 +38,7 @@ from autodiff.graph.ir import (
     Operand,
     Region,
     Value,
+    defined_values,
     operand_values,
     walk,
 )
@@ -144,7 +145,7 @@ def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: l
                            with_mapping=True)
     prologue += again.nodes
     backward.nodes[:0] = prologue
-    for value in _defined(backward):  # adjoints named after the values run again
+    for value in defined_values([backward]):  # adjoints named after the values run again
         if value.adjoint_of in mapping:
             value.adjoint_of = mapping[value.adjoint_of]
     backward.results.append(_emit(backward.nodes, "subtract", (step_number, Const(1)), loc,
@@ -239,16 +240,6 @@ def _copy(block: Block, bindings: dict, phase: str | None, keep_tapes: bool,
     nodes = [node for node in copy.nodes if _kept(node, keep_tapes, effects)]
     result = Block([mapping.get(p, p) for p in block.params], nodes, copy.outputs)
     return (result, mapping) if with_mapping else result
-
-
-def _defined(block: Block):
-    """Every value ``block`` defines, in its nested blocks too."""
-    yield from block.params
-    for node in walk(block.nodes):
-        yield from node.outs
-        if isinstance(node, Region):
-            for inner in node.blocks:
-                yield from inner.params
 
 
 def _kept(node, keep_tapes: bool, effects: bool) -> bool:

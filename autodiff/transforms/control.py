@@ -437,7 +437,7 @@ class _Tape:
             shape = Value(f"{value.hint}_shape" if value.hint else "shape")
             shape.shape = Token()
             loc = value.node.loc if isinstance(value.node, Node) else self.region.loc
-            self.insert_after(value, Node(OPS["shape"], (value,), shape, loc, "forward"))
+            self.insert_after(value, Node(OPS["shape_of"], (value,), shape, loc, "forward"))
             for node, position in uses:
                 if node.op.from_shape is not None:
                     args = list(node.args)

@@ -10,7 +10,6 @@ counts NumPy's arrays.
 from __future__ import annotations
 
 import math
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -18,14 +17,7 @@ import pytest
 import autodiff as ad
 from autodiff.errors import AutodiffError, CheckpointWarning
 from tests.helpers import check_against_finite_differences
-
-
-def oscillators(x, v, k, c, dt, steps):
-    for _ in range(steps):
-        a = -k * x - c * v
-        v = v + dt * a
-        x = x + dt * v
-    return np.sum(x * x) + 0.1 * np.sum(v * v)
+from tests.transforms.test_lean_tapes import extra_peak, oscillators
 
 
 def _same(ours, plain, rtol=1e-12):
@@ -59,15 +51,6 @@ def test_the_generated_code_says_which_schedule_and_keeps_states():
     compile(source, "<checkpointed>", "exec")
 
 
-def _peak(function, *args) -> int:
-    tracemalloc.start()
-    try:
-        function(*args)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_a_budget_bounds_the_memory_of_the_reverse_sweep():
     rng = np.random.default_rng(1)
     n, steps = 20_000, 200
@@ -78,10 +61,10 @@ def test_a_budget_bounds_the_memory_of_the_reverse_sweep():
     budgeted = ad.grad(oscillators, wrt=(0, 1, 2), checkpoint=f"{10 * state / 1e6}MB")
     _same(budgeted(*args), plain(*args))
     tape = steps * 8 * n
-    assert _peak(plain, *args) > tape
-    assert _peak(budgeted, *args) < 10 * state + 12 * 8 * n  # ten states and a step's values
+    assert extra_peak(plain, *args) > tape
+    assert extra_peak(budgeted, *args) < 10 * state + 12 * 8 * n  # ten states and a step's values
     by_count = ad.grad(oscillators, wrt=(0, 1, 2), checkpoint=5)
-    assert _peak(by_count, *args) < 5 * state + 12 * 8 * n
+    assert extra_peak(by_count, *args) < 5 * state + 12 * 8 * n
 
 
 def converge(x, w):

@@ -69,7 +69,8 @@ def test_the_oscillators_tape_one_array_per_step_as_the_hand_adjoint_does():
                                      second_order=True)
 
 
-def _extra_peak(function, *args) -> int:
+def extra_peak(function, *args) -> int:
+    """The peak of NumPy's allocations while ``function(*args)`` runs."""
     tracemalloc.start()
     try:
         function(*args)
@@ -84,7 +85,7 @@ def test_the_oscillators_need_no_more_memory_than_the_hand_adjoint():
     gradient = ad.grad(oscillators, wrt=(0, 1, 2))
     gradient(*args)
     tape = 100 * x.nbytes
-    ours, hand = _extra_peak(gradient, *args), _extra_peak(oscillators_hand, *args)
+    ours, hand = extra_peak(gradient, *args), extra_peak(oscillators_hand, *args)
     assert hand > tape
     assert ours < hand + 8 * x.nbytes, (ours / tape, hand / tape)  # (a few temporaries)
 
