@@ -28,9 +28,11 @@ counted as already there. Where the kernel refuses the reset, tracemalloc
 measures the NumPy-only implementations and the others get no figure; the
 report says which method ran.
 
-`--checkpoint` budgets: when `ad.grad` takes a `checkpoint=` keyword, ours is
-also measured with memory budgets of 1/2, 1/10 and 1/100 of its unbudgeted
-extra memory; without the keyword the section says so and nothing runs.
+Checkpoint budgets: when `ad.grad` takes a `checkpoint=` keyword, ours is also
+measured with memory budgets (`checkpoint="40MB"`) of 1/2, 1/10 and 1/100 of
+its unbudgeted extra memory, each timed in the same rounds as the unbudgeted
+gradient; without the keyword (or with --no-checkpoint) the report says so
+and nothing runs.
 
 The exit status is 1 when a flavour of ours crashed, returned a wrong gradient
 or changed its inputs; a refusal (an AutodiffError) is not a failure.
@@ -72,7 +74,7 @@ from checking import same_gradient, same_inputs
 from implementations import fresh_copy
 from machine import machine_details
 from peers import JAX_JIT, TORCH, available_peers
-from report import format_bytes, format_time, markdown_table, section
+from report import format_time, markdown_table, section
 from timing import medians, sample, timed_call
 
 import autodiff as ad
@@ -412,6 +414,33 @@ def run_budgets(result: LoopResult, settings: Settings) -> None:
 # ----- the report -----
 
 
+def format_bytes(count: float) -> str:
+    """A byte count in decimal units, three significant digits.
+
+    >>> format_bytes(80_640_000), format_bytes(1_010_000), format_bytes(0)
+    ('80.6 MB', '1.01 MB', '0 B')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count:.0f} B"
+
+
+def ours_at_best(result: LoopResult) -> str:
+    """The fastest right flavour of ours on one loop, against the hand adjoint and f."""
+    timed = [n for n in OUR_OPTIONS if n in result.columns and result.columns[n].time_ns]
+    if not timed:
+        return f"- {result.case.name}: no flavour of ours gave a right gradient."
+    best = min(timed, key=lambda n: result.columns[n].time_ns)
+    column, hand = result.columns[best], result.columns[HAND]
+    memory = ""
+    if column.extra_bytes is not None and hand.extra_bytes:
+        memory = f", {column.extra_bytes / hand.extra_bytes:.2f}× its extra memory"
+    return (f"- {result.case.name}: ours at best ({best}) {result.ratio(best, HAND):.2f}× the "
+            f"hand adjoint's time{memory}; gradient ÷ f = {result.ratio(best, FUNCTION):.2f} "
+            f"(hand: {result.ratio(HAND, FUNCTION):.2f}).")
+
+
 def cell(result: LoopResult, name: str) -> str:
     """Time ÷ hand and extra memory, e.g. "5.3× (389 MiB)"; the hand's own time."""
     column = result.columns.get(name)
@@ -447,6 +476,7 @@ def tables(results: list[LoopResult], shown: list[str]) -> list[str]:
                          if r.columns[n].traced_bytes is not None else "-" for n in weighed)]
          for r in results])
     return [
+        section("Summary", "\n".join(ours_at_best(r) for r in results)),
         section("Time ÷ hand adjoint (extra peak memory of one call)", main,
                 "Each cell: the column's time per call over the hand adjoint's (lower is "
                 "better), and in brackets the memory its call needs beyond what existed "
@@ -465,8 +495,9 @@ def tables(results: list[LoopResult], shown: list[str]) -> list[str]:
 
 def budget_section(results: list[LoopResult], enabled: bool) -> str:
     if not enabled:
-        return section("Checkpoint budgets", "Skipped: `ad.grad` has no `checkpoint=` keyword "
-                       "in this checkout.")
+        why = ("`ad.grad` has no `checkpoint=` keyword in this checkout" if not
+               has_checkpoint_keyword() else "--no-checkpoint")
+        return section("Checkpoint budgets", f"Skipped: {why}.")
     rows = []
     for r in results:
         plain = r.columns[OURS]
@@ -511,7 +542,9 @@ def command_line(argv: Sequence[str]) -> str:
 def document(results: list[LoopResult], shown: list[str], argv: Sequence[str],
              settings: Settings, seconds: float, peer_problems: dict[str, str],
              budgets: bool) -> str:
-    produced = (f"Produced by `{command_line(argv)}` in {seconds / 60:.1f} min: "
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    produced = (f"Produced by `{command_line(argv)}` in {seconds / 60:.1f} min "
+                f"(load average at the end: {load}): "
                 f"{settings.samples} samples of about {settings.target_ns / 1e6:.0f} ms per "
                 "implementation (fewer, at least 3, for a slow one), median reported. See the "
                 "docstring of `benchmarks/loops.py` for the method.")
@@ -531,6 +564,8 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Settings]:
     parser.add_argument("--no-peers", action="store_true", help="leave out JAX and PyTorch")
     parser.add_argument("--only", metavar="COLUMNS", help="comma-separated columns to run "
                         "besides f and hand, e.g. 'autodiff,jit=True,PyTorch'")
+    parser.add_argument("--no-checkpoint", action="store_true",
+                        help="skip the checkpoint budgets even where ad.grad takes them")
     parser.add_argument("--samples", type=int, help="samples per implementation (default 11)")
     parser.add_argument("--output", metavar="FILE", type=Path, help="write the report here")
     parser.add_argument("--memory-of", nargs=2, metavar=("LOOP", "COLUMN"),
@@ -538,7 +573,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Settings]:
     parser.add_argument("--checkpoint-budget", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     full = not (options.quick or options.cases or options.no_peers or options.samples
-                or options.only)
+                or options.only or options.no_checkpoint)
     settings = Settings(
         samples=options.samples or (3 if options.quick else 11),
         target_ns=5_000_000 if options.quick else 60_000_000,
@@ -570,11 +605,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"timed {case.name} ({time.perf_counter() - case_start:.1f} s)", file=sys.stderr)
     weigh([(r.case, c) for r in results for c in r.columns.values() if c.function is not None],
           settings.quick)
-    budgets = has_checkpoint_keyword()
+    budgets = has_checkpoint_keyword() and not options.no_checkpoint
     if budgets:
         for result in results:
             run_budgets(result, settings)
-    else:
+    elif not options.no_checkpoint:
         print("checkpoint budgets skipped: ad.grad has no checkpoint= keyword", file=sys.stderr)
     shown = [name for name in COLUMNS if any(name in r.columns for r in results)]
     report = document(results, shown, argv, settings, time.perf_counter() - start,

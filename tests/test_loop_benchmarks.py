@@ -104,12 +104,16 @@ def test_hand_adjoints_do_not_change_their_inputs(loops):
             np.testing.assert_array_equal(before, after, err_msg=case.name)
 
 
-@pytest.mark.parametrize("flavour", ["autodiff", "jit=True"])
-@pytest.mark.parametrize("key", ["oscillators", "rnn", "pendulum", "kepler"])
+KEPLER_JIT_BUG = pytest.mark.xfail(
+    strict=True, reason="jit=True specialises the while loop's `E = E_new` so that the test "
+    "compares E_new with itself: one iteration, a wrong gradient")
+
+
+@pytest.mark.parametrize(("key", "flavour"), [
+    (key, flavour) for key in ("oscillators", "rnn", "pendulum") for flavour in
+    ("autodiff", "jit=True")] + [("kepler", "autodiff"),
+                                 pytest.param("kepler", "jit=True", marks=KEPLER_JIT_BUG)])
 def test_our_gradients_of_the_loops_agree_with_the_hand_adjoints(loops, key, flavour):
-    if (key, flavour) == ("kepler", "jit=True"):
-        pytest.xfail("jit=True specialises the while loop's `E = E_new` so that the test "
-                     "compares E_new with itself: one iteration, a wrong gradient")
     case = next(case for case in loops.loop_cases(quick=True) if case.key == key)
     column = loops.build_and_check(case, flavour, case.hand_grad(*case.make_args()))
     assert column.problem is None and column.function is not None
@@ -167,5 +171,5 @@ def test_checkpoint_budgets_are_measured_when_ad_grad_takes_them(loops, monkeypa
     assert [c.problem for c in result.budgets] == [None] * 3
     assert all(c.to_unbudgeted is not None for c in result.budgets)
     table = loops.budget_section([result], enabled=True)
-    assert 'checkpoint="25MB"' in table and "977 KiB" in table
+    assert 'checkpoint="25MB"' in table and "1 MB" in table
     assert "Skipped" in loops.budget_section([result], enabled=False)
