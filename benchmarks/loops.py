@@ -22,11 +22,13 @@ memory before it) is measured for each implementation in a process of its
 own: inputs made, gradient built and called once, then the kernel's
 high-water mark of resident memory (VmHWM) reset through /proc/self/clear_refs
 and read again after one more call. That sees every library's allocations
-alike; glibc is told to return large blocks to the kernel on free
-(MALLOC_MMAP_THRESHOLD_), so that a block freed by the warm-up call is not
-counted as already there. Where the kernel refuses the reset, tracemalloc
-measures the NumPy-only implementations and the others get no figure; the
-report says which method ran.
+alike. So that memory the warm-up call freed is not counted as already
+there, glibc returns blocks over 64 KiB to the kernel on free
+(MALLOC_MMAP_THRESHOLD_), malloc_trim hands back the rest, and Python objects
+come from malloc too (PYTHONMALLOC=malloc: the pendulum's floats). The
+NumPy-only implementations are also weighed by tracemalloc, in bytes rather
+than pages; where the kernel refuses the reset, that is their only figure,
+and the others get none. The report says which method ran.
 
 Checkpoint budgets: when `ad.grad` takes a `checkpoint=` keyword, ours is also
 measured with memory budgets (`checkpoint="40MB"`) of 1/2, 1/10 and 1/100 of
@@ -518,16 +520,29 @@ def notes(results: list[LoopResult], quick: bool) -> list[str]:
     methods = sorted({c.memory_method for r in results for c in r.columns.values()
                       if c.memory_method})
     lines = [(f"- Memory measured by {', '.join(methods) or 'nothing (no method worked)'}, "
-              "each implementation in a process of its own, after one warm-up call.")]
-    lines.append("- JAX programs: the loop as `jax.lax.scan` under `jax.jit(jax.grad(...))`; "
-                 "the `while` to convergence first finds its iteration count with a jitted "
-                 "`lax.while_loop` (JAX cannot reverse-differentiate one), then scans that many "
-                 "steps. PyTorch runs the same Python function eagerly on tensors.")
+              "each implementation in a process of its own, after one warm-up call, with "
+              "freed memory handed back to the kernel (MALLOC_MMAP_THRESHOLD_, malloc_trim, "
+              "PYTHONMALLOC=malloc). Figures under 1 MB are coarse (whole pages, counters "
+              "summed lazily): the tracemalloc table is closer there.")]
+    if any(JAX_SCAN in r.columns or PYTORCH in r.columns for r in results):
+        lines.append("- JAX programs: the loop as `jax.lax.scan` under `jax.jit(jax.grad(...))`; "
+                     "the `while` to convergence first finds its iteration count with a jitted "
+                     "`lax.while_loop` (JAX cannot reverse-differentiate one), then scans that "
+                     "many steps. PyTorch runs the same Python function eagerly on tensors.")
     lines.append("- First calls (compile for the jit flavours and JAX), in seconds: " + "; ".join(
         f"{r.case.name}: " + ", ".join(f"{n} {c.first_call_s:.2f}" for n, c in r.columns.items()
                                        if c.first_call_s is not None and n in
                                        (OURS_JIT, OURS_NUMBA, JAX_SCAN, JAX_CHECKPOINT))
         for r in results))
+    for r in results:
+        for column in [*r.columns.values(), *r.budgets]:
+            if column.problem == WRONG:
+                rtol = "1e-6" if column.name in PEER_COLUMNS else "1e-9"
+                lines.append(f"- {column.name} on {r.case.name}: its gradient disagrees with "
+                             f"the hand adjoint (rtol {rtol}), so it was not timed.")
+            elif column.problem == MODIFIED_INPUTS:
+                lines.append(f"- {column.name} on {r.case.name}: it changed its arguments in "
+                             "place, so it was not timed.")
     if quick:
         lines.append("- --quick: small sizes, few samples; the figures are for smoke only.")
     return lines
