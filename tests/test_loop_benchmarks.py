@@ -119,6 +119,15 @@ def test_our_gradients_of_the_loops_agree_with_the_hand_adjoints(loops, key, fla
     assert column.problem is None and column.function is not None
 
 
+@pytest.mark.parametrize("column", ["JAX scan", "JAX + checkpoint", "PyTorch"])
+def test_the_peer_programs_agree_with_the_hand_adjoints(loops, column):
+    """The lax.scan programs and the eager PyTorch runs, where installed, to rtol 1e-6."""
+    pytest.importorskip("torch" if column == "PyTorch" else "jax")
+    for case in loops.loop_cases(quick=True):
+        checked = loops.build_and_check(case, column, case.hand_grad(*case.make_args()))
+        assert checked.problem is None, (case.name, checked.problem)
+
+
 def test_refusals_and_wrong_gradients_are_cells_not_timings(loops, monkeypatch):
     case = next(case for case in loops.loop_cases(quick=True) if case.key == "pendulum")
     expected = case.hand_grad(*case.make_args())
