@@ -591,7 +591,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Settings]:
                 or options.only or options.no_checkpoint)
     settings = Settings(
         samples=options.samples or (3 if options.quick else 11),
-        target_ns=5_000_000 if options.quick else 60_000_000,
+        target_ns=5_000_000 if options.quick else 100_000_000,
         quick=options.quick,
         peers=not options.no_peers,
         output=options.output or (LOOPS_MD if full else None),
