@@ -16,8 +16,8 @@ RTOL = 1e-9
 ATOL_SCALE = 1e-12
 
 
-def same_gradient(expected: Any, actual: Any) -> bool:
-    """Whether two gradients (single, or tuples or dicts of them) agree to RTOL.
+def same_gradient(expected: Any, actual: Any, rtol: float = RTOL) -> bool:
+    """Whether two gradients (single, or tuples or dicts of them) agree to `rtol`.
 
     >>> same_gradient((1.0, np.ones(2)), (1.0, np.ones(2) + 1e-13))
     True
@@ -30,19 +30,19 @@ def same_gradient(expected: Any, actual: Any) -> bool:
         return (
             isinstance(actual, dict)
             and actual.keys() == expected.keys()
-            and all(same_gradient(expected[key], actual[key]) for key in expected)
+            and all(same_gradient(expected[key], actual[key], rtol) for key in expected)
         )
     if isinstance(expected, tuple):
         return (
             isinstance(actual, (tuple, list))
             and len(actual) == len(expected)
-            and all(same_gradient(e, a) for e, a in zip(expected, actual, strict=True))
+            and all(same_gradient(e, a, rtol) for e, a in zip(expected, actual, strict=True))
         )
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.shape != actual.shape:
         return False
     atol = ATOL_SCALE * float(np.max(np.abs(expected), initial=0.0))
-    return bool(np.allclose(actual, expected, rtol=RTOL, atol=atol))
+    return bool(np.allclose(actual, expected, rtol=rtol, atol=atol))
 
 
 def same_inputs(before: tuple[Any, ...], after: tuple[Any, ...]) -> bool:
