@@ -104,15 +104,9 @@ def test_hand_adjoints_do_not_change_their_inputs(loops):
             np.testing.assert_array_equal(before, after, err_msg=case.name)
 
 
-KEPLER_JIT_BUG = pytest.mark.xfail(
-    strict=True, reason="jit=True specialises the while loop's `E = E_new` so that the test "
-    "compares E_new with itself: one iteration, a wrong gradient")
-
-
 @pytest.mark.parametrize(("key", "flavour"), [
-    (key, flavour) for key in ("oscillators", "rnn", "pendulum") for flavour in
-    ("autodiff", "jit=True")] + [("kepler", "autodiff"),
-                                 pytest.param("kepler", "jit=True", marks=KEPLER_JIT_BUG)])
+    (key, flavour) for key in ("oscillators", "rnn", "pendulum", "kepler") for flavour in
+    ("autodiff", "jit=True")])
 def test_our_gradients_of_the_loops_agree_with_the_hand_adjoints(loops, key, flavour):
     case = next(case for case in loops.loop_cases(quick=True) if case.key == key)
     column = loops.build_and_check(case, flavour, case.hand_grad(*case.make_args()))

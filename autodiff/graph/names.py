@@ -58,6 +58,7 @@ class Layout:
             for value in operand_values(output):
                 self.last[value] = math.inf
         self._extend_through_loops()
+        self._join_while_params()
 
     def _next(self) -> int:
         self._count += 1
@@ -100,6 +101,19 @@ class Layout:
             for start, end in loops:
                 if born < start < position <= end and self.last[value] < end:
                     self.last[value] = end
+
+    def _join_while_params(self) -> None:
+        """A ``while`` loop's test and body take the carried values as params of their
+        own, in one variable each: a param of the test lives as long as the body's
+        (an update of the test's in place would change what the body reads)."""
+        for region in self.end:
+            if region.kind != "while":
+                continue
+            test, body = region.blocks
+            for pair in zip(test.params, body.params):
+                last = max(self.last.get(param, -1) for param in pair)
+                for param in pair:
+                    self.last[param] = last
 
     def dead_after(self, value: Value, position: float) -> bool:
         """Whether nothing reads ``value`` after ``position``."""
