@@ -44,6 +44,7 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import SCALAR
 from autodiff.jit.infer import Abstract, Known, Spec, infer, is_small
 from autodiff.ops import OPS, Op
+from autodiff.transforms.accumulations import products_step_by_step
 from autodiff.transforms.optimize.substitution import Substitution, inherit
 
 
@@ -188,6 +189,8 @@ def specialize(graph: Graph, arguments: list[Abstract], backend: str = "python",
     from autodiff.transforms.optimize import eliminate_dead_code
     from autodiff.transforms.optimize import optimize as run_passes
 
+    if backend == "numba":  # (numba compiles a loop of products, not lists of arrays)
+        products_step_by_step(graph)
     math_forms = not runs_unknown_code(graph)
     _decide(graph, infer(graph, arguments, variables), backend, math_forms=math_forms)
     (run_passes if optimize else eliminate_dead_code)(graph)

@@ -15,9 +15,19 @@ held: the ``h`` each step popped, and an adjoint a step.
 
 from __future__ import annotations
 
-from autodiff.graph.ir import Node, Region, Value, defined_values, operand_values, walk
+from autodiff.graph.ir import (
+    Graph,
+    Node,
+    Region,
+    Value,
+    defined_values,
+    map_operand,
+    operand_values,
+    walk,
+)
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS
+from autodiff.transforms.optimize.dce import drop_slots
 
 # The adjoint of a product in one operand, and its sum over steps: (the operand fixed
 # across the steps, the operand that changes).
@@ -107,4 +117,70 @@ def _accumulated_product(body, param: Value, result, reads: dict, inside: set):
     return total, product
 
 
-__all__ = ["gather_products"]
+def products_step_by_step(graph: Graph) -> None:
+    """Undo :func:`gather_products` in ``graph`` (in place), for ``jit="numba"``, which
+    compiles a loop of products but not lists of arrays: each sum over steps goes back
+    into the loop as one product added a step."""
+    for nodes in _node_lists(graph.nodes):
+        for summed in [n for n in nodes if isinstance(n, Node) and n.op.name in _SINGLE]:
+            _scatter(graph, nodes, summed)
+
+
+_SINGLE = {over: single for single, (over, _, _) in _OVER_STEPS.items()}
+
+
+def _scatter(graph: Graph, nodes: list, summed: Node) -> None:
+    single = _SINGLE[summed.op.name]
+    _, fixed_at, step_at = _OVER_STEPS[single]
+    adjoints, steps = summed.args[0], summed.args[step_at]
+    sweep = adjoints.node
+    after = next(n for n in nodes if isinstance(n, Node) and n.op is OPS["accumulate"]
+                 and summed.out in n.args)
+    start = next(a for a in after.args if a is not summed.out)
+    body = sweep.body
+    appends = [body.results[sweep.outs.index(lst)].node for lst in (adjoints, steps)]
+    param, out = Value(after.out.hint), Value(after.out.hint)
+    for value in (param, out):  # the accumulated adjoint carried again, from its start
+        value.shape, value.floating = after.out.shape, after.out.floating
+        value.adjoint_of = after.out.adjoint_of
+    args = [appends[0].args[1], None, None]
+    args[fixed_at], args[step_at] = summed.args[fixed_at], appends[1].args[1]
+    product = Node(OPS[single], tuple(args), Value(), summed.loc, "backward")
+    product.out.shape = param.shape
+    total = Node(OPS["accumulate"], (param, product.out), Value(param.hint), summed.loc,
+                 "backward")
+    total.out.shape, total.out.adjoint_of = param.shape, param.adjoint_of
+    at = next(i for i, node in enumerate(body.nodes) if node is appends[1])
+    body.nodes[at + 1:at + 1] = [product, total]
+    body.nodes = [node for node in body.nodes if node not in appends]
+    body.params.append(param)
+    body.results.append(total.out)
+    sweep.args = (*sweep.args, start)
+    sweep.outs.append(out)
+    out.node = sweep
+    drop_slots(sweep, sorted(sweep.outs.index(lst) for lst in (adjoints, steps)))
+    nodes[:] = [node for node in nodes if node is not summed and node is not after]
+    _replace(graph, after.out, out)
+
+
+def _node_lists(nodes: list):
+    yield nodes
+    for node in nodes:
+        if isinstance(node, Region):
+            for block in node.blocks:
+                yield from _node_lists(block.nodes)
+
+
+def _replace(graph: Graph, old: Value, new: Value) -> None:
+    def swap(value: Value) -> Value:
+        return new if value is old else value
+
+    for node in walk(graph.nodes):
+        node.args = tuple(map_operand(arg, swap) for arg in node.args)
+        if isinstance(node, Region):
+            for block in node.blocks:
+                block.results = [map_operand(r, swap) for r in block.results]
+    graph.outputs = [map_operand(output, swap) for output in graph.outputs]
+
+
+__all__ = ["gather_products", "products_step_by_step"]
