@@ -14,12 +14,12 @@ def rnn_grad(W, U, xs, h):
             h_stack.append(h_1)
             # line 55: h = np.tanh(W @ h + U @ xs[t])
             t3 = W @ h_1
-            shape = np.shape(t3)
+            shape = shape_of(t3)
             shape_stack_1.append(shape)
             t4 = xs[t]
             t5 = U @ t4
             del t4
-            shape = np.shape(t5)
+            shape = shape_of(t5)
             shape_stack.append(shape)
             t6 = t3 + t5
             del t3, t5
@@ -32,6 +32,10 @@ def rnn_grad(W, U, xs, h):
         dU = np.zeros_like(U)
         dW = np.zeros_like(W)
         # grad of line 54: for t in range(xs.shape[0]):
+        U_adjoints = []
+        U_operands = []
+        W_adjoints = []
+        W_operands = []
         for t in reversed(range(t2)):
             h_2 = h_stack.pop()
             # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
@@ -47,17 +51,27 @@ def rnn_grad(W, U, xs, h):
             del shape
             dt5 = unbroadcast_to(dt6, shape_1)
             del dt6, shape_1
-            dU_1 = matmul_grad_lhs(dt5, U, t8)
-            del dt5, t8
-            dW_1 = matmul_grad_lhs(dt3, W, h_2)
+            U_adjoints.append(dt5)
+            del dt5
+            U_operands.append(t8)
+            del t8
+            W_adjoints.append(dt3)
+            W_operands.append(h_2)
             dh_1 = matmul_grad_rhs(dt3, W, h_2)
             del dt3
-            dU += dU_1
-            del dU_1
-            dW += dW_1
-            del dW_1
             h_1 = h_2
         del t2
+        dU_steps = matmul_grad_lhs_of_steps(U_adjoints, U, U_operands)
+        del U_adjoints, U_operands
+        # grad of line 54: for t in range(xs.shape[0]):
+        dU += dU_steps
+        del dU_steps
+        # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
+        dW_steps = matmul_grad_lhs_of_steps(W_adjoints, W, W_operands)
+        del W_adjoints, W_operands
+        # grad of line 54: for t in range(xs.shape[0]):
+        dW += dW_steps
+        del dW_steps
         # the gradients, with the shapes and dtypes of the arguments
         if dW.__class__ is not float or W.__class__ is not float:
             dW = as_gradient_of(dW, W)

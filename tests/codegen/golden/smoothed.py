@@ -17,13 +17,13 @@ def smoothed_grad(x):
             t3 = i - 1
             t4 = out[t3]
             t5 = 0.5 * t4
-            shape = np.shape(t4)
+            shape = shape_of(t4)
             del t4
             shape_stack.append(shape)
             t6 = x[i]
             t7 = t5 + t6
             del t5, t6
-            shape = np.shape(t7)
+            shape = shape_of(t7)
             shape_stack_1.append(shape)
             out[i] = t7
             del t7
@@ -39,7 +39,7 @@ def smoothed_grad(x):
             shape = shape_stack_1.pop()
             shape_1 = shape_stack.pop()
             t9 = x[i]
-            shape_2 = np.shape(t9)
+            shape_2 = shape_of(t9)
             del t9
             t10 = dout[i]
             t11 = np.copy(t10)
