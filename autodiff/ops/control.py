@@ -458,7 +458,7 @@ def checkpoints_new(steps, budget, state): ...
 
 
 @defop("checkpoint_keep", "checkpoints.keep(i, state)", nondiff_output=True, floating=None,
-       no_gradient=CHECKPOINTS, per_call=True, holds="state")
+       no_gradient=CHECKPOINTS, per_call=True, holds="state", taped="state")
 def checkpoint_keep(checkpoints, i, state): ...
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 
-from autodiff.errors import CheckpointWarning
+from autodiff.errors import CheckpointWarning, NonDifferentiableError
 from autodiff.graph.ir import (
     Block,
     Const,
@@ -56,6 +56,7 @@ from autodiff.ops.exceptions import TAPE_LENGTH, TAPE_TRUNCATE
 
 _TAPE_OPS = (tape_push, TAPE_LENGTH, TAPE_TRUNCATE)
 RECOMPUTE = "recompute"  # the phase of the steps run again (graph/printing.PHASE_PREFIX)
+_NOTE = "  [checkpointed "  # what the comments of a checkpointed loop add to its line
 
 
 def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: list,
@@ -80,8 +81,8 @@ def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: l
     known_length = region.kind == "for" and region.until is None and (
         isinstance(region.args[3], Const) and region.args[3].value is None)
     schedule = "binomial schedule (Revolve)" if known_length else "online schedule"
-    loc = region.loc and replace(region.loc, text=f"{region.loc.text}  "
-                                 f"[checkpointed within {budget!r}: {schedule}]")
+    loc = region.loc and replace(region.loc, text=f"{region.loc.text}{_NOTE}"
+                                 f"within {budget!r}: {schedule}]")
     _count_steps(region)
     taped = region.body  # the body as control.py left it: its params, nodes and results
     params = taped.params
@@ -150,6 +151,21 @@ def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: l
             value.adjoint_of = mapping[value.adjoint_of]
     backward.results.append(_emit(backward.nodes, "subtract", (step_number, Const(1)), loc,
                                   "backward", "step"))
+
+
+def refuse_through_checkpoints(graph: Graph, varied: set[Value]) -> None:
+    """Refuse to differentiate a checkpointed derivative where what varies reaches the
+    states it keeps: they come back from the checkpoints, a channel neither mode follows,
+    and the derivative would miss their part."""
+    for node in walk(graph.nodes):
+        if (isinstance(node, Node) and node.op is checkpoint_keep
+                and any(v in varied for v in operand_values(node.args[2]))):
+            raise NonDifferentiableError(
+                "this derivative keeps its loop's states in checkpoints (checkpoint=), "
+                "and a derivative of it cannot follow them", **Location.error_fields(
+                    node.loc and replace(node.loc, text=node.loc.text.split(_NOTE)[0])),
+                hint="differentiate the function itself twice (ad.hessian, ad.hvp, "
+                     "ad.grad of ad.grad) without checkpoint=")
 
 
 def _not_run_again(region: Region) -> tuple[str, Location | None] | None:
@@ -275,4 +291,4 @@ def _emit(nodes: list, op, args: tuple, loc, phase: str, hint: str = "",
     return out
 
 
-__all__ = ["RECOMPUTE", "checkpoint_loop"]
+__all__ = ["RECOMPUTE", "checkpoint_loop", "refuse_through_checkpoints"]

@@ -48,6 +48,7 @@ from autodiff.transforms.activity import (
     useful_values,
     varied_values,
 )
+from autodiff.transforms.checkpoint import refuse_through_checkpoints
 from autodiff.transforms.complex_values import check_steps, jvp_rules
 from autodiff.transforms.control import path_taken
 from autodiff.transforms.optimize import (
@@ -115,6 +116,7 @@ def _varied(graph: Graph, targets: list[Value]) -> tuple[set[Value], set[Value]]
     seeds = list(targets)
     while True:
         varied = varied_values(graph, seeds)
+        refuse_through_checkpoints(graph, varied)
         nodes = [n for n in walk(graph.nodes) if not isinstance(n, Region)]
         tapes = {n.args[0] for n in nodes if n.op is tape_push
                  and any(v in varied for v in operand_values(n.args[1]))}

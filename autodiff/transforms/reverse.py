@@ -45,6 +45,7 @@ from autodiff.transforms.activity import (
     varied_values,
 )
 from autodiff.transforms.aliases import copy_aliased_gradients, may_be_borrowed
+from autodiff.transforms.checkpoint import refuse_through_checkpoints
 from autodiff.transforms.complex_values import accepts_complex_gradients, check_steps, vjp_rule
 from autodiff.transforms.control import ControlFlowReverser, cut_back_tapes
 from autodiff.transforms.optimize import (
@@ -162,6 +163,7 @@ def reverse_mode(primal: Graph, wrt: list[int | Value], *, with_value: bool = Fa
     # (the auxiliary outputs get no adjoint: what only they read is off the gradient path)
     varied, useful = varied_values(graph, targets), useful_values(graph, [output])
     active = varied & useful
+    refuse_through_checkpoints(graph, varied)
     _refuse_taped(graph, varied)
     refuse_gradients_into_settings(graph, varied, useful)
     check_steps(graph, varied)

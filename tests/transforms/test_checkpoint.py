@@ -251,3 +251,17 @@ def test_a_budget_that_is_not_one_is_refused_when_the_transform_is_made(budget, 
 def test_numba_is_refused_with_a_budget():
     with pytest.raises(AutodiffError, match="numba cannot compile"):
         ad.grad(oscillators, checkpoint=3, jit="numba")
+
+
+def test_a_derivative_of_a_checkpointed_derivative_is_refused_not_zero():
+    inner = ad.grad(oscillators, checkpoint=2)
+
+    def outer(x, v, k):
+        return np.sum(inner(x, v, k, 0.3, 0.05, 6) ** 2)
+
+    x, v, k, *_ = _oscillator_args()
+    for transform in (ad.grad, ad.hvp):
+        with pytest.raises(AutodiffError, match="a derivative of it cannot follow") as caught:
+            transform(outer)(x, v, k, *([x] if transform is ad.hvp else []))
+        assert "for _ in range(steps):\n" in str(caught.value) + "\n"
+        assert "[checkpointed" not in str(caught.value)
