@@ -25,6 +25,7 @@ from autodiff.api import (
 from autodiff.errors import (
     ArgumentKindError,
     AutodiffError,
+    CheckpointWarning,
     DerivativeError,
     NonDifferentiableError,
     NonFiniteError,
@@ -72,6 +73,7 @@ def __getattr__(name: str):
 __all__ = [
     "ArgumentKindError",
     "AutodiffError",
+    "CheckpointWarning",
     "DerivativeError",
     "GradientCheckError",
     "GradientCheckWarning",

@@ -9,6 +9,8 @@ int, ``None``) must get ``None``.
 
 from __future__ import annotations
 
+import warnings
+
 import difflib
 
 import numpy as np
@@ -32,6 +34,10 @@ def check_program(program: Program, first, second=None, names=(), expected=None)
     leaves.same(ad.grad(first.f, wrt=wrt, optimize=False)(*args), ours, "optimize=False")
     jitted = ad.grad(first.f, wrt=wrt, jit=True)
     leaves.same(jitted(*args), ours, "jit=True")
+    with warnings.catch_warnings():  # (a loop left taped whole says so)
+        warnings.simplefilter("ignore", ad.CheckpointWarning)
+        checkpointed = ad.grad(first.f, wrt=wrt, checkpoint=2)(*args)
+    leaves.same(checkpointed, ours, "checkpoint=2", rtol=1e-12)
     _unchanged(args, program.args, "an input was changed")
     read_only = program.arguments()
     for arg in read_only:

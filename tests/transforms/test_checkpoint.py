@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-from autodiff.errors import AutodiffError, CheckpointWarning
+from autodiff.errors import AutodiffError
+from autodiff import CheckpointWarning
 from tests.helpers import check_against_finite_differences
 from tests.transforms.test_lean_tapes import extra_peak, oscillators
 
