@@ -365,6 +365,7 @@ class _Tape:
         self.where: dict[Value, tuple[Block, int]] = {}
         self.enclosing: dict[int, tuple[Region, Block]] = {}  # id(branch) -> its if, block
         self.invariants: dict[Value, bool] = {}
+        self.witnessed: set[Value] = set()  # values the backward body reads the shape of
         self._locate(region.blocks)
 
     def _locate(self, blocks: list[Block]) -> None:
@@ -408,6 +409,7 @@ class _Tape:
         for value, shape in witnesses.items():
             # What still reads the value is a shape query, dead once it reads the shape.
             self.replacement[value] = self.available(shape, push=True)
+            self.witnessed.add(value)
         self.substitute()
         for block_id, prologue in self.prologues.items():
             target = self.backward if block_id == id(body) else self.control.rev_block_of[
@@ -464,6 +466,8 @@ class _Tape:
         and ``push`` is false."""
         if value not in self.inside:
             return value
+        if value in self.witnessed:  # (its stand-in is its shape: a value read from it
+            return None              # is pushed, not recomputed from the shape)
         if value in self.replacement:
             return self.replacement[value]
         node = value.node

@@ -462,3 +462,68 @@ def f2(c, x, n, W, k):
                 "k": 3}
     check_program(Program(source, list(args), list(args.values()), (0, 3),
                           composition="grad of value_and_grad"), user_module(source))
+
+
+def test_a_loops_value_read_for_its_shape_is_not_read_through_its_shape(user_module):
+    # The outer loop's h was read by the backward sweep for its shape alone, so its shape
+    # was taped; h[1:], recomputed in the backward sweep from h's stand-in, became a slice
+    # of that shape tuple: a wrong shape where its adjoint was summed back.
+    _check(user_module, """
+import math
+
+import numpy as np
+
+WEIGHTS = np.array([1.31, 0.82, 0.65])
+
+
+def f(ws, x, n, k, y, b):
+    h = y
+    buf = h.copy()
+    for i in range(1):
+        z = np.where(0.2 * k * h[1:] > np.array([np.mean(r + np.prod(1 + 0.5 * np.sin(ws["v"]), axis=0)) for r in ws.values()]), 0.2 * k * h[1:], 2.0 * np.array([np.mean(r + np.prod(1 + 0.5 * np.sin(ws["v"]), axis=0)) for r in ws.values()]))
+        if k < 1:
+            h = h + 0.5 * np.tanh(sum(r / (1 + np.sqrt(1 + r ** 2) * np.sqrt(1 + r ** 2)) for r in y))
+        buf[i] = np.sin(np.tanh(np.sum([r / (1 + np.dot(h, h) * np.dot(h, h)) for r in z])))
+        if i < 3:
+            z = z
+            g = b
+        else:
+            g = np.sum(b - b, axis=-2, keepdims=True)
+        states = []
+        out = z.copy()
+        for j in range(1):
+            h = np.tanh(0.5 * h + np.logaddexp(np.amax(h, axis=0, keepdims=True), ws["u"] @ h))
+            acc = np.tanh(np.sum([r / (1 + r * r) for r in z])) if i > 2 else sum(r * r for r in y)
+            states.append(ws["u"])
+            acc += acc
+            out[j] = np.tanh(acc)
+        tmp = np.mean(np.stack(states), axis=0)
+    table = buf.copy()
+    for i in range(0):
+        if i == 1:
+            val = np.array([np.mean(r / (1.5 + np.sin(y))) for r in x])
+            state = y[[0, -1]].copy()
+        else:
+            state = -buf[[2, 2]]
+        s = np.minimum(h, y)
+        if np.sum(s * 0) + i == 2:
+            h = h * np.cos(np.tanh(np.sum([r - np.tanh(np.dot(buf, buf)) for r in table])))
+        state += np.logaddexp(np.amax(h, axis=0, keepdims=True), ws["u"] @ h)
+        table[i] = np.sin(np.dot(np.matmul(x, y), x[:, i - 1]))
+        if np.tanh(np.sum([r / (1.5 + np.sin(r)) for r in table])) > 0.000:
+            return np.copy(s[..., 0])
+        v18 = np.zeros((1, 3))
+        for j in reversed(range(1)):
+            h = h * np.cos(np.tanh(np.sum([r - np.tanh(np.dot(buf, buf)) for r in table])))
+            if not np.tanh(np.matmul(buf, s)) < 0.000:
+                t1 = b[j]
+            else:
+                t1 = np.where(np.squeeze(v18, axis=0) > v18.mean(axis=(0, 1), keepdims=True), np.squeeze(v18, axis=0), 2.0 * v18.mean(axis=(0, 1), keepdims=True))
+            v18[j] = np.tanh(sum(r / (1 + np.sqrt(1 + r ** 2) * np.sqrt(1 + r ** 2)) for r in y))
+    return np.sum(WEIGHTS * table) + np.mean(h)
+""", ws={"u": np.array([[1.114944973404023, -0.639292801898479, -1.086279816206678]]),
+           "v": np.array([[0.21332000231305392, 1.1619195170166876, -1.1873503441325466]])},
+           x=np.array([[0.9147601361109865, -0.9389351837222517, -0.6859664232984757]]),
+           n=0, k=2, y=np.array([-0.1876712903728194, -0.28402209295999054, -0.3389147133761269]),
+           b=np.array([[[-0.0852249108018718, 0.11592053101396503, 0.7620639111509655]],
+                       [[1.216072689436485, -0.434066827191854, 0.06081110330602127]]]))
