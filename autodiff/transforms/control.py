@@ -510,14 +510,14 @@ class _Tape:
         iteration's) rather than taped at each: the backward body reads it there."""
         region = self.region
         hint = value.hint or "invariant"
-        for block in region.blocks:
+        for block in region.blocks:  # (None before the first iteration: a shape of its own)
             param = Value(hint)
-            param.shape, param.floating = value.shape, value.floating
+            param.shape, param.floating = Token(), value.floating
             block.params.append(param)
         region.body.results.append(value)
         region.args = (*region.args, UNDEFINED)  # (read only after an iteration ran)
-        out = Value(hint)
-        out.shape, out.floating = value.shape, value.floating
+        out = Value(hint)  # (None when no iteration ran: a shape of its own too)
+        out.shape, out.floating = Token(), value.floating
         out.node = region
         region.outs.append(out)
         if not value.hint:

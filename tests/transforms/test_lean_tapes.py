@@ -195,3 +195,45 @@ def test_a_carried_value_whose_shape_changes_keeps_each_steps_shape():
     w = np.array([[0.5], [1.5]])
     check_against_finite_differences(broadcast_state, [v, w, 4], wrt=(0, 1),
                                      second_order=True)
+
+
+WEIGHTS = np.array([0.63, 0.52])
+
+
+def carried_zeros(pair, y, n):
+    if n > 2:
+        out2 = np.clip(pair[0], -0.8, 0.8)
+    elif pair[1] > 0.965:
+        out2 = np.array([[y, -0.5], [y, y], [pair[1], y]])[n - 1]
+    else:
+        out2 = pair[0]
+    for pos, i in enumerate(range(1, 3)):
+        e = np.clip(pair[0][:, None], -0.8, 0.8)
+        table = np.zeros((4,))
+        for j in reversed(range(4)):
+            if j == 3:
+                out2 = np.tanh(out2 + np.tanh(np.dot(table.reshape((1, 4)), table[..., ::-1])))
+            table[j] = 0.5 * table[j - 1] + 0.5 * np.sin(0.2 * j * np.tanh(sum(r / (1 + pair[1] * pair[1]) for r in table)))
+            if y > 0.813:
+                break
+            if j < n:
+                e = e + 0.2 * np.tanh(y)
+        u = y
+        if pos == 0:
+            break
+        e += 0.2 * i * np.tanh(sum(r + r for r in table))
+        out2 = out2 + 0.5 * np.tanh(u)
+    return np.sum(WEIGHTS * out2)
+
+
+def test_a_value_carried_out_of_a_loop_lends_its_shape_to_nothing_inside():
+    # table = np.zeros((4,)) is computed alike at each step and carried out of the loop
+    # once; its slot inside the loop, None before the first step, had table's shape, so
+    # reverse mode over the forward mode read len(table) from it.
+    pair = (np.array([1.1655016264903622, 0.3613270517335735]), 1.0653173560648224)
+    y, tangent, seeds = 0.8632240821162156, ((np.array([0.3, -0.2]), 0.5), 0.7), (1.0, 1.0)
+    push = ad.jvp(carried_zeros, wrt=(0, 1))
+    got = ad.vjp(push, wrt=0)(pair, y, 0, tangent, seeds)
+    expected = ad.numeric_grad(lambda p: sum(push(p, y, 0, tangent)), pair)
+    for ours, numeric in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
+        np.testing.assert_allclose(ours, numeric, rtol=1e-6, atol=1e-8)
