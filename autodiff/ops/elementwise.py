@@ -430,7 +430,7 @@ def _(rewrite, node, a):
         return inner.args[0]
     spread = rewrite.broadcast_scalar(a)
     if spread is not None:
-        return rewrite.broadcast(rewrite.emit(negative, spread[0]), spread[1])
+        return rewrite.broadcast(rewrite.emit(negative, spread.args[0]), spread)
     product = produced_by(a, multiply)
     if product is not None and rewrite.single_use(a):
         for x, y in (product.args, product.args[::-1]):

@@ -22,7 +22,7 @@ from autodiff.graph.ir import Const
 from autodiff.graph.shapes import SCALAR, token_of
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, Op, defop
-from autodiff.ops.shape_rules import broadcast, list_result, scalar_result, shape_like
+from autodiff.ops.shape_rules import broadcast, list_result, reduced, scalar_result, shape_like
 
 
 def _same_shape_as_target(named, builder):
@@ -109,6 +109,14 @@ def _same_shape_as_result(named, builder):
 def broadcast_like(t, ans): ...
 
 
+# ans is read for its shape and its dtype (a Python number takes it): simplify never
+# swaps it for another value of its shape (shape_params in kind_params). A loop's
+# backward sweep that reads ans for this alone keeps its shape, not the array, and
+# broadcasts as NumPy does (from_shape): a Python float there stays float64.
+broadcast_like.shape_params = broadcast_like.kind_params = ("ans",)
+broadcast_like.from_shape = OPS["broadcast_to"]
+
+
 @broadcast_like.defvjp
 def _(g, result, t, ans):
     return runtime.unbroadcast(g, t)
@@ -124,8 +132,17 @@ def _(rewrite, t, ans):
     if rewrite.like_result(t):
         return t
     shape = rewrite.array_shape(ans)  # an array of another shape: NumPy's broadcast_to
-    if shape is None or rewrite.array_shape(t) is None:
+    if shape is None:
         return None
+    if rewrite.array_shape(t) is not None:
+        return rewrite.emit("broadcast_to", t, Const(shape))
+    # A Python number, in the dtype it takes beside ans: np.float32(t) for float32.
+    kind, dtype = type(t.value) if isinstance(t, Const) else rewrite.kind(t), rewrite.dtype(ans)
+    if kind not in (float, int, complex) or dtype is None:
+        return None
+    spread = runtime.dtype_with(kind(1), np.empty(0, dtype))
+    if spread != np.result_type(kind(1)):
+        t = rewrite.emit("precision", t, Const(spread.name))
     return rewrite.emit("broadcast_to", t, Const(shape))
 
 
@@ -460,6 +477,25 @@ def _(da, result, g, x, a, b):
 @OPS["solve_grads"].defvjp
 def _(gg, result, g, x, a, b):
     return runtime.solve_grads_vjp(gg, result, x, a, b)
+
+
+adjoint_dtype = _call("adjoint_dtype", "g, a", nondiff_output=True, floating=None,
+                      query=True, no_gradient="a dtype")
+adjoint_dtype.kind_params = ("g", "a")  # g's class and a's dtype alone
+
+
+@adjoint_dtype.defspecialize
+def _(rewrite, g, a):
+    kind = type(g.value) if isinstance(g, Const) else rewrite.kind(g)
+    dtype_g, dtype_a = rewrite.dtype(g), rewrite.dtype(a)
+    if kind in (float, int, complex) and dtype_a is not None:
+        return Const(runtime.dtype_with(1j if kind is complex else 1.0, np.empty(0, dtype_a)))
+    if kind is np.ndarray and dtype_g is not None:
+        return Const(np.result_type(dtype_g, 1.0))
+    return None
+count_true = _call("count_true", "mask, axis, keepdims, like", nondiff_output=True,
+                   floating=None, shape=reduced, no_gradient="a count of tied elements")
+count_true.kind_params = ("like",)  # its dtype alone
 
 
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,

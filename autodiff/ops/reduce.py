@@ -72,8 +72,12 @@ def _reduction_call(function, name: str):
 def sum_(a, axis=None, keepdims=False): ...
 
 
+# A whole reduction's scalar adjoint spread by broadcast_like: a Python float (the
+# seed 1.0) takes a's dtype, so a float32 array's adjoint is float32.
 @sum_.defvjp
 def _(g, ans, a, axis, keepdims):
+    if axis is None:
+        return runtime.broadcast_like(g, a)
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
 
 
@@ -91,6 +95,8 @@ def mean(a, axis=None, keepdims=False): ...
 
 @mean.defvjp
 def _(g, ans, a, axis, keepdims):
+    if axis is None:
+        return runtime.broadcast_like(g / reduced_size(a, axis), a)
     return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
 
 
@@ -119,7 +125,7 @@ def max_(a, axis=None, keepdims=False): ...
 def _extremum_vjp(g, ans, a, axis, keepdims):
     # Ties share the gradient evenly, as JAX and torch.amax do.
     winners = a == expand_reduced(ans, axis, keepdims)
-    return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
+    return winners * (expand_reduced(g, axis, keepdims) / runtime.count_true(winners, axis, True, a))
 
 
 @defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=((np.min, _reduction_call(np.min, "min")), (np.amin, _reduction_call(np.amin, "min"))),
@@ -135,7 +141,7 @@ def _extremum_jvp(t, ans, a, axis, keepdims):
     # The mean of the tangents of the tied winners: the VJP's even share, transposed.
     winners = a == expand_reduced(ans, axis, keepdims)
     return (np.sum(winners * t, axis=axis, keepdims=keepdims)
-            / np.sum(winners, axis=axis, keepdims=keepdims))
+            / runtime.count_true(winners, axis, keepdims, a))
 
 
 min_.defjvp(_extremum_jvp)
@@ -628,7 +634,7 @@ def nanmin(a, axis=None, keepdims=False): ...
 @nanmax.defvjp
 def _nan_extremum_vjp(g, ans, a, axis, keepdims):
     winners = a == expand_reduced(ans, axis, keepdims)
-    count = np.maximum(np.sum(winners, axis=axis, keepdims=True), 1)
+    count = np.maximum(runtime.count_true(winners, axis, True, a), 1)
     return winners * (expand_reduced(g, axis, keepdims) / count)
 
 
@@ -636,7 +642,7 @@ def _nan_extremum_vjp(g, ans, a, axis, keepdims):
 def _nan_extremum_jvp(t, ans, a, axis, keepdims):
     winners = a == expand_reduced(ans, axis, keepdims)
     return (np.sum(winners * t, axis=axis, keepdims=keepdims)
-            / np.maximum(np.sum(winners, axis=axis, keepdims=keepdims), 1))
+            / np.maximum(runtime.count_true(winners, axis, keepdims, a), 1))
 
 
 nanmin.defvjp(_nan_extremum_vjp)

@@ -294,24 +294,22 @@ def test_simplify_drops_unit_seeds_and_reuses_forward_values(source):
     graph = _plain(source.tanh_energy, (0, 1))
     _assert_prints(graph, """
         graph tanh_energy_grad(x, w):
-            t1 = multiply(x, w)           # line 17
-            h = tanh(t1)                  # line 17
-            t2 = power(h, 2)              # line 18
-            t3 = shape(h)                 # grad of line 18
-            dh = broadcast_to(1.0, t3)    # grad of line 18
-            t4 = shape(t2)                # grad of line 18
-            dt2 = broadcast_to(1.0, t4)   # grad of line 18
-            t5 = multiply(dt2, 2)         # grad of line 18
-            t6 = power(h, 1)              # grad of line 18
-            dh_1 = multiply(t5, t6)       # grad of line 18
-            dh_2 = accumulate(dh, dh_1)   # grad of line 18
-            t7 = multiply(h, h)           # grad of line 17
-            t8 = subtract(1, t7)          # grad of line 17
-            dt1 = multiply(dh_2, t8)      # grad of line 17
-            t9 = multiply(dt1, w)         # grad of line 17
-            dx = unbroadcast(t9, x)       # grad of line 17
-            t10 = multiply(dt1, x)        # grad of line 17
-            dw = unbroadcast(t10, w)      # grad of line 17
+            t1 = multiply(x, w)            # line 17
+            h = tanh(t1)                   # line 17
+            t2 = power(h, 2)               # line 18
+            dh = broadcast_like(1.0, h)    # grad of line 18
+            dt2 = broadcast_like(1.0, t2)  # grad of line 18
+            t3 = multiply(dt2, 2)          # grad of line 18
+            t4 = power(h, 1)               # grad of line 18
+            dh_1 = multiply(t3, t4)        # grad of line 18
+            dh_2 = accumulate(dh, dh_1)    # grad of line 18
+            t5 = multiply(h, h)            # grad of line 17
+            t6 = subtract(1, t5)           # grad of line 17
+            dt1 = multiply(dh_2, t6)       # grad of line 17
+            t7 = multiply(dt1, w)          # grad of line 17
+            dx = unbroadcast(t7, x)        # grad of line 17
+            t8 = multiply(dt1, x)          # grad of line 17
+            dw = unbroadcast(t8, w)        # grad of line 17
             dx_1 = as_gradient_of(dx, x)
             dw_1 = as_gradient_of(dw, w)
             return (dx_1, dw_1)
@@ -321,23 +319,21 @@ def test_simplify_drops_unit_seeds_and_reuses_forward_values(source):
     # tanh rule reads the forward h (1 - h * h), and h ** 1 is h.
     _assert_prints(graph, """
         graph tanh_energy_grad(x, w):
-            t1 = multiply(x, w)           # line 17
-            h = tanh(t1)                  # line 17
-            t2 = power(h, 2)              # line 18
-            t3 = shape(t1)                # grad of line 18
-            dh = broadcast_to(1.0, t3)    # grad of line 18
-            t4 = shape(t1)                # grad of line 18
-            dt2 = broadcast_to(1.0, t4)   # grad of line 18
-            t5 = broadcast_to(2.0, t4)    # grad of line 18
-            dh_1 = multiply(2.0, h)       # grad of line 18
-            dh_2 = add(1.0, dh_1)         # grad of line 18
-            t6 = multiply(h, h)           # grad of line 17
-            t7 = subtract(1, t6)          # grad of line 17
-            dt1 = multiply(dh_2, t7)      # grad of line 17
-            t8 = multiply(dt1, w)         # grad of line 17
-            dx = unbroadcast(t8, x)       # grad of line 17
-            t9 = multiply(dt1, x)         # grad of line 17
-            dw = unbroadcast(t9, w)       # grad of line 17
+            t1 = multiply(x, w)            # line 17
+            h = tanh(t1)                   # line 17
+            t2 = power(h, 2)               # line 18
+            dh = broadcast_like(1.0, h)    # grad of line 18
+            dt2 = broadcast_like(1.0, t2)  # grad of line 18
+            t3 = broadcast_like(2.0, t2)   # grad of line 18
+            dh_1 = multiply(2.0, h)        # grad of line 18
+            dh_2 = add(1.0, dh_1)          # grad of line 18
+            t4 = multiply(h, h)            # grad of line 17
+            t5 = subtract(1, t4)           # grad of line 17
+            dt1 = multiply(dh_2, t5)       # grad of line 17
+            t6 = multiply(dt1, w)          # grad of line 17
+            dx = unbroadcast(t6, x)        # grad of line 17
+            t7 = multiply(dt1, x)          # grad of line 17
+            dw = unbroadcast(t7, w)        # grad of line 17
             dx_1 = as_gradient_of(dx, x)
             dw_1 = as_gradient_of(dw, w)
             return (dx_1, dw_1)
@@ -362,13 +358,12 @@ def test_simplify_keeps_broadcast_scalars_scalar(source):
     graph = _simplified(_plain(source.softplus_total, 0))
     _assert_prints(graph, """
         graph softplus_total_grad(y):
-            t1 = exp(y)                   # line 22
-            t2 = log1p(t1)                # line 22
-            t3 = shape(y)                 # grad of line 22
-            dt2 = broadcast_to(1.0, t3)   # grad of line 22
-            t4 = add(1, t1)               # grad of line 22
-            dt1 = divide(1.0, t4)         # grad of line 22
-            dy = multiply(dt1, t1)        # grad of line 22
+            t1 = exp(y)                    # line 22
+            t2 = log1p(t1)                 # line 22
+            dt2 = broadcast_like(1.0, t2)  # grad of line 22
+            t3 = add(1, t1)                # grad of line 22
+            dt1 = divide(1.0, t3)          # grad of line 22
+            dy = multiply(dt1, t1)         # grad of line 22
             dy_1 = as_gradient_of(dy, y)
             return dy_1
     """)
@@ -378,15 +373,13 @@ def test_simplify_keeps_broadcast_scalars_scalar(source):
     graph = _plain(source.offset_by_total, (0, 1))
     _assert_prints(graph, """
         graph offset_by_total_grad(x, w):
-            s = sum(w)                    # line 26
-            t1 = multiply(x, 2.0)         # line 27
-            t2 = add(t1, s)               # line 27
-            t3 = shape(t2)                # grad of line 27
-            dt2 = broadcast_to(1.0, t3)   # grad of line 27
-            ds = unbroadcast(dt2, s)      # grad of line 27
-            dx = multiply(dt2, 2.0)       # grad of line 27
-            t4 = shape(w)                 # grad of line 26
-            dw = broadcast_to(ds, t4)     # grad of line 26
+            s = sum(w)                     # line 26
+            t1 = multiply(x, 2.0)          # line 27
+            t2 = add(t1, s)                # line 27
+            dt2 = broadcast_like(1.0, t2)  # grad of line 27
+            ds = unbroadcast(dt2, s)       # grad of line 27
+            dx = multiply(dt2, 2.0)        # grad of line 27
+            dw = broadcast_like(ds, w)     # grad of line 26
             dx_1 = as_gradient_of(dx, x)
             dw_1 = as_gradient_of(dw, w)
             return (dx_1, dw_1)
@@ -394,16 +387,14 @@ def test_simplify_keeps_broadcast_scalars_scalar(source):
     _simplified(graph)
     _assert_prints(graph, """
         graph offset_by_total_grad(x, w):
-            s = sum(w)                    # line 26
-            t1 = multiply(x, 2.0)         # line 27
-            t2 = add(t1, s)               # line 27
-            t3 = shape(x)                 # grad of line 27
-            dt2 = broadcast_to(1.0, t3)   # grad of line 27
-            t4 = size(x)                  # grad of line 27
-            ds = multiply(1.0, t4)        # grad of line 27
-            dx = broadcast_to(2.0, t3)    # grad of line 27
-            t5 = shape(w)                 # grad of line 26
-            dw = broadcast_to(ds, t5)     # grad of line 26
+            s = sum(w)                     # line 26
+            t1 = multiply(x, 2.0)          # line 27
+            t2 = add(t1, s)                # line 27
+            dt2 = broadcast_like(1.0, t2)  # grad of line 27
+            t3 = size(x)                   # grad of line 27
+            ds = multiply(1.0, t3)         # grad of line 27
+            dx = broadcast_like(2.0, t2)   # grad of line 27
+            dw = broadcast_like(ds, w)     # grad of line 26
             dx_1 = as_gradient_of(dx, x)
             dw_1 = as_gradient_of(dw, w)
             return (dx_1, dw_1)
@@ -425,20 +416,18 @@ def test_simplify_merges_double_transposes(source):
             t4 = transpose(x)                      # line 33
             t5 = transpose(t4)                     # line 33
             t6 = multiply(t5, z)                   # line 33
-            t7 = shape(t6)                         # grad of line 33
-            dt6 = broadcast_to(1.0, t7)            # grad of line 33
-            t8 = multiply(dt6, z)                  # grad of line 33
-            dt5 = unbroadcast(t8, t5)              # grad of line 33
-            t9 = multiply(dt6, t5)                 # grad of line 33
-            dz = unbroadcast(t9, z)                # grad of line 33
+            dt6 = broadcast_like(1.0, t6)          # grad of line 33
+            t7 = multiply(dt6, z)                  # grad of line 33
+            dt5 = unbroadcast(t7, t5)              # grad of line 33
+            t8 = multiply(dt6, t5)                 # grad of line 33
+            dz = unbroadcast(t8, z)                # grad of line 33
             dt4 = transpose(dt5)                   # grad of line 33
             dx = transpose(dt4)                    # grad of line 33
-            t10 = shape(t3)                        # grad of line 33
-            dt3 = broadcast_to(1.0, t10)           # grad of line 33
-            t11 = multiply(dt3, w)                 # grad of line 33
-            dy = unbroadcast(t11, y)               # grad of line 33
-            t12 = multiply(dt3, y)                 # grad of line 33
-            dw = unbroadcast(t12, w)               # grad of line 33
+            dt3 = broadcast_like(1.0, t3)          # grad of line 33
+            t9 = multiply(dt3, w)                  # grad of line 33
+            dy = unbroadcast(t9, y)                # grad of line 33
+            t10 = multiply(dt3, y)                 # grad of line 33
+            dw = unbroadcast(t10, w)               # grad of line 33
             dt2 = transpose(dz, axes=(1, 2, 0))    # grad of line 32
             dx_1 = transpose(dt2, axes=(2, 0, 1))  # grad of line 32
             dx_2 = accumulate(dx, dx_1)            # grad of line 32
@@ -461,19 +450,17 @@ def test_simplify_merges_double_transposes(source):
             t3 = multiply(y, w)                   # line 33
             t4 = transpose(x)                     # line 33
             t5 = multiply(x, z)                   # line 33
-            t6 = shape(t5)                        # grad of line 33
-            dt5 = broadcast_to(1.0, t6)           # grad of line 33
-            t7 = multiply(dt5, z)                 # grad of line 33
-            dx = unbroadcast(t7, x)               # grad of line 33
-            t8 = multiply(dt5, x)                 # grad of line 33
-            dz = unbroadcast(t8, x)               # grad of line 33
+            dt5 = broadcast_like(1.0, t5)         # grad of line 33
+            t6 = multiply(dt5, z)                 # grad of line 33
+            dx = unbroadcast(t6, x)               # grad of line 33
+            t7 = multiply(dt5, x)                 # grad of line 33
+            dz = unbroadcast(t7, x)               # grad of line 33
             dt4 = transpose(dx)                   # grad of line 33
-            t9 = shape(t3)                        # grad of line 33
-            dt3 = broadcast_to(1.0, t9)           # grad of line 33
-            t10 = multiply(dt3, w)                # grad of line 33
-            dy = unbroadcast(t10, y)              # grad of line 33
-            t11 = multiply(dt3, y)                # grad of line 33
-            dw = unbroadcast(t11, w)              # grad of line 33
+            dt3 = broadcast_like(1.0, t3)         # grad of line 33
+            t8 = multiply(dt3, w)                 # grad of line 33
+            dy = unbroadcast(t8, y)               # grad of line 33
+            t9 = multiply(dt3, y)                 # grad of line 33
+            dw = unbroadcast(t9, w)               # grad of line 33
             dt2 = transpose(dz, axes=(1, 2, 0))   # grad of line 32
             dx_1 = asarray(dz)                    # grad of line 32
             dx_2 = accumulate(dx, dx_1)           # grad of line 32
@@ -500,16 +487,15 @@ def test_unbroadcast_between_equal_shapes_is_dropped_while_building(source):
             t1 = sin(x)                     # line 37
             t2 = multiply(t1, x)            # line 37
             t3 = multiply(t2, w)            # line 37
-            t4 = shape(t3)                  # grad of line 37
-            dt3 = broadcast_to(1.0, t4)     # grad of line 37
-            t5 = multiply(dt3, w)           # grad of line 37
-            dt2 = unbroadcast(t5, t2)       # grad of line 37
-            t6 = multiply(dt3, t2)          # grad of line 37
-            dw = unbroadcast(t6, w)         # grad of line 37
+            dt3 = broadcast_like(1.0, t3)   # grad of line 37
+            t4 = multiply(dt3, w)           # grad of line 37
+            dt2 = unbroadcast(t4, t2)       # grad of line 37
+            t5 = multiply(dt3, t2)          # grad of line 37
+            dw = unbroadcast(t5, w)         # grad of line 37
             dt1 = multiply(dt2, x)          # grad of line 37
             dx = multiply(dt2, t1)          # grad of line 37
-            t7 = cos(x)                     # grad of line 37
-            dx_1 = multiply(dt1, t7)        # grad of line 37
+            t6 = cos(x)                     # grad of line 37
+            dx_1 = multiply(dt1, t6)        # grad of line 37
             dx_2 = accumulate(dx, dx_1)     # grad of line 37
             dx_3 = as_gradient_of(dx_2, x)
             dw_1 = as_gradient_of(dw, w)
@@ -618,20 +604,18 @@ def test_eliminate_common_subexpressions(source):
             t2 = multiply(t1, w)            # line 74
             t3 = sin(x)                     # line 74
             t4 = power(t3, 2)               # line 74
-            t5 = shape(t4)                  # grad of line 74
-            dt4 = broadcast_to(1.0, t5)     # grad of line 74
-            t6 = multiply(dt4, 2)           # grad of line 74
-            t7 = power(t3, 1)               # grad of line 74
-            dt3 = multiply(t6, t7)          # grad of line 74
-            t8 = cos(x)                     # grad of line 74
-            dx = multiply(dt3, t8)          # grad of line 74
-            t9 = shape(t2)                  # grad of line 74
-            dt2 = broadcast_to(1.0, t9)     # grad of line 74
-            t10 = multiply(dt2, w)          # grad of line 74
-            dt1 = unbroadcast(t10, t1)      # grad of line 74
-            t11 = multiply(dt2, t1)         # grad of line 74
-            dw = unbroadcast(t11, w)        # grad of line 74
-            dx_1 = multiply(dt1, t8)        # grad of line 74
+            dt4 = broadcast_like(1.0, t4)   # grad of line 74
+            t5 = multiply(dt4, 2)           # grad of line 74
+            t6 = power(t3, 1)               # grad of line 74
+            dt3 = multiply(t5, t6)          # grad of line 74
+            t7 = cos(x)                     # grad of line 74
+            dx = multiply(dt3, t7)          # grad of line 74
+            dt2 = broadcast_like(1.0, t2)   # grad of line 74
+            t8 = multiply(dt2, w)           # grad of line 74
+            dt1 = unbroadcast(t8, t1)       # grad of line 74
+            t9 = multiply(dt2, t1)          # grad of line 74
+            dw = unbroadcast(t9, w)         # grad of line 74
+            dx_1 = multiply(dt1, t7)        # grad of line 74
             dx_2 = accumulate(dx, dx_1)     # grad of line 74
             dx_3 = as_gradient_of(dx_2, x)
             dw_1 = as_gradient_of(dw, w)
@@ -643,20 +627,18 @@ def test_eliminate_common_subexpressions(source):
             t1 = sin(x)                     # line 74
             t2 = multiply(t1, w)            # line 74
             t3 = power(t1, 2)               # line 74
-            t4 = shape(t3)                  # grad of line 74
-            dt3 = broadcast_to(1.0, t4)     # grad of line 74
-            t5 = multiply(dt3, 2)           # grad of line 74
-            t6 = power(t1, 1)               # grad of line 74
-            dt1 = multiply(t5, t6)          # grad of line 74
-            t7 = cos(x)                     # grad of line 74
-            dx = multiply(dt1, t7)          # grad of line 74
-            t8 = shape(t2)                  # grad of line 74
-            dt2 = broadcast_to(1.0, t8)     # grad of line 74
-            t9 = multiply(dt2, w)           # grad of line 74
-            dt1_1 = unbroadcast(t9, t1)     # grad of line 74
-            t10 = multiply(dt2, t1)         # grad of line 74
-            dw = unbroadcast(t10, w)        # grad of line 74
-            dx_1 = multiply(dt1_1, t7)      # grad of line 74
+            dt3 = broadcast_like(1.0, t3)   # grad of line 74
+            t4 = multiply(dt3, 2)           # grad of line 74
+            t5 = power(t1, 1)               # grad of line 74
+            dt1 = multiply(t4, t5)          # grad of line 74
+            t6 = cos(x)                     # grad of line 74
+            dx = multiply(dt1, t6)          # grad of line 74
+            dt2 = broadcast_like(1.0, t2)   # grad of line 74
+            t7 = multiply(dt2, w)           # grad of line 74
+            dt1_1 = unbroadcast(t7, t1)     # grad of line 74
+            t8 = multiply(dt2, t1)          # grad of line 74
+            dw = unbroadcast(t8, w)         # grad of line 74
+            dx_1 = multiply(dt1_1, t6)      # grad of line 74
             dx_2 = accumulate(dx, dx_1)     # grad of line 74
             dx_3 = as_gradient_of(dx_2, x)
             dw_1 = as_gradient_of(dw, w)
