@@ -479,6 +479,29 @@ def _(gg, result, g, x, a, b):
     return runtime.solve_grads_vjp(gg, result, x, a, b)
 
 
+larger_share = _call("larger_share", "x1, x2", nondiff_output=True, floating="always",
+                     shape=broadcast("x1", "x2"),
+                     no_gradient="a share of a gradient, constant between ties")
+
+
+# For one signature: the comparisons, the half in the dtype of the arrays (weakly typed
+# numbers leave it to the arrays), so that numba compiles it as NumPy computes it.
+@larger_share.defspecialize
+def _(rewrite, x1, x2):
+    dtypes = []
+    for x in (x1, x2):
+        kind = type(x.value) if isinstance(x, Const) else rewrite.kind(x)
+        if kind in (float, int, bool):
+            continue
+        if rewrite.dtype(x) is None:
+            return None
+        dtypes.append(rewrite.dtype(x))
+    dtype = np.result_type(*dtypes, 1.0)
+    half = Const(0.5 if dtype == np.float64 or not dtypes else dtype.type(0.5))
+    tie = rewrite.emit("multiply", half, rewrite.emit("equal", x1, x2))
+    return rewrite.emit("add", rewrite.emit("greater", x1, x2), tie)
+
+
 adjoint_dtype = _call("adjoint_dtype", "g, a", nondiff_output=True, floating=None,
                       query=True, no_gradient="a dtype")
 adjoint_dtype.kind_params = ("g", "a")  # g's class and a's dtype alone
@@ -513,7 +536,16 @@ scalar_output_seed = _call("scalar_output_seed", "out, where", nondiff_output=Tr
 
 @scalar_output_seed.defspecialize
 def _(rewrite, out, where):
-    return Const(1.0) if rewrite.shape(out) == () else None
+    return _unit_seed(rewrite, out) if rewrite.shape(out) == () else None
+
+
+def _unit_seed(rewrite, out):
+    """The seed 1.0 of a 0-d output, as runtime.unit_seed gives it: a Python float for
+    float64, np.float32(1.0) for float32."""
+    dtype = rewrite.dtype(out)
+    if rewrite.kind(out) is float or dtype is None or dtype.kind != "f" or dtype == np.float64:
+        return Const(1.0)
+    return rewrite.emit("precision", Const(1.0), Const(dtype.name))
 
 
 _call("vjp_seed", "seed, out, where", diff=("seed",), shape=shape_like("out"))
@@ -550,7 +582,7 @@ def _(rewrite, seed, out, where):
     if shape is None:
         return None
     if rewrite.known(seed) == (True, None):
-        return Const(1.0) if shape == () else None
+        return _unit_seed(rewrite, out) if shape == () else None
     return seed if rewrite.shape(seed) == shape else None
 
 

@@ -72,12 +72,9 @@ def _reduction_call(function, name: str):
 def sum_(a, axis=None, keepdims=False): ...
 
 
-# A whole reduction's scalar adjoint spread by broadcast_like: a Python float (the
-# seed 1.0) takes a's dtype, so a float32 array's adjoint is float32.
+# (A scalar adjoint spread over a is broadcast_like(g, a), in a's dtype: see ops/shape.py.)
 @sum_.defvjp
 def _(g, ans, a, axis, keepdims):
-    if axis is None:
-        return runtime.broadcast_like(g, a)
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
 
 
@@ -95,8 +92,6 @@ def mean(a, axis=None, keepdims=False): ...
 
 @mean.defvjp
 def _(g, ans, a, axis, keepdims):
-    if axis is None:
-        return runtime.broadcast_like(g / reduced_size(a, axis), a)
     return np.broadcast_to(expand_reduced(g, axis, keepdims) / reduced_size(a, axis), np.shape(a))
 
 
@@ -125,7 +120,8 @@ def max_(a, axis=None, keepdims=False): ...
 def _extremum_vjp(g, ans, a, axis, keepdims):
     # Ties share the gradient evenly, as JAX and torch.amax do.
     winners = a == expand_reduced(ans, axis, keepdims)
-    return winners * (expand_reduced(g, axis, keepdims) / runtime.count_true(winners, axis, True, a))
+    count = runtime.count_true(winners, axis, True, a)  # in a's dtype: g / count stays float32
+    return winners * (expand_reduced(g, axis, keepdims) / count)
 
 
 @defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=((np.min, _reduction_call(np.min, "min")), (np.amin, _reduction_call(np.amin, "min"))),
@@ -246,7 +242,8 @@ def ptp(a, axis=None, keepdims=False): ...
 def _(g, ans, a, axis, keepdims):
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
-    shares = top / np.sum(top, axis=axis, keepdims=True) - bottom / np.sum(bottom, axis=axis, keepdims=True)
+    shares = (top / runtime.count_true(top, axis, True, a)
+              - bottom / runtime.count_true(bottom, axis, True, a))
     return expand_reduced(g, axis, keepdims) * shares
 
 
@@ -254,8 +251,10 @@ def _(g, ans, a, axis, keepdims):
 def _(t, ans, a, axis, keepdims):
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
-    return (np.sum(top * t, axis=axis, keepdims=keepdims) / np.sum(top, axis=axis, keepdims=keepdims)
-            - np.sum(bottom * t, axis=axis, keepdims=keepdims) / np.sum(bottom, axis=axis, keepdims=keepdims))
+    return (np.sum(top * t, axis=axis, keepdims=keepdims)
+            / runtime.count_true(top, axis, keepdims, a)
+            - np.sum(bottom * t, axis=axis, keepdims=keepdims)
+            / runtime.count_true(bottom, axis, keepdims, a))
 
 
 # ----- NaN-skipping and weighted means -----
@@ -291,7 +290,9 @@ def nansum(a, axis=None, keepdims=False): ...
 
 @nansum.defvjp
 def _(g, ans, a, axis, keepdims):
-    return np.where(np.isnan(a), 0.0, expand_reduced(g, axis, keepdims))
+    # g spread over a first: a Python float (the seed) in a's dtype, where np.where
+    # would make it float64
+    return np.where(np.isnan(a), 0.0, runtime.broadcast_like(expand_reduced(g, axis, keepdims), a))
 
 
 @nansum.defjvp
@@ -307,14 +308,15 @@ def nanmean(a, axis=None, keepdims=False): ...
 @nanmean.defvjp
 def _(g, ans, a, axis, keepdims):
     kept = np.logical_not(np.isnan(a))
-    return np.where(kept, expand_reduced(g, axis, keepdims) / np.sum(kept, axis=axis, keepdims=True), 0.0)
+    share = expand_reduced(g, axis, keepdims) / runtime.count_true(kept, axis, True, a)
+    return np.where(kept, share, 0.0)
 
 
 @nanmean.defjvp
 def _(t, ans, a, axis, keepdims):
     kept = np.logical_not(np.isnan(a))
     return (np.sum(np.where(kept, t, 0.0), axis=axis, keepdims=keepdims)
-            / np.sum(kept, axis=axis, keepdims=keepdims))
+            / runtime.count_true(kept, axis, keepdims, a))
 
 
 def _sympy_average(a, axis, weights, keepdims):

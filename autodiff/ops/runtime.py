@@ -242,7 +242,9 @@ def trace_grad(g, a, offset, axis1, axis2):
     shape = _shape(a)
     ndim = len(shape)
     first, second = axis1 % ndim, axis2 % ndim
-    eye = np.eye(shape[first], shape[second], offset)
+    dtype = adjoint_dtype(g, a)
+    g = np.asarray(g, dtype=dtype) if g.__class__ in _NUMBERS else g
+    eye = np.eye(shape[first], shape[second], offset, dtype=dtype)
     if first > second:
         eye = eye.T
     layout = [1] * ndim
@@ -335,6 +337,17 @@ def unstack(g, axis):
     return list(np.moveaxis(g, axis, 0))
 
 
+def larger_share(x1, x2):
+    """``x1``'s share of the gradient of ``np.maximum(x1, x2)``: 1 where ``x1 > x2``, 0.5
+    where they tie (split evenly, as JAX does), 0 elsewhere; in the floating dtype the
+    two compute in (float32 for float32 arrays: a float64 share would promote the
+    adjoint it weighs), a Python float for two numbers."""
+    tie = x1 == x2
+    if x1.__class__ in _NUMBERS and x2.__class__ in _NUMBERS:
+        return (x1 > x2) + 0.5 * tie
+    return (x1 > x2) + np.result_type(x1, x2, 1.0).type(0.5) * tie
+
+
 def within_bounds(a, low, high):
     """Mask of the elements of ``a`` that ``np.clip(a, low, high)`` leaves unchanged."""
     inside = True
@@ -350,13 +363,23 @@ def inverse_permutation(axes):
     return None if axes is None else tuple(int(k) for k in np.argsort(axes))
 
 
+def unit_seed(out):
+    """1.0 in the dtype of the scalar output ``out``: a Python float for float64 (so that
+    the sweep's arithmetic on numbers stays Python's), np.float32(1.0) for float32, and
+    an array of ones for an array of one element."""
+    dtype = dtype_with(1.0, out)
+    if np.ndim(out):
+        return np.ones(np.shape(out), dtype=dtype)
+    return 1.0 if dtype == _FLOAT64 else dtype.type(1.0)
+
+
 def scalar_output_seed(out, where):
     """The seed 1.0 of a reverse sweep, after checking ``out`` is a scalar."""
     if type(out) is float:
         return 1.0
     if np.size(out) != 1:
         _non_scalar_output(np.shape(out), where)
-    return np.ones(np.shape(out), dtype=dtype_with(1.0, out)) if np.ndim(out) else 1.0
+    return unit_seed(out)
 
 
 def covers_unrolled(length, count, what):
@@ -453,7 +476,7 @@ def vjp_seed(seed, out, where):
                 f"array of shape {np.shape(out)}", filename=filename or None,
                 lineno=int(lineno) if lineno.isdigit() else None,
                 hint="pass seed=, an array of the output's shape")
-        return np.ones(np.shape(out), dtype=dtype_with(1.0, out)) if np.ndim(out) else 1.0
+        return unit_seed(out)
     if np.shape(seed) != np.shape(out):
         filename, _, lineno = where.rpartition(":")
         raise AutodiffError(
@@ -1068,6 +1091,8 @@ def _quantile_layout(a, q, axis, keepdims, slope):
     else:
         rest = flat.shape[:-1]
     order = np.argsort(flat, axis=-1, kind="stable")
+    dtype = np.result_type(a, 1.0)  # float32 data interpolated in float32
+    weights = tuple(np.asarray(weight, dtype=dtype) for weight in weights)
     return flat, restore, order, (low, high), weights, position.shape + rest
 
 

@@ -557,14 +557,20 @@ def _query(name: str, kernel: str, *aliases, attributes=(), shape=None, of_shape
 
 shape_query = _query("shape", "np.shape(a)", np.shape, attributes=("shape",), of_scalar=(),
                      answer="sizes", sympy=sympy_forms.shape_of)
+
+
 # ----- a scalar adjoint spread over an array takes the array's dtype -----
 #
 # In derivative code, np.broadcast_to(s, np.shape(a)) and np.reshape(s, np.shape(a)) of a
 # scalar s (the seed 1.0 is a Python float, which NumPy makes a float64 array) are
 # broadcast_like(s, a), which gives a Python number a's floating dtype: a float32
 # array's adjoint stays float32 rather than promoting everything it meets to float64.
-# (Only where np.shape(a) is read in derivative code too: a is alive there anyway.)
+# (Only where np.shape(a) is read in derivative code too: a is alive there anyway. The
+# optimiser reads a shape from the first value of that shape, which the spread then
+# takes the dtype of: a's own unless an earlier one of another dtype has its shape.)
 
+
+@broadcast_to.defrewrite
 def _spread_scalar_like(rewrite, node, array, shape):
     if node.phase == "forward":
         return None
@@ -579,10 +585,9 @@ def _spread_scalar_like(rewrite, node, array, shape):
     return rewrite.emit(OPS["broadcast_like"], array, query.args[0])
 
 
-broadcast_to.defrewrite(lambda rewrite, node, array, shape:
-                        _spread_scalar_like(rewrite, node, array, shape))
-reshape.defrewrite(lambda rewrite, node, a, shape, order:
-                   _spread_scalar_like(rewrite, node, a, shape))
+@reshape.defrewrite
+def _(rewrite, node, a, shape, order):
+    return _spread_scalar_like(rewrite, node, a, shape)  # (any order reads one element)
 
 
 _query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape=scalar_result, of_scalar=0,

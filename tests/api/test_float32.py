@@ -40,6 +40,11 @@ def mlp(W1, b1, W2, b2, X, y):
     return np.mean((out - y) ** 2)
 
 
+def relu_mlp(W1, W2, X, y):
+    h = np.maximum(X @ W1, 0.0)
+    return np.mean(np.abs(h @ W2 - y)) + 0.1 * np.sum(np.clip(W1, -0.5, 0.5) ** 2)
+
+
 def softmax_cross_entropy(W, X, Y):
     z = X @ W
     return -np.mean(np.sum(Y * (z - logsumexp(z, axis=1, keepdims=True)), axis=1))
@@ -67,6 +72,12 @@ def convolution(x, k):
     return np.sum(smooth ** 2) + np.sum(np.sin(outer))
 
 
+def reductions(x):
+    return (np.nansum(x * x) + np.nanmean(np.sin(x)) + np.ptp(x) + np.median(x)
+            + np.quantile(x, 0.3) + np.trace(x @ x.T) + x[1, 2] + np.mean(x[0], axis=0)
+            + np.max(x) + np.prod(x[0]) + np.std(x, ddof=1))
+
+
 def norms(x, A):
     return (np.linalg.norm(x) + np.linalg.norm(A) + np.linalg.norm(x, ord=1)
             + np.linalg.norm(x, ord=3) + np.linalg.norm(x, ord=np.inf) + np.max(np.abs(A)))
@@ -86,12 +97,15 @@ def _data(seed: int = 0) -> dict:
                                 (normal(5, scale=0.3), normal(12, 5), labels), (0, 1)),
         "mlp": (mlp, (normal(4, 6, scale=0.5), normal(6), normal(6, 2, scale=0.5), normal(2),
                       normal(10, 4), normal(10, 2)), (0, 1, 2, 3)),
+        "relu_mlp": (relu_mlp, (normal(4, 6, scale=0.5), normal(6, 2, scale=0.5), normal(10, 4),
+                                normal(10, 2)), (0, 1, 2)),
         "softmax_cross_entropy": (softmax_cross_entropy,
                                   (normal(4, 3), normal(10, 4), one_hot), (0, 1)),
         "rnn": (rnn, (normal(3, 3, scale=0.5), normal(2, 3), normal(5, 4, 2), normal(5, 4, 3),
                       normal(4, 3, scale=0.1)), (0, 1, 4)),
         "layer_norm": (layer_norm, (normal(4, 6), normal(6), normal(6)), (0, 1, 2)),
         "convolution": (convolution, (normal(12), normal(3)), (0, 1)),
+        "reductions": (reductions, (normal(2, 3),), (0,)),
         "norms": (norms, (normal(5), normal(3, 4)), (0, 1)),
     }
 
@@ -106,29 +120,39 @@ _ROOT = os.path.dirname(ad.__file__)
 
 
 def float64_values(call):
-    """``call()``'s result and every float64 (or complex128) array or NumPy scalar that a
-    frame of generated code (whose file is ``<autodiff ...>``) or of autodiff's own code
-    holds in a name at any line, or returns: ``function:line name dtype shape``.
+    """``call()``'s result and every float64 (or complex128) value that a frame of
+    generated code (whose file is ``<autodiff ...>``) holds in a name at any line or
+    returns, and every such array (of one dimension or more) of a frame of autodiff's
+    own code (its helpers: a 0-d position computed there from a quantile's q is no
+    value of the derivative's): ``function:line name dtype shape``.
 
     An operation promoting to float64 leaves its result in a name or a return value of
     such a frame (the generated code names every intermediate), so a float64 copy of a
     float32 array, made by a float64 operand, is reported through that operand."""
     found = []
 
-    def watch(frame, event, arg):
-        values = list(frame.f_locals.items())
-        if event == "return":
-            values.append(("<returned>", arg))
-        for name, value in values:
-            for item in value if type(value) in (list, tuple) else (value,):
-                if isinstance(item, (np.ndarray, np.generic)) and item.dtype in _WIDE:
-                    found.append(f"{frame.f_code.co_name}:{frame.f_lineno} {name} "
-                                 f"{item.dtype}{np.shape(item)}")
+    def watcher(generated: bool):
+        def watch(frame, event, arg):
+            values = list(frame.f_locals.items())
+            if event == "return":
+                values.append(("<returned>", arg))
+            for name, value in values:
+                for item in value if type(value) in (list, tuple) else (value,):
+                    if (isinstance(item, (np.ndarray, np.generic)) and item.dtype in _WIDE
+                            and (generated or np.ndim(item) > 0)):
+                        found.append(f"{frame.f_code.co_name}:{frame.f_lineno} {name} "
+                                     f"{item.dtype}{np.shape(item)}")
+            return watch
+
         return watch
+
+    in_generated, in_autodiff = watcher(True), watcher(False)
 
     def enter(frame, event, arg):
         filename = frame.f_code.co_filename
-        return watch if filename.startswith(("<autodiff", _ROOT)) else None
+        if filename.startswith("<autodiff"):
+            return in_generated
+        return in_autodiff if filename.startswith(_ROOT) else None
 
     previous = sys.gettrace()
     sys.settrace(enter)

@@ -92,6 +92,8 @@ class Rewriter:
             if spread is None:
                 continue
             other = node.args[1 - side]
+            if spread.op is not broadcast_to and _not_floating(other):
+                continue  # 0.5 * (x == y) is float64: broadcast_like's dtype stays
             args = list(node.args)
             args[side] = spread.args[0]
             if is_scalar(other):
@@ -123,6 +125,13 @@ class Rewriter:
         if query is not None and is_finite_number(scalar):
             return self.emit(multiply, scalar, self.emit(size_query, query.args[0]))
         return None
+
+
+def _not_floating(operand: Operand) -> bool:
+    """Made by an op whose results are never floating (a comparison, a mask): a Python
+    float times it is float64."""
+    node = operand.node if isinstance(operand, Value) else None
+    return isinstance(node, Node) and node.op.floating is None
 
 
 __all__ = ["Rewriter"]

@@ -53,12 +53,12 @@ def softmax_cross_entropy_grad(W, x, labels):
         del t13
         winners = logits == t1
         del t1
-        t14 = count_true(winners, 1, True, logits)
+        count = count_true(winners, 1, True, logits)
         del logits
-        t15 = dt1 / t14
+        t14 = dt1 / count
         del dt1
-        dlogits_1 = winners * t15
-        del t15
+        dlogits_1 = winners * t14
+        del t14
         dlogits = dlogits + dlogits_1
         del dlogits_1
         # grad of line 25: logits = x @ W
