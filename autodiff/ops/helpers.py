@@ -134,15 +134,16 @@ def _(rewrite, t, ans):
     shape = rewrite.array_shape(ans)  # an array of another shape: NumPy's broadcast_to
     if shape is None:
         return None
-    if rewrite.array_shape(t) is not None:
-        return rewrite.emit("broadcast_to", t, Const(shape))
-    # A Python number, in the dtype it takes beside ans: np.float32(t) for float32.
     kind, dtype = type(t.value) if isinstance(t, Const) else rewrite.kind(t), rewrite.dtype(ans)
-    if kind not in (float, int, complex) or dtype is None:
-        return None
-    spread = runtime.dtype_with(kind(1), np.empty(0, dtype))
-    if spread != np.result_type(kind(1)):
-        t = rewrite.emit("precision", t, Const(spread.name))
+    if kind in (float, int, complex):
+        # A Python number, in the dtype it takes beside ans: np.float32(t) for float32.
+        if dtype is None:
+            return None
+        spread = runtime.dtype_with(kind(1), np.empty(0, dtype))
+        if spread != np.result_type(kind(1)):
+            t = rewrite.emit("precision", t, Const(spread.name))
+    elif rewrite.array_shape(t) is None and rewrite.shape(t) != ():
+        return None  # (a NumPy scalar or an array keeps its own dtype)
     return rewrite.emit("broadcast_to", t, Const(shape))
 
 
