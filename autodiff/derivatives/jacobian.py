@@ -17,7 +17,7 @@ from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, raised_at_call
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
-from autodiff.ops.runtime import as_gradient_of, complex_among, gradient_dtype
+from autodiff.ops.runtime import as_gradient_of, complex_among, dtype_with, gradient_dtype
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -134,7 +134,7 @@ class Jacobian(Assembled):
         outputs, out_structure = tree.flatten(value)
 
         def row(k: int, element: tuple, unit) -> list:
-            seed = [np.zeros(np.shape(o), dtype=type(unit)) if _is_numeric(o) else 0.0
+            seed = [np.zeros(np.shape(o), dtype=dtype_with(unit, o)) if _is_numeric(o) else 0.0
                     for o in outputs]
             seed[k][element] = unit
             grads = pull(*args, **kwargs, **{pull.seed_name: tree.unflatten(out_structure, seed)})
@@ -166,7 +166,8 @@ class Jacobian(Assembled):
         leaf, in the output's structure of the inputs' structures."""
         push = self.jvp
         flat, differentiated = self.leaves(args, kwargs)
-        zeros = [[np.zeros(np.shape(leaf)) if has else None for leaf, has in zip(leaves, mask)]
+        zeros = [[np.zeros(np.shape(leaf), dtype=gradient_dtype(leaf)) if has else None
+                  for leaf, has in zip(leaves, mask)]
                  for (leaves, _), mask in zip(flat, differentiated)]
         columns: dict[tuple[int, int], list] = {}
         value = None
@@ -179,7 +180,7 @@ class Jacobian(Assembled):
                     # a complex leaf: along 1 and 1j, the gradient's d / dx - i d / dy
                     for unit in (1.0, 1j) if np.iscomplexobj(leaf) else (1.0,):
                         tangents = [list(z) for z in zeros]
-                        tangents[w][j] = np.zeros(np.shape(leaf), dtype=type(unit))
+                        tangents[w][j] = np.zeros(np.shape(leaf), dtype=dtype_with(unit, leaf))
                         tangents[w][j][element] = unit
                         trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
                         tangent = tuple(trees) if self.several else trees[0]

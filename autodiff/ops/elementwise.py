@@ -20,6 +20,7 @@ from autodiff.ops.runtime import (
     broadcast_like,
     clipped_high,
     clipped_low,
+    larger_share,
     unbroadcast,
     within_bounds,
 )
@@ -256,19 +257,19 @@ def maximum(x1, x2): ...
 
 @maximum.defvjp
 def _(g, ans, x1, x2):
-    # Ties split the gradient evenly, as JAX does.
-    return (unbroadcast(g * ((x1 > x2) + 0.5 * (x1 == x2)), x1),
-            unbroadcast(g * ((x2 > x1) + 0.5 * (x1 == x2)), x2))
+    # Ties split the gradient evenly, as JAX does (larger_share: 1, 1/2 at a tie, 0).
+    return (unbroadcast(g * larger_share(x1, x2), x1),
+            unbroadcast(g * larger_share(x2, x1), x2))
 
 
 @maximum.defjvp("x1")
 def _(t, ans, x1, x2):
-    return t * ((x1 > x2) + 0.5 * (x1 == x2))
+    return t * larger_share(x1, x2)
 
 
 @maximum.defjvp("x2")
 def _(t, ans, x1, x2):
-    return t * ((x2 > x1) + 0.5 * (x1 == x2))
+    return t * larger_share(x2, x1)
 
 
 @defop("minimum", "np.minimum(x1, x2)", aliases=(np.minimum, (builtins.min, _two_numbers)),
@@ -279,18 +280,18 @@ def minimum(x1, x2): ...
 
 @minimum.defvjp
 def _(g, ans, x1, x2):
-    return (unbroadcast(g * ((x1 < x2) + 0.5 * (x1 == x2)), x1),
-            unbroadcast(g * ((x2 < x1) + 0.5 * (x1 == x2)), x2))
+    return (unbroadcast(g * larger_share(x2, x1), x1),
+            unbroadcast(g * larger_share(x1, x2), x2))
 
 
 @minimum.defjvp("x1")
 def _(t, ans, x1, x2):
-    return t * ((x1 < x2) + 0.5 * (x1 == x2))
+    return t * larger_share(x2, x1)
 
 
 @minimum.defjvp("x2")
 def _(t, ans, x1, x2):
-    return t * ((x2 < x1) + 0.5 * (x1 == x2))
+    return t * larger_share(x1, x2)
 
 
 # np.fmax and np.fmin are maximum and minimum ignoring a NaN: the gradient goes to the
@@ -303,19 +304,19 @@ def fmax(x1, x2): ...
 
 @fmax.defvjp
 def _(g, ans, x1, x2):
-    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, (x1 > x2) + 0.5 * (x1 == x2)), x1),
+    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, larger_share(x1, x2)), x1),
             unbroadcast(g * np.where(np.isnan(x2), 0.0,
-                                     np.where(np.isnan(x1), 1.0, (x2 > x1) + 0.5 * (x1 == x2))), x2))
+                                     np.where(np.isnan(x1), 1.0, larger_share(x2, x1))), x2))
 
 
 @fmax.defjvp("x1")
 def _(t, ans, x1, x2):
-    return t * np.where(np.isnan(x2), 1.0, (x1 > x2) + 0.5 * (x1 == x2))
+    return t * np.where(np.isnan(x2), 1.0, larger_share(x1, x2))
 
 
 @fmax.defjvp("x2")
 def _(t, ans, x1, x2):
-    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, (x2 > x1) + 0.5 * (x1 == x2)))
+    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, larger_share(x2, x1)))
 
 
 @defop("fmin", "np.fmin(x1, x2)", aliases=(np.fmin,), diff=("x1", "x2"), shape=BINARY,
@@ -325,19 +326,19 @@ def fmin(x1, x2): ...
 
 @fmin.defvjp
 def _(g, ans, x1, x2):
-    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, (x1 < x2) + 0.5 * (x1 == x2)), x1),
+    return (unbroadcast(g * np.where(np.isnan(x2), 1.0, larger_share(x2, x1)), x1),
             unbroadcast(g * np.where(np.isnan(x2), 0.0,
-                                     np.where(np.isnan(x1), 1.0, (x2 < x1) + 0.5 * (x1 == x2))), x2))
+                                     np.where(np.isnan(x1), 1.0, larger_share(x1, x2))), x2))
 
 
 @fmin.defjvp("x1")
 def _(t, ans, x1, x2):
-    return t * np.where(np.isnan(x2), 1.0, (x1 < x2) + 0.5 * (x1 == x2))
+    return t * np.where(np.isnan(x2), 1.0, larger_share(x2, x1))
 
 
 @fmin.defjvp("x2")
 def _(t, ans, x1, x2):
-    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, (x2 < x1) + 0.5 * (x1 == x2)))
+    return t * np.where(np.isnan(x2), 0.0, np.where(np.isnan(x1), 1.0, larger_share(x1, x2)))
 
 
 def _sympy_copysign(x1, x2):
@@ -430,7 +431,7 @@ def _(rewrite, node, a):
         return inner.args[0]
     spread = rewrite.broadcast_scalar(a)
     if spread is not None:
-        return rewrite.broadcast(rewrite.emit(negative, spread[0]), spread[1])
+        return rewrite.broadcast(rewrite.emit(negative, spread.args[0]), spread)
     product = produced_by(a, multiply)
     if product is not None and rewrite.single_use(a):
         for x, y in (product.args, product.args[::-1]):

@@ -22,7 +22,7 @@ from autodiff.graph.ir import Const
 from autodiff.graph.shapes import SCALAR, token_of
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, Op, defop
-from autodiff.ops.shape_rules import broadcast, list_result, scalar_result, shape_like
+from autodiff.ops.shape_rules import broadcast, list_result, reduced, scalar_result, shape_like
 
 
 def _same_shape_as_target(named, builder):
@@ -109,6 +109,14 @@ def _same_shape_as_result(named, builder):
 def broadcast_like(t, ans): ...
 
 
+# ans is read for its shape and its dtype (a Python number takes it): simplify never
+# swaps it for another value of its shape (shape_params in kind_params). A loop's
+# backward sweep that reads ans for this alone keeps its shape, not the array, and
+# broadcasts as NumPy does (from_shape): a Python float there stays float64.
+broadcast_like.shape_params = broadcast_like.kind_params = ("ans",)
+broadcast_like.from_shape = OPS["broadcast_to"]
+
+
 @broadcast_like.defvjp
 def _(g, result, t, ans):
     return runtime.unbroadcast(g, t)
@@ -124,8 +132,18 @@ def _(rewrite, t, ans):
     if rewrite.like_result(t):
         return t
     shape = rewrite.array_shape(ans)  # an array of another shape: NumPy's broadcast_to
-    if shape is None or rewrite.array_shape(t) is None:
+    if shape is None:
         return None
+    kind, dtype = type(t.value) if isinstance(t, Const) else rewrite.kind(t), rewrite.dtype(ans)
+    if kind in (float, int, complex):
+        # A Python number, in the dtype it takes beside ans: np.float32(t) for float32.
+        if dtype is None:
+            return None
+        spread = runtime.dtype_with(kind(1), np.empty(0, dtype))
+        if spread != np.result_type(kind(1)):
+            t = rewrite.emit("precision", t, Const(spread.name))
+    elif rewrite.array_shape(t) is None and rewrite.shape(t) != ():
+        return None  # (a NumPy scalar or an array keeps its own dtype)
     return rewrite.emit("broadcast_to", t, Const(shape))
 
 
@@ -495,6 +513,48 @@ def _(gg, result, g, x, a, b):
     return runtime.solve_grads_vjp(gg, result, x, a, b)
 
 
+larger_share = _call("larger_share", "x1, x2", nondiff_output=True, floating="always",
+                     shape=broadcast("x1", "x2"),
+                     no_gradient="a share of a gradient, constant between ties")
+
+
+# For one signature: the comparisons, the half in the dtype of the arrays (weakly typed
+# numbers leave it to the arrays), so that numba compiles it as NumPy computes it.
+@larger_share.defspecialize
+def _(rewrite, x1, x2):
+    dtypes = []
+    for x in (x1, x2):
+        kind = type(x.value) if isinstance(x, Const) else rewrite.kind(x)
+        if kind in (float, int, bool):
+            continue
+        if rewrite.dtype(x) is None:
+            return None
+        dtypes.append(rewrite.dtype(x))
+    dtype = np.result_type(*dtypes, 1.0)
+    half = Const(0.5 if dtype == np.float64 or not dtypes else dtype.type(0.5))
+    tie = rewrite.emit("multiply", half, rewrite.emit("equal", x1, x2))
+    return rewrite.emit("add", rewrite.emit("greater", x1, x2), tie)
+
+
+adjoint_dtype = _call("adjoint_dtype", "g, a", nondiff_output=True, floating=None,
+                      query=True, no_gradient="a dtype")
+adjoint_dtype.kind_params = ("g", "a")  # g's class and a's dtype alone
+
+
+@adjoint_dtype.defspecialize
+def _(rewrite, g, a):
+    kind = type(g.value) if isinstance(g, Const) else rewrite.kind(g)
+    dtype_g, dtype_a = rewrite.dtype(g), rewrite.dtype(a)
+    if kind in (float, int, complex) and dtype_a is not None:
+        return Const(runtime.dtype_with(1j if kind is complex else 1.0, np.empty(0, dtype_a)))
+    if kind is np.ndarray and dtype_g is not None:
+        return Const(np.result_type(dtype_g, 1.0))
+    return None
+count_true = _call("count_true", "mask, axis, keepdims, like", nondiff_output=True,
+                   floating=None, shape=reduced, no_gradient="a count of tied elements")
+count_true.kind_params = ("like",)  # its dtype alone
+
+
 _call("inverse_permutation", "axes", nondiff_output=True, floating=None,
       impl=runtime.inverse_permutation, no_gradient="axis numbers")
 _call("covers_unrolled", "length, count, what", nondiff_output=True, floating=None,
@@ -510,7 +570,16 @@ scalar_output_seed = _call("scalar_output_seed", "out, where", nondiff_output=Tr
 
 @scalar_output_seed.defspecialize
 def _(rewrite, out, where):
-    return Const(1.0) if rewrite.shape(out) == () else None
+    return _unit_seed(rewrite, out) if rewrite.shape(out) == () else None
+
+
+def _unit_seed(rewrite, out):
+    """The seed 1.0 of a 0-d output, as runtime.unit_seed gives it: a Python float for
+    float64, np.float32(1.0) for float32."""
+    dtype = rewrite.dtype(out)
+    if rewrite.kind(out) is float or dtype is None or dtype.kind != "f" or dtype == np.float64:
+        return Const(1.0)
+    return rewrite.emit("precision", Const(1.0), Const(dtype.name))
 
 
 _call("vjp_seed", "seed, out, where", diff=("seed",), shape=shape_like("out"))
@@ -547,7 +616,7 @@ def _(rewrite, seed, out, where):
     if shape is None:
         return None
     if rewrite.known(seed) == (True, None):
-        return Const(1.0) if shape == () else None
+        return _unit_seed(rewrite, out) if shape == () else None
     return seed if rewrite.shape(seed) == shape else None
 
 

@@ -8,7 +8,8 @@ import operator
 
 import numpy as np
 
-from autodiff.graph.ir import Const
+from autodiff.graph.ir import Const, Value
+from autodiff.graph.shapes import SCALAR
 from autodiff.graph.patterns import constant_tuple, is_none, produced_by
 from autodiff.ops import runtime
 from autodiff.ops.registry import OPS, NamedResults, alias, defop, helper_op
@@ -167,6 +168,10 @@ def _whole_norm(x, order, keepdims: bool, builder):
     else:
         return None
     result = builder.emit(OPS["norm"], (operand, Const(order), Const(axes), Const(False)))
+    if isinstance(result, Value) and result.shape is not SCALAR:
+        # A number, whatever x's rank: said so, its adjoint (the seed 1.0, a Python float)
+        # is spread back over the column in x's dtype, as a scalar's is.
+        result.shape = SCALAR
     if not keepdims:
         return result
     kept = builder.emit(OPS["sum"], (x, Const(None), Const(True)))

@@ -72,6 +72,7 @@ def _reduction_call(function, name: str):
 def sum_(a, axis=None, keepdims=False): ...
 
 
+# (A scalar adjoint spread over a is broadcast_like(g, a), in a's dtype: see ops/shape.py.)
 @sum_.defvjp
 def _(g, ans, a, axis, keepdims):
     return np.broadcast_to(expand_reduced(g, axis, keepdims), np.shape(a))
@@ -119,7 +120,8 @@ def max_(a, axis=None, keepdims=False): ...
 def _extremum_vjp(g, ans, a, axis, keepdims):
     # Ties share the gradient evenly, as JAX and torch.amax do.
     winners = a == expand_reduced(ans, axis, keepdims)
-    return winners * (expand_reduced(g, axis, keepdims) / np.sum(winners, axis=axis, keepdims=True))
+    count = runtime.count_true(winners, axis, True, a)  # in a's dtype: g / count stays float32
+    return winners * (expand_reduced(g, axis, keepdims) / count)
 
 
 @defop("min", "np.min(a, axis=axis, keepdims=keepdims)", aliases=((np.min, _reduction_call(np.min, "min")), (np.amin, _reduction_call(np.amin, "min"))),
@@ -135,7 +137,7 @@ def _extremum_jvp(t, ans, a, axis, keepdims):
     # The mean of the tangents of the tied winners: the VJP's even share, transposed.
     winners = a == expand_reduced(ans, axis, keepdims)
     return (np.sum(winners * t, axis=axis, keepdims=keepdims)
-            / np.sum(winners, axis=axis, keepdims=keepdims))
+            / runtime.count_true(winners, axis, keepdims, a))
 
 
 min_.defjvp(_extremum_jvp)
@@ -240,7 +242,8 @@ def ptp(a, axis=None, keepdims=False): ...
 def _(g, ans, a, axis, keepdims):
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
-    shares = top / np.sum(top, axis=axis, keepdims=True) - bottom / np.sum(bottom, axis=axis, keepdims=True)
+    shares = (top / runtime.count_true(top, axis, True, a)
+              - bottom / runtime.count_true(bottom, axis, True, a))
     return expand_reduced(g, axis, keepdims) * shares
 
 
@@ -248,8 +251,10 @@ def _(g, ans, a, axis, keepdims):
 def _(t, ans, a, axis, keepdims):
     top = a == np.max(a, axis=axis, keepdims=True)
     bottom = a == np.min(a, axis=axis, keepdims=True)
-    return (np.sum(top * t, axis=axis, keepdims=keepdims) / np.sum(top, axis=axis, keepdims=keepdims)
-            - np.sum(bottom * t, axis=axis, keepdims=keepdims) / np.sum(bottom, axis=axis, keepdims=keepdims))
+    return (np.sum(top * t, axis=axis, keepdims=keepdims)
+            / runtime.count_true(top, axis, keepdims, a)
+            - np.sum(bottom * t, axis=axis, keepdims=keepdims)
+            / runtime.count_true(bottom, axis, keepdims, a))
 
 
 # ----- NaN-skipping and weighted means -----
@@ -285,7 +290,9 @@ def nansum(a, axis=None, keepdims=False): ...
 
 @nansum.defvjp
 def _(g, ans, a, axis, keepdims):
-    return np.where(np.isnan(a), 0.0, expand_reduced(g, axis, keepdims))
+    # g spread over a first: a Python float (the seed) in a's dtype, where np.where
+    # would make it float64
+    return np.where(np.isnan(a), 0.0, runtime.broadcast_like(expand_reduced(g, axis, keepdims), a))
 
 
 @nansum.defjvp
@@ -301,14 +308,15 @@ def nanmean(a, axis=None, keepdims=False): ...
 @nanmean.defvjp
 def _(g, ans, a, axis, keepdims):
     kept = np.logical_not(np.isnan(a))
-    return np.where(kept, expand_reduced(g, axis, keepdims) / np.sum(kept, axis=axis, keepdims=True), 0.0)
+    share = expand_reduced(g, axis, keepdims) / runtime.count_true(kept, axis, True, a)
+    return np.where(kept, share, 0.0)
 
 
 @nanmean.defjvp
 def _(t, ans, a, axis, keepdims):
     kept = np.logical_not(np.isnan(a))
     return (np.sum(np.where(kept, t, 0.0), axis=axis, keepdims=keepdims)
-            / np.sum(kept, axis=axis, keepdims=keepdims))
+            / runtime.count_true(kept, axis, keepdims, a))
 
 
 def _sympy_average(a, axis, weights, keepdims):
@@ -628,7 +636,7 @@ def nanmin(a, axis=None, keepdims=False): ...
 @nanmax.defvjp
 def _nan_extremum_vjp(g, ans, a, axis, keepdims):
     winners = a == expand_reduced(ans, axis, keepdims)
-    count = np.maximum(np.sum(winners, axis=axis, keepdims=True), 1)
+    count = np.maximum(runtime.count_true(winners, axis, True, a), 1)
     return winners * (expand_reduced(g, axis, keepdims) / count)
 
 
@@ -636,7 +644,7 @@ def _nan_extremum_vjp(g, ans, a, axis, keepdims):
 def _nan_extremum_jvp(t, ans, a, axis, keepdims):
     winners = a == expand_reduced(ans, axis, keepdims)
     return (np.sum(winners * t, axis=axis, keepdims=keepdims)
-            / np.maximum(np.sum(winners, axis=axis, keepdims=keepdims), 1))
+            / np.maximum(runtime.count_true(winners, axis, keepdims, a), 1))
 
 
 nanmin.defvjp(_nan_extremum_vjp)

@@ -77,11 +77,27 @@ def shape_of(a) -> tuple:
 
 
 def broadcast_like(t, ans):
-    """``t`` broadcast to the shape of ``ans`` (a tangent takes its result's shape)."""
+    """``t`` broadcast to the shape of ``ans`` (a tangent takes its result's shape).
+
+    A Python number takes the dtype it would compute in with ``ans`` (real for a
+    real number): a float32 array's adjoint or tangent is float32, not float64."""
     shape = _shape(ans)
     if _shape(t) == shape:
         return t
+    if t.__class__ in _NUMBERS:
+        t = np.asarray(t, dtype=dtype_with(t, ans))
     return np.broadcast_to(t, shape)
+
+
+def dtype_with(number, a):
+    """The dtype of ``number * a`` for a Python number: ``a``'s for a float32 array
+    and a float; float64 for an integer array; real for a real number."""
+    if not isinstance(a, (np.ndarray, np.generic)):
+        a = np.asarray(a)
+    dtype = np.result_type(number, a)
+    if dtype.kind == "c" and not isinstance(number, complex):
+        return np.finfo(dtype).dtype
+    return dtype
 
 
 def zero_tangent(x):
@@ -94,6 +110,22 @@ def zero_tangent(x):
     if isinstance(x, (float, int)):
         return 0.0
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
+
+
+def adjoint_dtype(g, a):
+    """The dtype the adjoint ``g`` of ``a`` (or of a part of it) is written in: ``g``'s
+    for an array, and for a Python number (the seed 1.0) the dtype it computes in with
+    ``a``, float32 for a float32 array. Floating: float64 for integers."""
+    if g.__class__ in _NUMBERS:
+        return dtype_with(g if g.__class__ is complex else 1.0, a)
+    return np.result_type(g, 1.0)
+
+
+def count_true(mask, axis, keepdims, like):
+    """How many elements of ``mask`` are True over ``axis``, in the floating dtype of
+    ``like`` (float64 for integers): a share ``g / count`` of a float32 array's
+    adjoint stays float32, where NumPy's int64 count would promote it to float64."""
+    return np.sum(mask, axis=axis, keepdims=keepdims, dtype=np.result_type(like, 1.0))
 
 
 def expand_reduced(g, axis, keepdims):
@@ -274,7 +306,9 @@ def trace_grad(g, a, offset, axis1, axis2):
     shape = _shape(a)
     ndim = len(shape)
     first, second = axis1 % ndim, axis2 % ndim
-    eye = np.eye(shape[first], shape[second], offset)
+    dtype = adjoint_dtype(g, a)
+    g = np.asarray(g, dtype=dtype) if g.__class__ in _NUMBERS else g
+    eye = np.eye(shape[first], shape[second], offset, dtype=dtype)
     if first > second:
         eye = eye.T
     layout = [1] * ndim
@@ -367,6 +401,17 @@ def unstack(g, axis):
     return list(np.moveaxis(g, axis, 0))
 
 
+def larger_share(x1, x2):
+    """``x1``'s share of the gradient of ``np.maximum(x1, x2)``: 1 where ``x1 > x2``, 0.5
+    where they tie (split evenly, as JAX does), 0 elsewhere; in the floating dtype the
+    two compute in (float32 for float32 arrays: a float64 share would promote the
+    adjoint it weighs), a Python float for two numbers."""
+    tie = x1 == x2
+    if x1.__class__ in _NUMBERS and x2.__class__ in _NUMBERS:
+        return (x1 > x2) + 0.5 * tie
+    return (x1 > x2) + np.result_type(x1, x2, 1.0).type(0.5) * tie
+
+
 def within_bounds(a, low, high):
     """Mask of the elements of ``a`` that ``np.clip(a, low, high)`` leaves unchanged."""
     inside = True
@@ -382,13 +427,23 @@ def inverse_permutation(axes):
     return None if axes is None else tuple(int(k) for k in np.argsort(axes))
 
 
+def unit_seed(out):
+    """1.0 in the dtype of the scalar output ``out``: a Python float for float64 (so that
+    the sweep's arithmetic on numbers stays Python's), np.float32(1.0) for float32, and
+    an array of ones for an array of one element."""
+    dtype = dtype_with(1.0, out)
+    if np.ndim(out):
+        return np.ones(np.shape(out), dtype=dtype)
+    return 1.0 if dtype == _FLOAT64 else dtype.type(1.0)
+
+
 def scalar_output_seed(out, where):
     """The seed 1.0 of a reverse sweep, after checking ``out`` is a scalar."""
     if type(out) is float:
         return 1.0
     if np.size(out) != 1:
         _non_scalar_output(np.shape(out), where)
-    return np.ones(np.shape(out)) if np.ndim(out) else 1.0
+    return unit_seed(out)
 
 
 def covers_unrolled(length, count, what):
@@ -485,7 +540,7 @@ def vjp_seed(seed, out, where):
                 f"array of shape {np.shape(out)}", filename=filename or None,
                 lineno=int(lineno) if lineno.isdigit() else None,
                 hint="pass seed=, an array of the output's shape")
-        return np.ones(np.shape(out)) if np.ndim(out) else 1.0
+        return unit_seed(out)
     if np.shape(seed) != np.shape(out):
         filename, _, lineno = where.rpartition(":")
         raise AutodiffError(
@@ -942,7 +997,7 @@ def list_index_grad(g, items, index):
         for position, part in zip(range(len(items))[index], g):
             grads[position] = add_adjoints(grads[position], part)
         return grads
-    dtype = None if type(g) in (list, tuple) else np.result_type(g)
+    dtype = None if type(g) in (list, tuple) or g.__class__ in _NUMBERS else np.result_type(g)
     grads = [zero_adjoint(item, dtype) for item in items]
     grads[index] = add_adjoints(grads[index], g)
     return grads
@@ -1100,6 +1155,8 @@ def _quantile_layout(a, q, axis, keepdims, slope):
     else:
         rest = flat.shape[:-1]
     order = np.argsort(flat, axis=-1, kind="stable")
+    dtype = np.result_type(a, 1.0)  # float32 data interpolated in float32
+    weights = tuple(np.asarray(weight, dtype=dtype) for weight in weights)
     return flat, restore, order, (low, high), weights, position.shape + rest
 
 
@@ -1131,8 +1188,9 @@ def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
     """
     flat, restore, order, positions, weights, shape = _quantile_layout(a, q, axis, keepdims, slope)
     quantiles = np.shape(positions[0])
+    dtype = adjoint_dtype(g, a)
     g = np.reshape(np.broadcast_to(g, shape), quantiles + flat.shape[:-1])
-    ordered = np.zeros(flat.shape, dtype=np.result_type(g, 1.0))
+    ordered = np.zeros(flat.shape, dtype=dtype)
     for k in np.ndindex(*quantiles):
         for where, weight in zip(positions, weights):
             ordered[..., where[k]] += weight[k] * g[k]
@@ -1156,7 +1214,7 @@ def repeat_sum(g, a, repeats, axis):
     axis = axis % len(shape)
     moved = np.moveaxis(np.asarray(g), axis, 0)
     owner = np.repeat(np.arange(shape[axis]), repeats)
-    out = np.zeros((shape[axis],) + moved.shape[1:], dtype=np.result_type(g, 1.0))
+    out = np.zeros((shape[axis],) + moved.shape[1:], dtype=adjoint_dtype(g, a))
     np.add.at(out, owner, moved)
     return np.moveaxis(out, 0, axis)
 
@@ -1190,7 +1248,7 @@ def diagonal_grad(g, a, offset, axis1, axis2):
     ndim = len(shape)
     first, second = axis1 % ndim, axis2 % ndim
     others = [n for i, n in enumerate(shape) if i not in (first, second)]
-    out = np.zeros(others + [shape[first], shape[second]], dtype=np.result_type(g, 1.0))
+    out = np.zeros(others + [shape[first], shape[second]], dtype=adjoint_dtype(g, a))
     i = np.arange(np.shape(g)[-1])
     out[..., i + max(-offset, 0), i + max(offset, 0)] = g
     return np.moveaxis(out, (-2, -1), (first, second))
@@ -1207,7 +1265,7 @@ def diag_grad(g, v, k):
 def take_grad(g, a, indices, axis):
     """Adjoint of ``a`` in ``np.take(a, indices, axis)``: repeated indices add up."""
     shape = _shape(a)
-    out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    out = np.zeros(shape, dtype=adjoint_dtype(g, a))
     indices = np.asarray(indices)  # a list of indices is one axis' indices, not a tuple's
     if axis is None:
         np.add.at(out.reshape(-1), indices, g)
@@ -1221,7 +1279,7 @@ def take_along_axis_grad(g, arr, indices, axis):
     indices add up, and an axis of ``arr`` of length one broadcast to the result's
     receives the sum along it."""
     shape = _shape(arr)
-    out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    out = np.zeros(shape, dtype=adjoint_dtype(g, arr))
     indices = np.asarray(indices)
     if axis is None:
         np.add.at(out.reshape(-1), indices, g)
@@ -1352,7 +1410,7 @@ def pad_grad(g, array, pad_width, mode):
     else:
         source = np.pad(source, pad_width, mode=mode)
     copied = source >= 0
-    out = np.zeros(size, dtype=np.result_type(g, 1.0))
+    out = np.zeros(size, dtype=adjoint_dtype(g, array))
     np.add.at(out, source[copied], np.asarray(g)[copied])
     return np.reshape(out, shape)
 
@@ -1503,7 +1561,7 @@ def delete_grad(g, arr, obj, axis):
     """Adjoint of ``arr`` in ``np.delete(arr, obj, axis)``: each element kept receives
     the adjoint at its place in the result, a deleted one zero."""
     labels = np.delete(_labels(_shape(arr)), obj, axis=axis).ravel()
-    out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
+    out = np.zeros(np.size(arr), dtype=adjoint_dtype(g, arr))
     out[labels] = np.ravel(g)
     return out.reshape(_shape(arr))
 
@@ -1623,8 +1681,9 @@ def nanquantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
     [0.25, 0.0, 0.75]
     """
     flat, restore, order, positions, weights, shape = _nanquantile_layout(a, q, axis, keepdims, slope)
+    dtype = adjoint_dtype(g, a)
     g = np.reshape(np.broadcast_to(g, shape), positions[0].shape)
-    ordered = np.zeros(flat.shape, dtype=np.result_type(g, 1.0))
+    ordered = np.zeros(flat.shape, dtype=dtype)
     for k in np.ndindex(*np.shape(q)):
         for where, weight in zip(positions, weights):
             part = np.zeros_like(ordered)

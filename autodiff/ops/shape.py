@@ -9,7 +9,7 @@ import numpy as np
 
 from autodiff.errors import AutodiffError
 from autodiff.graph.ir import Const, Location, Node, Value
-from autodiff.graph.patterns import constant_tuple, is_none, produced_by
+from autodiff.graph.patterns import constant_tuple, is_none, is_scalar, produced_by
 from autodiff.graph.shapes import LIST, SCALAR, token_of
 from autodiff.ops import runtime, sympy_forms
 from autodiff.ops.elementwise import STEPS
@@ -491,7 +491,7 @@ getitem.piecewise_params = ("index",)  # integers: a float index's gradient is z
 
 @getitem.defvjp
 def _(g, ans, a, index):
-    return runtime_index_add(np.zeros_like(a, dtype=np.result_type(g)), index, g)
+    return runtime_index_add(np.zeros_like(a, dtype=runtime.adjoint_dtype(g, a)), index, g)
 
 
 def _index_add_statement(named) -> str:
@@ -526,7 +526,7 @@ def _(t, ans, base, index, value):
 
 @index_add.defjvp("value")
 def _(t, ans, base, index, value):
-    return runtime_index_add(np.zeros_like(ans, dtype=np.result_type(t)), index, t)
+    return runtime_index_add(np.zeros_like(ans, dtype=runtime.adjoint_dtype(t, ans)), index, t)
 
 
 # Reverse over a gradient (grad of grad): the adjoint of value gathers, as x[index] does.
@@ -562,6 +562,39 @@ shape_of_query = _query("shape_of", "shape_of(a)", runtime.shape_of, of_scalar=(
                         answer="sizes", sympy=sympy_forms.shape_of)
 shape_of_query.runtime = {"shape_of": runtime.shape_of}
 shape_of_query.outside_tables = "written by transforms/control.py for a shape a loop tapes"
+
+
+# ----- a scalar adjoint spread over an array takes the array's dtype -----
+#
+# In derivative code, np.broadcast_to(s, np.shape(a)) and np.reshape(s, np.shape(a)) of a
+# scalar s (the seed 1.0 is a Python float, which NumPy makes a float64 array) are
+# broadcast_like(s, a), which gives a Python number a's floating dtype: a float32
+# array's adjoint stays float32 rather than promoting everything it meets to float64.
+# (Only where np.shape(a) is read in derivative code too: a is alive there anyway. The
+# optimiser reads a shape from the first value of that shape, which the spread then
+# takes the dtype of: a's own unless an earlier one of another dtype has its shape.)
+
+
+@broadcast_to.defrewrite
+def _spread_scalar_like(rewrite, node, array, shape):
+    if node.phase == "forward":
+        return None
+    query = produced_by(shape, shape_query)
+    if query is None or query.phase == "forward":
+        return None
+    inner = produced_by(array, expand_dims) or produced_by(array, reshape)
+    if inner is not None and is_scalar(inner.args[0]):
+        array = inner.args[0]  # np.expand_dims(s, 0), a 1-D reduction's adjoint
+    if not is_scalar(array):
+        return None
+    return rewrite.emit(OPS["broadcast_like"], array, query.args[0])
+
+
+@reshape.defrewrite
+def _(rewrite, node, a, shape, order):
+    return _spread_scalar_like(rewrite, node, a, shape)  # (any order reads one element)
+
+
 _query("ndim", "np.ndim(a)", np.ndim, attributes=("ndim",), shape=scalar_result, of_scalar=0,
        answer="rank", sympy=np.ndim)
 size_query = _query("size", "np.size(a)", np.size, attributes=("size",), shape=scalar_result,

@@ -321,23 +321,23 @@ def test_simplify_drops_unit_seeds_and_reuses_forward_values(source):
     # tanh rule reads the forward h (1 - h * h), and h ** 1 is h.
     _assert_prints(graph, """
         graph tanh_energy_grad(x, w):
-            t1 = multiply(x, w)           # line 17
-            h = tanh(t1)                  # line 17
-            t2 = power(h, 2)              # line 18
-            t3 = shape(t1)                # grad of line 18
-            dh = broadcast_to(1.0, t3)    # grad of line 18
-            t4 = shape(t1)                # grad of line 18
-            dt2 = broadcast_to(1.0, t4)   # grad of line 18
-            t5 = broadcast_to(2.0, t4)    # grad of line 18
-            dh_1 = multiply(2.0, h)       # grad of line 18
-            dh_2 = add(1.0, dh_1)         # grad of line 18
-            t6 = multiply(h, h)           # grad of line 17
-            t7 = subtract(1, t6)          # grad of line 17
-            dt1 = multiply(dh_2, t7)      # grad of line 17
-            t8 = multiply(dt1, w)         # grad of line 17
-            dx = unbroadcast(t8, x)       # grad of line 17
-            t9 = multiply(dt1, x)         # grad of line 17
-            dw = unbroadcast(t9, w)       # grad of line 17
+            t1 = multiply(x, w)            # line 17
+            h = tanh(t1)                   # line 17
+            t2 = power(h, 2)               # line 18
+            t3 = shape(t1)                 # grad of line 18
+            dh = broadcast_like(1.0, t1)   # grad of line 18
+            t4 = shape(t1)                 # grad of line 18
+            dt2 = broadcast_like(1.0, t1)  # grad of line 18
+            t5 = broadcast_like(2.0, t1)   # grad of line 18
+            dh_1 = multiply(2.0, h)        # grad of line 18
+            dh_2 = add(1.0, dh_1)          # grad of line 18
+            t6 = multiply(h, h)            # grad of line 17
+            t7 = subtract(1, t6)           # grad of line 17
+            dt1 = multiply(dh_2, t7)       # grad of line 17
+            t8 = multiply(dt1, w)          # grad of line 17
+            dx = unbroadcast(t8, x)        # grad of line 17
+            t9 = multiply(dt1, x)          # grad of line 17
+            dw = unbroadcast(t9, w)        # grad of line 17
             dx_1 = as_gradient_of(dx, x)
             dw_1 = as_gradient_of(dw, w)
             return (dx_1, dw_1)
@@ -365,7 +365,7 @@ def test_simplify_keeps_broadcast_scalars_scalar(source):
             t1 = exp(y)                   # line 22
             t2 = log1p(t1)                # line 22
             t3 = shape(y)                 # grad of line 22
-            dt2 = broadcast_to(1.0, t3)   # grad of line 22
+            dt2 = broadcast_like(1.0, y)  # grad of line 22
             t4 = add(1, t1)               # grad of line 22
             dt1 = divide(1.0, t4)         # grad of line 22
             dy = multiply(dt1, t1)        # grad of line 22
@@ -398,12 +398,12 @@ def test_simplify_keeps_broadcast_scalars_scalar(source):
             t1 = multiply(x, 2.0)         # line 27
             t2 = add(t1, s)               # line 27
             t3 = shape(x)                 # grad of line 27
-            dt2 = broadcast_to(1.0, t3)   # grad of line 27
+            dt2 = broadcast_like(1.0, x)  # grad of line 27
             t4 = size(x)                  # grad of line 27
             ds = multiply(1.0, t4)        # grad of line 27
-            dx = broadcast_to(2.0, t3)    # grad of line 27
+            dx = broadcast_like(2.0, x)   # grad of line 27
             t5 = shape(w)                 # grad of line 26
-            dw = broadcast_to(ds, t5)     # grad of line 26
+            dw = broadcast_like(ds, w)    # grad of line 26
             dx_1 = as_gradient_of(dx, x)
             dw_1 = as_gradient_of(dw, w)
             return (dx_1, dw_1)
@@ -462,14 +462,14 @@ def test_simplify_merges_double_transposes(source):
             t4 = transpose(x)                     # line 33
             t5 = multiply(x, z)                   # line 33
             t6 = shape(t5)                        # grad of line 33
-            dt5 = broadcast_to(1.0, t6)           # grad of line 33
+            dt5 = broadcast_like(1.0, t5)         # grad of line 33
             t7 = multiply(dt5, z)                 # grad of line 33
             dx = unbroadcast(t7, x)               # grad of line 33
             t8 = multiply(dt5, x)                 # grad of line 33
             dz = unbroadcast(t8, x)               # grad of line 33
             dt4 = transpose(dx)                   # grad of line 33
             t9 = shape(t3)                        # grad of line 33
-            dt3 = broadcast_to(1.0, t9)           # grad of line 33
+            dt3 = broadcast_like(1.0, t3)         # grad of line 33
             t10 = multiply(dt3, w)                # grad of line 33
             dy = unbroadcast(t10, y)              # grad of line 33
             t11 = multiply(dt3, y)                # grad of line 33

@@ -10,7 +10,9 @@ Broadcast scalars are the exception, on purpose: ``np.broadcast_to(1.0, s) * y``
 becomes ``1.0 * y``, whose dtype is ``y``'s (a float32 ``y`` stays float32)
 where the broadcast float64 array would have promoted it; and in derivative
 code the sum of ``np.broadcast_to(1.0, s)`` is ``1.0 * n``, a Python float
-where NumPy's sum gives a float64 scalar (the same number).
+where NumPy's sum gives a float64 scalar (the same number). The rules spread a
+scalar adjoint over an array with ``broadcast_like(g, a)``, which gives a
+Python number ``a``'s floating dtype; both are broadcasts to these rewrites.
 """
 
 from __future__ import annotations
@@ -51,25 +53,27 @@ class Rewriter:
     # ----- broadcasts stay small -----
 
     @staticmethod
-    def broadcast_scalar(operand: Operand) -> tuple | None:
-        """``(scalar, shape)`` when ``operand`` is ``np.broadcast_to(scalar, shape)``."""
-        node = produced_by(operand, broadcast_to)
+    def broadcast_scalar(operand: Operand) -> Node | None:
+        """The node when ``operand`` is ``np.broadcast_to(scalar, shape)`` or
+        ``broadcast_like(scalar, a)``: its ``args`` are the scalar and the target."""
+        node = produced_by(operand, broadcast_to) or produced_by(operand, OPS["broadcast_like"])
         if node is not None and is_scalar(node.args[0]):
-            return node.args
+            return node
         return None
 
     @staticmethod
-    def broadcast_array(operand: Operand) -> tuple | None:
-        """``(array, shape)`` when ``operand`` is ``np.broadcast_to(array, shape)`` in
-        derivative code (where a broadcast adjoint is never written into)."""
+    def broadcast_array(operand: Operand) -> Node | None:
+        """The node when ``operand`` is ``np.broadcast_to(array, shape)`` in derivative
+        code (where a broadcast adjoint is never written into)."""
         node = produced_by(operand, broadcast_to)
         if node is not None and node.phase != "forward" and isinstance(node.args[0], Value):
-            return node.args
+            return node
         return None
 
-    def broadcast(self, value: Operand, shape: Operand) -> Operand:
-        """``np.broadcast_to(value, shape)``."""
-        return self.emit(broadcast_to, value, shape)
+    def broadcast(self, value: Operand, spread: Node) -> Operand:
+        """``value`` broadcast as ``spread`` broadcast its operand: to the same shape,
+        and by ``broadcast_like`` to the same array's dtype."""
+        return self.emit(spread.op, value, spread.args[1])
 
     def spread_scalar(self, node: Node, op: Op | None = None) -> Operand | None:
         """``op(np.broadcast_to(s, shape), y)``: ``op(s, y)`` when ``y`` has that shape,
@@ -88,10 +92,12 @@ class Rewriter:
             if spread is None:
                 continue
             other = node.args[1 - side]
+            if spread.op is not broadcast_to and _not_floating(other):
+                continue  # 0.5 * (x == y) is float64: broadcast_like's dtype stays
             args = list(node.args)
-            args[side] = spread[0]
+            args[side] = spread.args[0]
             if is_scalar(other):
-                return self.broadcast(self.emit(op or node.op, *args), spread[1])
+                return self.broadcast(self.emit(op or node.op, *args), spread)
             if token_of(other) is node.args[side].shape:
                 return self.emit(op or node.op, *args)
         return None
@@ -108,13 +114,24 @@ class Rewriter:
         spread = self.broadcast_scalar(a)
         if spread is None or node.phase == "forward":
             return None
-        scalar, shape = spread
-        dims, query = constant_tuple(shape), produced_by(shape, shape_query)
+        scalar, target = spread.args
+        if spread.op is not broadcast_to:  # broadcast_like(scalar, array)
+            if not is_finite_number(scalar):
+                return None
+            return self.emit(multiply, scalar, self.emit(size_query, target))
+        dims, query = constant_tuple(target), produced_by(target, shape_query)
         if dims is not None and (math.prod(dims) > 0 or is_finite_number(scalar)):
             return self.emit(multiply, scalar, Const(math.prod(dims)))
         if query is not None and is_finite_number(scalar):
             return self.emit(multiply, scalar, self.emit(size_query, query.args[0]))
         return None
+
+
+def _not_floating(operand: Operand) -> bool:
+    """Made by an op whose results are never floating (a comparison, a mask): a Python
+    float times it is float64."""
+    node = operand.node if isinstance(operand, Value) else None
+    return isinstance(node, Node) and node.op.floating is None
 
 
 __all__ = ["Rewriter"]

@@ -102,6 +102,8 @@ class _NeverNone:
 def _read_earliest_shape(node, earliest: dict[int, Value]) -> None:
     """Make a shape query read the first value of its operand's shape."""
     for param in node.op.shape_params:
+        if param in node.op.kind_params:
+            continue  # read for its dtype too: no other value of its shape stands in
         position = node.op.params.index(param)
         shaped = node.args[position]
         if isinstance(shaped, Value) and shaped.shape not in (LIST, DICT):  # (not arrays)

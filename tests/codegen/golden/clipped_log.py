@@ -57,21 +57,15 @@ def clipped_log_grad(x, floor):
             else:
                 # grad of line 113: y = np.log(np.maximum(x, floor))
                 dt5 = dy / t5
-                t8 = x > floor
-                t9 = x == floor
-                t10 = 0.5 * t9
-                t11 = t8 + t10
-                t12 = dt5 * t11
+                t8 = larger_share(x, floor)
+                t9 = dt5 * t8
+                dx = unbroadcast(t9, x)
+                del t9
+                t10 = larger_share(floor, x)
+                t11 = dt5 * t10
+                del dt5
+                dfloor = unbroadcast(t11, floor)
                 del t11
-                dx = unbroadcast(t12, x)
-                del t12
-                t13 = floor > x
-                t14 = t13 + t10
-                del t10
-                t15 = dt5 * t14
-                del dt5, t14
-                dfloor = unbroadcast(t15, floor)
-                del t15
         del dy
         # the gradients, with the shapes and dtypes of the arguments
         if dx.__class__ is not float or x.__class__ is not float:

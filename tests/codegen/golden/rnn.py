@@ -26,8 +26,7 @@ def rnn_grad(W, U, xs, h):
             h_1 = np.tanh(t6)
             del t6
         # grad of line 56: return np.sum(h)
-        t7 = np.shape(h_1)
-        dh_1 = np.broadcast_to(1.0, t7)
+        dh_1 = broadcast_like(1.0, h_1)
         # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
         dU = np.zeros_like(U)
         dW = np.zeros_like(W)
@@ -39,22 +38,22 @@ def rnn_grad(W, U, xs, h):
         for t in reversed(range(t2)):
             h_2 = h_stack.pop()
             # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
-            t8 = xs[t]
+            t7 = xs[t]
             shape = shape_stack_1.pop()
             shape_1 = shape_stack.pop()
-            t9 = h_1 * h_1
-            t10 = 1 - t9
+            t8 = h_1 * h_1
+            t9 = 1 - t8
+            del t8
+            dt6 = dh_1 * t9
             del t9
-            dt6 = dh_1 * t10
-            del t10
             dt3 = unbroadcast_to(dt6, shape)
             del shape
             dt5 = unbroadcast_to(dt6, shape_1)
             del dt6, shape_1
             U_adjoints.append(dt5)
             del dt5
-            U_operands.append(t8)
-            del t8
+            U_operands.append(t7)
+            del t7
             W_adjoints.append(dt3)
             W_operands.append(h_2)
             dh_1 = matmul_grad_rhs(dt3, W, h_2)

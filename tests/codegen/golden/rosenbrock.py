@@ -19,7 +19,7 @@ def rosenbrock_grad(x):
         del t2, t6
         dt2 += dt2_1
         del dt2_1
-        t7 = np.result_type(dt2)
+        t7 = adjoint_dtype(dt2, x)
         dx = np.zeros_like(x, dtype=t7)
         dx[:-1] += dt2
         del dt2

@@ -57,12 +57,12 @@ def rosenbrock_grad_hvp(x, v):
         t19 = t12 + t18
         del t12, t18
         # grad of line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-        t20 = np.result_type(dt3)
+        t20 = adjoint_dtype(dt3, x)
         dx = np.zeros_like(x, dtype=t20)
         dx[:-1] += dt3
         del dt3
         # tangent of line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-        t21 = np.result_type(t19)
+        t21 = adjoint_dtype(t19, dx)
         t22 = np.zeros_like(dx, dtype=t21)
         t22[:-1] += t19
         del t19
@@ -70,7 +70,7 @@ def rosenbrock_grad_hvp(x, v):
         dx[1:] += dt8
         del dt8
         # tangent of line 17: return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-        t23 = np.result_type(t13)
+        t23 = adjoint_dtype(t13, dx)
         t24 = np.zeros_like(dx, dtype=t23)
         del dx
         t24[1:] += t13

@@ -20,26 +20,25 @@ def softmax_cross_entropy_grad(W, x, labels):
         # grad of line 28: return -np.mean(np.sum(labels * log_probs, axis=1))
         t7 = np.size(t6)
         t8 = -1.0 / t7
-        t9 = np.shape(t6)
+        dt6 = broadcast_like(t8, t6)
         del t6
-        dt6 = np.broadcast_to(t8, t9)
-        t10 = np.expand_dims(dt6, 1)
+        t9 = np.expand_dims(dt6, 1)
         del dt6
-        t11 = np.shape(t5)
+        t10 = np.shape(t5)
         del t5
-        dt5 = np.broadcast_to(t10, t11)
-        del t10
-        t12 = dt5 * labels
+        dt5 = np.broadcast_to(t9, t10)
+        del t9
+        t11 = dt5 * labels
         del dt5
-        dlog_probs = unbroadcast(t12, log_probs)
-        del log_probs, t12
+        dlog_probs = unbroadcast(t11, log_probs)
+        del log_probs, t11
         # grad of line 27: log_probs = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
         dlogits_1 = unbroadcast(dlog_probs, logits_1)
         del logits_1
-        t13 = -dlog_probs
+        t12 = -dlog_probs
         del dlog_probs
-        dt4 = unbroadcast(t13, t3)
-        del t13
+        dt4 = unbroadcast(t12, t3)
+        del t12
         dt3 = dt4 / t3
         del dt4, t3
         dlogits_1_1 = dt3 * t2
@@ -48,17 +47,18 @@ def softmax_cross_entropy_grad(W, x, labels):
         del dlogits_1_1
         # grad of line 26: logits = logits - np.max(logits, axis=1, keepdims=True)
         dlogits = unbroadcast(dlogits_1, logits)
-        t14 = -dlogits_1
+        t13 = -dlogits_1
         del dlogits_1
-        dt1 = unbroadcast(t14, t1)
-        del t14
+        dt1 = unbroadcast(t13, t1)
+        del t13
         winners = logits == t1
-        del logits, t1
-        t15 = np.sum(winners, axis=1, keepdims=True)
-        t16 = dt1 / t15
-        del dt1, t15
-        dlogits_1 = winners * t16
-        del t16
+        del t1
+        count = count_true(winners, 1, True, logits)
+        del logits
+        t14 = dt1 / count
+        del dt1
+        dlogits_1 = winners * t14
+        del t14
         dlogits = dlogits + dlogits_1
         del dlogits_1
         # grad of line 25: logits = x @ W
