@@ -181,7 +181,7 @@ def releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) ->
         for value in values:
             if names.get(value):
                 by_name.setdefault(names[value], []).append(value)
-    lives = {name: _Lives(values, layout) for name, values in by_name.items()}
+    lives: dict[str, _Lives] = {}  # (built for the names asked about)
     params = {names[p] for p in graph.params}
     releases: dict[object, list[str]] = {}
 
@@ -199,6 +199,8 @@ def releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) ->
                 name, last = names.get(value), layout.last.get(value, -1)
                 if not name or name in params or value.shape is SCALAR or last in (math.inf, -1):
                     continue
+                if name not in lives:
+                    lives[name] = _Lives(by_name[name], layout)
                 if lives[name].read_across(last):
                     continue  # the variable still holds a value someone reads
                 index = bisect.bisect_right(starts, last) - 1
