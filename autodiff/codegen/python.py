@@ -15,6 +15,7 @@ import functools
 import keyword
 import math
 import re
+import symtable
 from dataclasses import dataclass, field
 
 import astor
@@ -298,7 +299,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
-    used = free_names(text)
+    used = names_read(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
              if line.strip() in writer.locations}
@@ -716,4 +717,28 @@ def free_names(text: str) -> set[str]:
             bound.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return read - bound
+
+
+def names_read(text: str) -> set[str]:
+    """:func:`free_names` of a generated function, found by Python's symbol table
+    without building the AST (a long derivative's AST costs more than its compilation).
+
+    The two agree on code without classes (a method calling ``super()`` reads
+    ``__class__`` here) and without ``match`` statements (whose captured names bind
+    here): codegen writes neither.
+    """
+    module = symtable.symtable(text, "<generated>", "exec")
+    bound, read = set(), set()
+    tables = [module]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if symbol.is_referenced():
+                read.add(symbol.get_name())
+            if table is module and symbol.is_namespace():
+                continue  # the definition's own name, bound outside it
+            if symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported():
+                bound.add(symbol.get_name())
     return read - bound
