@@ -697,7 +697,14 @@ def _statements(node: Node, name: str, in_place: bool, render: _Renderer,
 
 
 def _source(statement: ast.stmt) -> str:
-    return astor.to_source(statement).rstrip("\n")
+    return astor.to_source(statement, pretty_source=_wrapped).rstrip("\n")
+
+
+def _wrapped(parts: list[str]) -> str:
+    """astor's text of a statement, its lines over 79 characters wrapped by astor: a
+    statement whose whole text is shorter has none (most are), and is left as it is."""
+    text = "".join(parts)
+    return text if len(text) <= 80 else astor.source_repr.pretty_source(parts)
 
 
 def free_names(text: str) -> set[str]:
