@@ -22,7 +22,7 @@ def is_library_code(fn: types.FunctionType, caller_file: str) -> bool:
     filename = fn.__code__.co_filename
     if filename == caller_file or filename.startswith("<"):  # exec'd text, notebook cells
         return False
-    return os.path.realpath(filename).startswith(_library_folders())
+    return _in_library(filename)
 
 
 def is_user_class(kind: type) -> bool:
@@ -35,12 +35,18 @@ def is_user_class(kind: type) -> bool:
     if module is None:  # a module imported without sys.modules: by its methods' file
         files = [f.__code__.co_filename for f in vars(kind).values()
                  if isinstance(f, types.FunctionType)]
-        return bool(files) and not any(os.path.realpath(f).startswith(_library_folders())
-                                       for f in files if not f.startswith("<"))
+        return bool(files) and not any(_in_library(f) for f in files if not f.startswith("<"))
     filename = getattr(module, "__file__", None)
     if filename is None:  # __main__ of python -c, a notebook's cells
         return kind.__module__ == "__main__" or kind.__module__.startswith("__")
-    return not os.path.realpath(filename).startswith(_library_folders())
+    return not _in_library(filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_library(filename: str) -> bool:
+    """Whether the file is in a library's folder or Python's (asked for each object a
+    function reads: each file's real path is resolved once)."""
+    return os.path.realpath(filename).startswith(_library_folders())
 
 
 @functools.cache

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from implementations import FUNCTION, HAND, OUR_OPTIONS, OURS, OURS_NUMBA, CaseResult
 from peers import JAX_JIT
-from scaling import ScalingPoint
+from scaling import ScalingPoint, per_line_growth
 
 Row = list[str]
 
@@ -134,6 +134,20 @@ def scaling_table(points: Sequence[ScalingPoint]) -> str:
         for p in points
     ]
     return markdown_table(header, rows)
+
+
+def line_scaling_table(points: Sequence[ScalingPoint]) -> str:
+    """Build and first-call time against the user's line count, and its growth."""
+    header = ["user lines", "generated lines", "build + 1st call", "per user line"]
+    rows = [
+        [str(p.statements), str(p.lines), seconds_cell(p.build_s),
+         seconds_cell(p.seconds_per_statement)]
+        for p in points
+    ]
+    smallest = min(p.statements for p in points)
+    largest = max(p.statements for p in points)
+    return (markdown_table(header, rows) + f"\n\nPer user line at {largest} lines over "
+            f"that at {smallest}: {per_line_growth(points):.2f}×.")
 
 
 def notes(results: Sequence[CaseResult]) -> list[str]:

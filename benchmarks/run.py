@@ -77,12 +77,13 @@ from report import (
     compile_table,
     memory_table,
     notes,
+    line_scaling_table,
     ratio_table,
     scaling_table,
     section,
     time_table,
 )
-from scaling import ScalingPoint, compile_scaling
+from scaling import ScalingPoint, compile_scaling, line_scaling
 from targets import all_targets, targets_table
 from timing import medians, peak_memory, sample
 
@@ -158,12 +159,13 @@ def document(
     peers: list[str],
     points: list[ScalingPoint],
     header: str,
+    line_points: list[ScalingPoint] = (),
 ) -> str:
     """The whole report, in markdown."""
     present = [*ours, *peers]
     parts = [
         header,
-        section("Targets", targets_table(all_targets(results, ours, points))),
+        section("Targets", targets_table(all_targets(results, ours, points, line_points))),
         section("Time per call (median)", time_table(results, [HAND, *present])),
         section("Ratios", ratio_table(results, ours, peers),
                 "`X/hand` and `X/f`: X's time over the hand-written gradient's or the "
@@ -178,6 +180,12 @@ def document(
         parts.append(section("Compile time as the function grows", scaling_table(points),
                              "A generated chain of `np.tanh`/`np.sin`/`np.exp` layers, "
                              "its derivative built cold, fastest of 3 (2 with --quick)."))
+    if line_points:
+        parts.append(section("Compile time per user line", line_scaling_table(line_points),
+                             "Straight-line functions, each line a new variable "
+                             "(`h5 = np.sin(h4) * w + h4`, a reduction every fourth line): "
+                             "`ad.grad(f, wrt=(0, 1, 2))` on a fresh function object and its "
+                             "first call, fastest of 3 (2 with --quick)."))
     found_notes = notes(results)
     if found_notes:
         parts.append(section("Notes", "\n".join(found_notes)))
@@ -211,8 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(run_case(case, ours, peers, settings))
         print(f"timed {case.name} ({time.perf_counter() - case_start:.1f} s)", file=sys.stderr)
     points = compile_scaling(settings.quick) if settings.scaling else []
+    line_points = line_scaling(settings.quick) if settings.scaling else []
     header = header_text(argv, settings, time.perf_counter() - start, peer_problems)
-    report = document(results, ours, peers, points, header)
+    report = document(results, ours, peers, points, header, line_points)
     print(report)
     if settings.output:
         settings.output.write_text(report, encoding="utf-8")

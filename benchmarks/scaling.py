@@ -5,6 +5,11 @@ kinds of layer) to real module files, since autodiff reads a function's
 source with `inspect`; k is chosen so that the generated derivatives have
 about 50 to 2000 lines. Each is built cold several times (twice in a quick
 run), keeping the fastest.
+
+`line_scaling` measures what a user sees per line of their own: straight-line
+functions of 25 to 800 statements, each a new variable from the one before
+(``h5 = np.sin(h4) * w + h4``, with a reduction every fourth line), the time of
+``ad.grad`` plus the first call, per user line.
 """
 
 from __future__ import annotations
@@ -33,6 +38,15 @@ STATEMENTS = (
     "h = np.sin(h) * w + h",
     "h = h * np.exp(-h * h) + b",
 )
+FULL_USER_LINES = (25, 50, 100, 200, 400, 800)
+QUICK_USER_LINES = (25, 100)
+# Each statement a new variable from the one before, the first from the arguments.
+LINE_STATEMENTS = (
+    "h{i} = np.tanh({h} * w + b)",
+    "h{i} = np.sin({h}) * w + {h}",
+    "h{i} = {h} * np.exp(-{h} * {h}) + b",
+    "h{i} = np.maximum({h}, 0.1 * {h}) + np.sum({h}) * 0.001",
+)
 _module_ids = itertools.count()
 
 
@@ -47,6 +61,10 @@ class ScalingPoint:
     @property
     def seconds_per_line(self) -> float:
         return self.build_s / self.lines
+
+    @property
+    def seconds_per_statement(self) -> float:
+        return self.build_s / self.statements
 
 
 def chain_source(statements: int) -> str:
@@ -64,17 +82,38 @@ def chain_source(statements: int) -> str:
     return "\n".join([*lines, "    return np.sum(h)", ""])
 
 
+def lines_source(statements: int) -> str:
+    """The source of `lines(x, w, b)`: `statements` lines, each a new variable.
+
+    >>> print(lines_source(2))  # doctest: +NORMALIZE_WHITESPACE
+    import numpy as np
+    def lines(x, w, b):
+        h0 = np.tanh(x * w + b)
+        h1 = np.sin(h0) * w + h0
+        return np.sum(h1 ** 2)
+    """
+    body = ["    " + LINE_STATEMENTS[i % len(LINE_STATEMENTS)].format(
+        i=i, h=f"h{i - 1}" if i else "x") for i in range(statements)]
+    lines = ["import numpy as np", "", "", "def lines(x, w, b):", *body]
+    return "\n".join([*lines, f"    return np.sum(h{statements - 1} ** 2)", ""])
+
+
 def load_chain(statements: int, directory: Path) -> Callable[..., Any]:
     """Write the chain to its own module file, import it, and return the function."""
-    name = f"generated_chain_{next(_module_ids)}"
+    return _load(chain_source(statements), "chain", directory)
+
+
+def _load(source: str, function: str, directory: Path) -> Callable[..., Any]:
+    """Write ``source`` to a module file of its own, import it, return ``function``."""
+    name = f"generated_{function}_{next(_module_ids)}"
     path = directory / f"{name}.py"
-    path.write_text(chain_source(statements))
+    path.write_text(source)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # inspect finds a function's file through its module
     spec.loader.exec_module(module)
-    return module.chain
+    return getattr(module, function)
 
 
 def cold_build(func: Callable[..., Any], repeats: int) -> tuple[float, Callable[..., Any]]:
@@ -117,6 +156,36 @@ def compile_scaling(quick: bool) -> list[ScalingPoint]:
         counts = statements_for(targets, directory)
         repeats = 2 if quick else 3
         return [measure_point(k, directory, repeats) for k in counts]
+
+
+def measure_lines(statements: int, directory: Path, repeats: int) -> ScalingPoint:
+    """`ad.grad` of a straight-line function and its first call, cold, the fastest of
+    `repeats`: its `build_s` is what a user waits before the first gradient."""
+    func = _load(lines_source(statements), "lines", directory)
+    x = np.linspace(-1.0, 1.0, 8)
+    best, lines = float("inf"), 0
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        gradient = ad.grad(fresh_copy(func), wrt=(0, 1, 2))
+        gradient(x, x + 0.5, x - 0.25)
+        best = min(best, time.perf_counter() - start)
+        lines = len(gradient.source.splitlines())
+    return ScalingPoint(statements, lines, best)
+
+
+def line_scaling(quick: bool) -> list[ScalingPoint]:
+    """Build and first-call times of straight-line functions of 25 to 800 lines."""
+    sizes = QUICK_USER_LINES if quick else FULL_USER_LINES
+    with tempfile.TemporaryDirectory(prefix="autodiff_lines_") as name:
+        return [measure_lines(k, Path(name), 2 if quick else 3) for k in sizes]
+
+
+def per_line_growth(points: Sequence[ScalingPoint]) -> float:
+    """Time per user line at the largest size over that at the smallest."""
+    smallest = min(points, key=lambda p: p.statements)
+    largest = max(points, key=lambda p: p.statements)
+    return largest.seconds_per_statement / smallest.seconds_per_statement
 
 
 def reference_point(points: Sequence[ScalingPoint]) -> ScalingPoint:

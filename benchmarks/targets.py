@@ -22,7 +22,7 @@ from implementations import (
 )
 from peers import AUTOGRAD, JAX_JIT, TORCH
 from report import format_ratio, format_time, markdown_table, seconds_cell
-from scaling import ScalingPoint, reference_point
+from scaling import ScalingPoint, per_line_growth, reference_point
 
 NOT_MEASURED = "not measured"
 
@@ -127,6 +127,23 @@ def compile_targets(points: Sequence[ScalingPoint]) -> list[Target]:
     ]
 
 
+def line_targets(points: Sequence[ScalingPoint]) -> list[Target]:
+    """Build and first call per user line on straight-line code, and its growth."""
+    if not points:
+        return [Target("build + 1st call ≤ 2 ms per user line, linear", NOT_MEASURED, "-")]
+    worst = max(points, key=lambda p: p.seconds_per_statement)
+    smallest = min(points, key=lambda p: p.statements)
+    largest = max(points, key=lambda p: p.statements)
+    growth = per_line_growth(points)
+    return [
+        Target("build + 1st call ≤ 2 ms per user line (straight-line code)",
+               f"worst {seconds_cell(worst.seconds_per_statement)} at {worst.statements} lines",
+               verdict(worst.seconds_per_statement <= 0.002)),
+        Target(f"linear: per user line at {largest.statements} lines ≤ 1.5× that at "
+               f"{smallest.statements}", f"{growth:.2f}×", verdict(growth <= 1.5)),
+    ]
+
+
 def structure_targets(results: Sequence[CaseResult], ours: Sequence[str]) -> list[Target]:
     """Each flavour of ours on a dict-of-parameters case against its positional twin.
 
@@ -154,7 +171,8 @@ def structure_targets(results: Sequence[CaseResult], ours: Sequence[str]) -> lis
 
 
 def all_targets(
-    results: Sequence[CaseResult], ours: Sequence[str], points: Sequence[ScalingPoint]
+    results: Sequence[CaseResult], ours: Sequence[str], points: Sequence[ScalingPoint],
+    line_points: Sequence[ScalingPoint] = (),
 ) -> list[Target]:
     """Every target of the issue, in the issue's order."""
     return [
@@ -163,6 +181,7 @@ def all_targets(
         *numba_target(results, ours),
         *cheap_gradient_targets(results, ours),
         *compile_targets(points),
+        *line_targets(line_points),
         *structure_targets(results, ours),
     ]
 

@@ -41,6 +41,7 @@ def test_quick_run_prints_and_writes_the_report(tmp_path):
         assert "## Targets" in text and "## Machine" in text
         assert "| poly (float) |" in text and "| rosenbrock n=10 |" in text
         assert "| statements | generated lines |" in text  # the compile-time scaling
+        assert "| user lines | generated lines |" in text  # and per user line
         assert "rosenbrock n=1e3" not in text  # --cases filtered it out
 
 
@@ -196,3 +197,16 @@ def test_generated_chains_grow_with_their_statement_count(harness, tmp_path):
 
     small, large = measure_point(1, tmp_path, repeats=1), measure_point(4, tmp_path, repeats=1)
     assert small.lines < large.lines and small.build_s > 0
+
+
+def test_straight_line_functions_are_timed_per_user_line(harness, tmp_path):
+    from report import line_scaling_table
+    from scaling import lines_source, measure_lines, per_line_growth
+    from targets import line_targets
+
+    assert lines_source(4).count(" = ") == 4  # a statement per user line
+    points = [measure_lines(k, tmp_path, repeats=1) for k in (2, 5)]
+    assert points[0].lines < points[1].lines and points[0].seconds_per_statement > 0
+    assert per_line_growth(points) > 0
+    assert "| user lines | generated lines |" in line_scaling_table(points)
+    assert [t.goal.split(" ")[0] for t in line_targets(points)] == ["build", "linear:"]

@@ -8,6 +8,7 @@ its memory instead of landing in fresh pages.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from autodiff.graph.ir import UNDEFINED, Graph, Node, Region, Value, operand_values, walk
@@ -180,11 +181,14 @@ def releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) ->
         for value in values:
             if names.get(value):
                 by_name.setdefault(names[value], []).append(value)
+    lives: dict[str, _Lives] = {}  # (built for the names asked about)
     params = {names[p] for p in graph.params}
     releases: dict[object, list[str]] = {}
 
     def visit(nodes: list) -> None:
+        # The nodes of a block follow one another: their spans are disjoint and in order.
         spans = [(layout.position[n], layout.end.get(n, layout.position[n]), n) for n in nodes]
+        starts = [first for first, _, _ in spans]
         for node in nodes:
             if isinstance(node, Region):
                 for block in node.blocks:
@@ -195,16 +199,16 @@ def releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) ->
                 name, last = names.get(value), layout.last.get(value, -1)
                 if not name or name in params or value.shape is SCALAR or last in (math.inf, -1):
                     continue
-                if any(other is not value and layout.defined.get(other, -1) < last
-                       < layout.last.get(other, -1) for other in by_name[name]):
+                if name not in lives:
+                    lives[name] = _Lives(by_name[name], layout)
+                if lives[name].read_across(last):
                     continue  # the variable still holds a value someone reads
-                found = next(((first, end, n) for first, end, n in spans if first <= last <= end),
-                             None)
+                index = bisect.bisect_right(starts, last) - 1
+                found = spans[index] if index >= 0 and last <= spans[index][1] else None
                 if found is None or found[2] is node:
                     continue
                 holder = found[2]
-                if any(other is not value and layout.defined.get(value, -1)
-                       < layout.defined.get(other, -1) <= found[1] for other in by_name[name]):
+                if lives[name].defined_within(layout.defined.get(value, -1), found[1]):
                     continue  # rebound (and perhaps released) before this point
                 if any(names.get(out) == name for out in holder.outs):
                     continue  # the name lives on in the next value
@@ -215,3 +219,29 @@ def releases(graph: Graph, names: dict[Value, str], in_place, layout: Layout) ->
 
     visit(graph.nodes)
     return {holder: sorted(set(items)) for holder, items in releases.items()}
+
+
+class _Lives:
+    """The values one variable holds, by where each is defined: queries in log time.
+
+    A long function reuses a few names for many values; asking of each value
+    whether another one of its name is alive at a point would otherwise read
+    them all.
+    """
+
+    def __init__(self, values: list[Value], layout: Layout) -> None:
+        spans = sorted((layout.defined.get(v, -1), layout.last.get(v, -1)) for v in values)
+        self.starts = [start for start, _ in spans]
+        self.reach: list[float] = []  # the furthest last read among the values defined so far
+        for _, last in spans:
+            self.reach.append(max(last, self.reach[-1]) if self.reach else last)
+
+    def read_across(self, point: float) -> bool:
+        """Whether a value defined before ``point`` is read after it."""
+        count = bisect.bisect_left(self.starts, point)
+        return count > 0 and self.reach[count - 1] > point
+
+    def defined_within(self, after: float, until: float) -> bool:
+        """Whether a value is defined after ``after`` and no later than ``until``."""
+        index = bisect.bisect_right(self.starts, after)
+        return index < len(self.starts) and self.starts[index] <= until

@@ -15,6 +15,7 @@ import functools
 import keyword
 import math
 import re
+import symtable
 from dataclasses import dataclass, field
 
 import astor
@@ -137,44 +138,40 @@ class _Renderer:
 
     def template(self, named: dict, defaults: dict, template: str,
                  statement: bool = False) -> ast.AST:
-        tree = copy.deepcopy(_parse_template(template, statement))
-        renderer = self
+        return self._filled(_parse_template(template, statement), named, defaults)
 
-        class Substitute(ast.NodeTransformer):
-            def visit_Call(self, call: ast.Call) -> ast.AST:
-                call.keywords = [k for k in call.keywords if not _holds_default(k, named, defaults)]
-                self.generic_visit(call)
-                args = []  # f(*operands) with a known tuple of operands: f(a, b)
-                for arg in call.args:
-                    if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Tuple):
-                        args.extend(arg.value.elts)
-                    else:
-                        args.append(arg)
-                call.args = args
-                return call
-
-            def visit_List(self, display: ast.List) -> ast.AST:
-                self.generic_visit(display)  # [*items] with a known tuple of operands: [a, b]
-                display.elts = [item for elt in display.elts for item in (
-                    elt.value.elts if isinstance(elt, ast.Starred) and isinstance(
-                        elt.value, ast.Tuple) else [elt])]
-                return display
-
-            def visit_Subscript(self, sub: ast.Subscript) -> ast.AST:
-                sub.value = self.visit(sub.value)
-                if isinstance(sub.slice, ast.Name) and sub.slice.id in named:
-                    sub.slice = renderer.operand(named[sub.slice.id], in_subscript=True)
-                else:
-                    sub.slice = self.visit(sub.slice)
-                return sub
-
-            def visit_Name(self, name: ast.Name) -> ast.AST:
-                if name.id in named:
-                    return renderer.operand(named[name.id])
-                name.id = renderer.aliases.get(name.id, name.id)
-                return name
-
-        return Substitute().visit(tree)
+    def _filled(self, node: ast.AST, named: dict, defaults: dict) -> ast.AST:
+        """A copy of the template ``node`` with its parameters' names replaced by their
+        operands, keyword arguments holding their default left out, and ``f(*operands)``
+        or ``[*operands]`` of a known tuple spread out (``f(a, b)``)."""
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in named:
+                return self.operand(named[node.id])
+            copied = _copy_node(node)
+            copied.id = self.aliases.get(node.id, node.id)
+            return copied
+        if kind is ast.Subscript and isinstance(node.slice, ast.Name) and node.slice.id in named:
+            copied = _copy_node(node)
+            copied.value = self._filled(node.value, named, defaults)
+            copied.slice = self.operand(named[node.slice.id], in_subscript=True)
+            return copied
+        copied = _copy_node(node)
+        if kind is ast.Call:
+            copied.keywords = [k for k in node.keywords
+                               if not _holds_default(k, named, defaults)]
+        for field, value in copied.__dict__.items():
+            if isinstance(value, ast.AST):
+                setattr(copied, field, self._filled(value, named, defaults))
+            elif isinstance(value, list):
+                setattr(copied, field, [self._filled(item, named, defaults)
+                                        if isinstance(item, ast.AST) else item
+                                        for item in value])
+        if kind is ast.Call:
+            copied.args = _spread(copied.args)
+        elif kind is ast.List:
+            copied.elts = _spread(copied.elts)
+        return copied
 
     def node_expr(self, node: Node) -> ast.expr:
         if node.op is variable_op:  # the user's own name, never a helper's alias
@@ -212,6 +209,20 @@ class Expressions:
 
     def of_operand(self, operand: Operand) -> str:
         return _source(ast.Expr(self._render.operand(operand)))
+
+
+def _copy_node(node: ast.AST) -> ast.AST:
+    """A shallow copy of an AST node: its fields and positions, the same children."""
+    copied = type(node).__new__(type(node))
+    copied.__dict__.update(node.__dict__)
+    return copied
+
+
+def _spread(items: list[ast.expr]) -> list[ast.expr]:
+    """``*operands`` of a known tuple of operands written out as the operands."""
+    return [item for elt in items for item in (
+        elt.value.elts if isinstance(elt, ast.Starred) and isinstance(elt.value, ast.Tuple)
+        else [elt])]
 
 
 def _holds_default(keyword: ast.keyword, named: dict, defaults: dict) -> bool:
@@ -288,7 +299,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
-    used = free_names(text)
+    used = names_read(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
              if line.strip() in writer.locations}
@@ -686,7 +697,14 @@ def _statements(node: Node, name: str, in_place: bool, render: _Renderer,
 
 
 def _source(statement: ast.stmt) -> str:
-    return astor.to_source(statement).rstrip("\n")
+    return astor.to_source(statement, pretty_source=_wrapped).rstrip("\n")
+
+
+def _wrapped(parts: list[str]) -> str:
+    """astor's text of a statement, its lines over 79 characters wrapped by astor: a
+    statement whose whole text is shorter has none (most are), and is left as it is."""
+    text = "".join(parts)
+    return text if len(text) <= 80 else astor.source_repr.pretty_source(parts)
 
 
 def free_names(text: str) -> set[str]:
@@ -706,4 +724,28 @@ def free_names(text: str) -> set[str]:
             bound.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return read - bound
+
+
+def names_read(text: str) -> set[str]:
+    """:func:`free_names` of a generated function, found by Python's symbol table
+    without building the AST (a long derivative's AST costs more than its compilation).
+
+    The two agree on code without classes (a method calling ``super()`` reads
+    ``__class__`` here) and without ``match`` statements (whose captured names bind
+    here): codegen writes neither.
+    """
+    module = symtable.symtable(text, "<generated>", "exec")
+    bound, read = set(), set()
+    tables = [module]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if symbol.is_referenced():
+                read.add(symbol.get_name())
+            if table is module and symbol.is_namespace():
+                continue  # the definition's own name, bound outside it
+            if symbol.is_assigned() or symbol.is_parameter() or symbol.is_imported():
+                bound.add(symbol.get_name())
     return read - bound

@@ -313,7 +313,13 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
     def run(self, body: list[ast.stmt]) -> Operand:
         """Convert the statements of a function body; return the operand it returns."""
         self.env.setdefault(RETURNED, FALSE)
-        for name in assigned_names(body):  # local names, unbound until assigned (as in Python)
+        if body is self.source.tree.body:
+            if self.source.local_names is None:
+                self.source.local_names = assigned_names(body)
+            local_names = self.source.local_names
+        else:
+            local_names = assigned_names(body)
+        for name in local_names:  # local names, unbound until assigned (as in Python)
             self.env.setdefault(name, UNDEFINED)
         self.at_function_start = True
         self.body(body)

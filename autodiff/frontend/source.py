@@ -16,7 +16,7 @@ import linecache
 import sys
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autodiff.errors import SourceUnavailableError, UnsupportedSyntaxError
 
@@ -28,6 +28,8 @@ class FunctionSource:
     tree: ast.FunctionDef
     filename: str
     lines: list[str]
+    # the names its body binds, once found (a rule's body is converted at each use)
+    local_names: list[str] | None = field(default=None, compare=False, repr=False)
 
     def line(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.lines):

@@ -663,6 +663,7 @@ TRANSFORMS: dict[str, Callable] = {}
 # ----- names in modules autodiff does not import itself -----
 
 _DEFERRED: list[tuple[str, str, Op, Callable | None]] = []
+_DEFERRED_MODULES: set[str] = set()  # the modules of those names, looked up at each call
 
 
 def defer_alias(module: str, name: str, op: Op, adapter: Callable | None = None) -> None:
@@ -672,6 +673,7 @@ def defer_alias(module: str, name: str, op: Op, adapter: Callable | None = None)
     autodiff. A call to it is resolved after that import, so no derivative built
     before could have met the name."""
     _DEFERRED.append((module, name, op, adapter))
+    _DEFERRED_MODULES.add(module)
 
 
 # Library functions run as they are (no op), which know why a gradient reaching them is
@@ -700,6 +702,8 @@ def without_rule(fn: Any) -> tuple[str, str] | None:
 
 
 def _bind_deferred() -> None:
+    if not any(module in sys.modules for module in _DEFERRED_MODULES):
+        return  # (a few modules to look up, not every name)
     for entry in list(_DEFERRED):
         module, name, op, adapter = entry
         if module in sys.modules:
@@ -709,3 +713,4 @@ def _bind_deferred() -> None:
                 fn = getattr(fn, part)
             _CALLABLES[callable_key(fn)] = (fn, op, adapter)
             op.aliases = (*op.aliases, fn)
+    _DEFERRED_MODULES.intersection_update(entry[0] for entry in _DEFERRED)

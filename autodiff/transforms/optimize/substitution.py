@@ -18,7 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autodiff.graph.ir import Block, Graph, Operand, Region, Value, map_operand, walk
+from autodiff.graph.ir import (
+    Block,
+    Graph,
+    Operand,
+    Region,
+    Value,
+    map_operand,
+    operand_values,
+    walk,
+)
 
 
 class Substitution:
@@ -43,11 +52,16 @@ class Substitution:
         return value
 
     def read(self, operand: Operand) -> Operand:
+        if not self.replaced:
+            return operand  # nothing removed (yet): every operand reads as it is
         return map_operand(operand, self.value)
 
     def args(self, node) -> None:
         """Rewrite ``node``'s operands (a region's own arguments, not its blocks)."""
-        node.args = tuple(self.read(arg) for arg in node.args)
+        replaced = self.replaced
+        if replaced and any(value in replaced for arg in node.args
+                            for value in operand_values(arg)):
+            node.args = tuple(map_operand(arg, self.value) for arg in node.args)
 
     def block(self, block: Block) -> None:
         """Rewrite every read inside ``block``, nested regions included."""
