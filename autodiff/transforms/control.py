@@ -262,7 +262,9 @@ class ControlFlowReverser:
                 saved, builder.loc = builder.loc, region.loc
                 start = self.tail_start(start, stop, step, count)
                 builder.loc = saved
-            head = (start, stop, step, count if count is not None else Const(None))
+            if count is None:  # (a range cut to its first ``count`` indices, as given)
+                count = region.args[3]
+            head = (start, stop, step, count)
         else:
             head = (Const(0), count, Const(1), Const(None))
         sweep = Region("for", (*head, *init), outs, [backward], region.loc, "backward")

@@ -237,3 +237,28 @@ def test_a_value_carried_out_of_a_loop_lends_its_shape_to_nothing_inside():
     expected = ad.numeric_grad(lambda p: sum(push(p, y, 0, tangent)), pair)
     for ours, numeric in zip(ad.tree.leaves(got), ad.tree.leaves(expected)):
         np.testing.assert_allclose(ours, numeric, rtol=1e-6, atol=1e-8)
+
+
+def early_exit(x):
+    total = 0.0
+    for v in x:
+        if v > 1.0:
+            break
+        total = total + v * v
+    return total
+
+
+def test_reverse_over_reverse_of_a_loop_cut_short():
+    # The running total is read for its shape alone now, so grad of grad no longer goes
+    # through forward mode: the backward loop of a backward loop over range(n)[:count]
+    # must run those count indices, not the whole range (it popped an empty tape).
+    gradient = ad.grad(early_exit)
+
+    def along(x, v):
+        return np.sum(v * gradient(x))
+
+    x, v = np.array([0.3, -0.5, 1.4, 0.2]), np.array([1.0, 2.0, -1.0, 0.5])
+    ours = ad.grad(along, wrt=(0, 1))(x, v)
+    for got, numeric in zip(ours, ad.numeric_grad(along, x, v, wrt=(0, 1))):
+        np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ours[0], [2.0, 4.0, 0.0, 0.0])

@@ -531,7 +531,7 @@ def test_propagate_copies_reads_loop_invariants_directly(source):
             scale = for i in range(0, 3, 1) with scale from (w):                               # line 43
                 tape_push(scale_stack, scale)                                                  # line 43
                 t1 = multiply(x, scale)                                                        # line 45
-                shape = shape(t1)                                                              # line 45
+                shape = shape_of(t1)                                                           # line 45
                 tape_push(shape_stack, shape)                                                  # line 45
                 yield scale
             t2 = zeros_like(scale)                                                             # grad of line 43
@@ -561,7 +561,7 @@ def test_propagate_copies_reads_loop_invariants_directly(source):
              = for i in range(0, 3, 1) with  from ():                               # line 43
                 tape_push(scale_stack, w)                                           # line 43
                 t1 = multiply(x, w)                                                 # line 45
-                shape = shape(t1)                                                   # line 45
+                shape = shape_of(t1)                                                # line 45
                 tape_push(shape_stack, shape)                                       # line 45
                 yield 
             t2 = zeros_like(w)                                                      # grad of line 43
@@ -690,7 +690,7 @@ def test_eliminate_dead_code_drops_forward_values_and_tape_pushes_nobody_reads(s
             shape_stack = tape_new()
              = for i in range(0, 3, 1) with  from ():                               # line 43
                 t1 = multiply(x, w)                                                 # line 45
-                shape = shape(t1)                                                   # line 45
+                shape = shape_of(t1)                                                # line 45
                 tape_push(shape_stack, shape)                                       # line 45
                 yield 
             t2 = zeros_like(w)                                                      # grad of line 43
