@@ -291,6 +291,10 @@ matmul_grad_rhs_of_steps = _call("matmul_grad_rhs_of_steps", "gs, as_, b", diff=
 for _op in (matmul_grad_lhs_of_steps, matmul_grad_rhs_of_steps):
     _op.outside_tables = ("written by transforms/accumulations.py after a backward loop "
                           "(tests/transforms/test_accumulations.py)")
+matmul_grad_lhs.over_steps = (matmul_grad_lhs_of_steps, "a", "b")
+matmul_grad_rhs.over_steps = (matmul_grad_rhs_of_steps, "b", "a")
+matmul_grad_lhs_of_steps.per_step = matmul_grad_lhs
+matmul_grad_rhs_of_steps.per_step = matmul_grad_rhs
 
 
 @matmul_grad_lhs_of_steps.defjvp("gs")

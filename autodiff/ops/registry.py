@@ -249,6 +249,12 @@ class Op:
         # Why no op-table case (tests/ops) can go through the op, when none can: it is
         # built by an API or around a user's rule, never written in code.
         self.outside_tables: str | None = None
+        # An adjoint of a product in one operand summed over a loop's steps in one product
+        # after the loop (transforms/accumulations.py): ``(the op summing it over lists of
+        # the steps' operands, the parameter fixed across the steps, the one that
+        # changes)``; the summing op's ``per_step`` is this op.
+        self.over_steps: tuple[Op, str, str] | None = None
+        self.per_step: Op | None = None
         # Parameters read for their shape, dtype or kind alone, never their values (the
         # x of as_gradient_of(g, x)): a gradient reaching one has nothing to lose there.
         self.kind_params: tuple[str, ...] = ()

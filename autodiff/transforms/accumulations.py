@@ -16,23 +16,27 @@ held: the ``h`` each step popped, and an adjoint a step.
 from __future__ import annotations
 
 from autodiff.graph.ir import (
+    Block,
     Graph,
     Node,
     Region,
     Value,
     defined_values,
-    map_operand,
     operand_values,
     walk,
 )
 from autodiff.graph.shapes import LIST
 from autodiff.ops import OPS
 from autodiff.transforms.optimize.dce import drop_slots
+from autodiff.transforms.optimize.substitution import Substitution
 
-# The adjoint of a product in one operand, and its sum over steps: (the operand fixed
-# across the steps, the operand that changes).
-_OVER_STEPS = {"matmul_grad_lhs": ("matmul_grad_lhs_of_steps", 1, 2),
-               "matmul_grad_rhs": ("matmul_grad_rhs_of_steps", 2, 1)}
+
+
+def _positions(single) -> tuple[int, int]:
+    """Where a product's adjoint (``op.over_steps``) reads its fixed operand, and the one
+    that changes from step to step (its first is the adjoint ``g``)."""
+    _, fixed, step = single.over_steps
+    return single.params.index(fixed), single.params.index(step)
 
 
 def gather_products(nodes: list, sweep: Region, accumulated: range) -> dict[Value, Value]:
@@ -57,7 +61,8 @@ def gather_products(nodes: list, sweep: Region, accumulated: range) -> dict[Valu
         if found is None:
             continue
         total, product = found
-        name, fixed_at, step_at = _OVER_STEPS[product.op.name]
+        over = product.op.over_steps[0]
+        fixed_at, step_at = _positions(product.op)
         g, fixed, item = product.args[0], product.args[fixed_at], product.args[step_at]
         lists, appends = [], []
         of = param.adjoint_of.hint if param.adjoint_of is not None else ""
@@ -84,7 +89,7 @@ def gather_products(nodes: list, sweep: Region, accumulated: range) -> dict[Valu
         args[fixed_at], args[step_at] = fixed, lists[1]
         summed = Value(f"d{of}_steps" if of else "")
         summed.shape = param.shape
-        nodes.append(Node(OPS[name], tuple(args), summed, product.loc, "backward"))
+        nodes.append(Node(over, tuple(args), summed, product.loc, "backward"))
         out = sweep.outs[j]
         after = Value(out.hint)
         after.shape, after.floating = out.shape, out.floating
@@ -107,11 +112,11 @@ def _accumulated_product(body, param: Value, result, reads: dict, inside: set):
     if len(others) != 1 or len(total.args) != 2 or not isinstance(others[0], Value):
         return None
     product = others[0].node
-    if not isinstance(product, Node) or product.op.name not in _OVER_STEPS:
+    if not isinstance(product, Node) or product.op.over_steps is None:
         return None
     if product not in body.nodes or reads.get(product.out) != 1 or reads.get(result) != 1:
         return None
-    fixed = product.args[_OVER_STEPS[product.op.name][1]]
+    fixed = product.args[_positions(product.op)[0]]
     if any(v in inside for v in operand_values(fixed)):
         return None
     return total, product
@@ -121,17 +126,17 @@ def products_step_by_step(graph: Graph) -> None:
     """Undo :func:`gather_products` in ``graph`` (in place), for ``jit="numba"``, which
     compiles a loop of products but not lists of arrays: each sum over steps goes back
     into the loop as one product added a step."""
+    replaced = Substitution()
     for nodes in _node_lists(graph.nodes):
-        for summed in [n for n in nodes if isinstance(n, Node) and n.op.name in _SINGLE]:
-            _scatter(graph, nodes, summed)
+        for summed in [n for n in nodes if isinstance(n, Node) and n.op.per_step]:
+            _scatter(nodes, summed, replaced)
+    replaced.block(Block([], graph.nodes, []))
+    replaced.finish(graph)
 
 
-_SINGLE = {over: single for single, (over, _, _) in _OVER_STEPS.items()}
-
-
-def _scatter(graph: Graph, nodes: list, summed: Node) -> None:
-    single = _SINGLE[summed.op.name]
-    _, fixed_at, step_at = _OVER_STEPS[single]
+def _scatter(nodes: list, summed: Node, replaced: Substitution) -> None:
+    single = summed.op.per_step
+    fixed_at, step_at = _positions(single)
     adjoints, steps = summed.args[0], summed.args[step_at]
     sweep = adjoints.node
     after = next(n for n in nodes if isinstance(n, Node) and n.op is OPS["accumulate"]
@@ -145,7 +150,7 @@ def _scatter(graph: Graph, nodes: list, summed: Node) -> None:
         value.adjoint_of = after.out.adjoint_of
     args = [appends[0].args[1], None, None]
     args[fixed_at], args[step_at] = summed.args[fixed_at], appends[1].args[1]
-    product = Node(OPS[single], tuple(args), Value(), summed.loc, "backward")
+    product = Node(single, tuple(args), Value(), summed.loc, "backward")
     product.out.shape = param.shape
     total = Node(OPS["accumulate"], (param, product.out), Value(param.hint), summed.loc,
                  "backward")
@@ -160,7 +165,7 @@ def _scatter(graph: Graph, nodes: list, summed: Node) -> None:
     out.node = sweep
     drop_slots(sweep, sorted(sweep.outs.index(lst) for lst in (adjoints, steps)))
     nodes[:] = [node for node in nodes if node is not summed and node is not after]
-    _replace(graph, after.out, out)
+    replaced[after.out] = out
 
 
 def _node_lists(nodes: list):
@@ -169,18 +174,6 @@ def _node_lists(nodes: list):
         if isinstance(node, Region):
             for block in node.blocks:
                 yield from _node_lists(block.nodes)
-
-
-def _replace(graph: Graph, old: Value, new: Value) -> None:
-    def swap(value: Value) -> Value:
-        return new if value is old else value
-
-    for node in walk(graph.nodes):
-        node.args = tuple(map_operand(arg, swap) for arg in node.args)
-        if isinstance(node, Region):
-            for block in node.blocks:
-                block.results = [map_operand(r, swap) for r in block.results]
-    graph.outputs = [map_operand(output, swap) for output in graph.outputs]
 
 
 __all__ = ["gather_products", "products_step_by_step"]
