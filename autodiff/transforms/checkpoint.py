@@ -121,9 +121,11 @@ def checkpoint_loop(graph: Graph, region: Region, sweep: Region, sweep_parent: l
     step_number = Value("step")
     step_number.shape = SCALAR
     backward.params.append(step_number)
-    last = [_emit([], "subtract", (ran, Const(1)), loc, "backward", "step")]
-    sweep_parent.insert(sweep_parent.index(sweep), last[0].node)
-    sweep.args = (*sweep.args, last[0])
+    before_sweep: list[Node] = []
+    last = _emit(before_sweep, "subtract", (ran, Const(1)), loc, "backward", "step")
+    at = sweep_parent.index(sweep)
+    sweep_parent[at:at] = before_sweep
+    sweep.args = (*sweep.args, last)
     sweep.outs.append(Value("step"))
     sweep.outs[-1].node = sweep
     prologue: list[Node] = []
