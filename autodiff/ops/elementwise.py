@@ -679,7 +679,8 @@ def _(g, ans, x):
 
 
 @defop("sin", "np.sin(x)", aliases=(np.sin, math.sin), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("sin"), math_form="sin", ufunc_out=True, jvp="same")
+       floating="always", sympy=elementwise("sin"), math_form="sin", math_total=True,
+       ufunc_out=True, jvp="same")
 def sin(x): ...
 
 
@@ -689,7 +690,8 @@ def _(g, ans, x):
 
 
 @defop("cos", "np.cos(x)", aliases=(np.cos, math.cos), diff=("x",), shape=UNARY,
-       floating="always", sympy=elementwise("cos"), math_form="cos", ufunc_out=True, jvp="same")
+       floating="always", sympy=elementwise("cos"), math_form="cos", math_total=True,
+       ufunc_out=True, jvp="same")
 def cos(x): ...
 
 

@@ -540,6 +540,33 @@ def _(rewrite, x1, x2):
     return rewrite.emit("add", rewrite.emit("greater", x1, x2), tie)
 
 
+# The zero a loop's or a branch's adjoint starts from: ``0.0`` for a Python number,
+# else ``np.zeros_like`` in the floating dtype (float64 for integers). A new array the
+# backward sweep may add into in place: two are never one value.
+zero_adjoint = _call("zero_adjoint", "a", shape=shape_like("a"), floating="always",
+                     nondiff_output=True, no_gradient="a zero: it reads the shape and kind "
+                     "of its operand alone")
+zero_adjoint.kind_params = ("a",)
+zero_adjoint.distinct = True
+
+
+@zero_adjoint.defspecialize
+def _(rewrite, a):
+    """For one signature: ``0.0`` for a float, ``np.zeros(shape)`` for a float64 array
+    of known shape (as ``np.zeros_like`` is specialised), which no longer reads ``a``,
+    ``np.zeros_like`` for another floating array."""
+    kind, dtype = rewrite.kind(a), rewrite.dtype(a)
+    if kind is float or (rewrite.is_number(a) and kind is not None and dtype is not None
+                         and dtype.kind == "f"):
+        return Const(0.0)
+    if kind is not np.ndarray or dtype is None or dtype.kind not in "fc":
+        return None
+    shape = rewrite.array_shape(a)
+    if shape is not None and dtype == np.float64:
+        return rewrite.emit("zeros", Const(shape), Const(None))
+    return rewrite.emit("zeros_like", a, Const(None))  # (its dtype: float32 stays)
+
+
 adjoint_dtype = _call("adjoint_dtype", "g, a", nondiff_output=True, floating=None,
                       query=True, no_gradient="a dtype")
 adjoint_dtype.kind_params = ("g", "a")  # g's class and a's dtype alone

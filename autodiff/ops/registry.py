@@ -99,7 +99,11 @@ class Op:
     - ``sympy``: its SymPy form, ``fn(*params) -> value`` on SymPy values (see
       ``ops.sympy_forms``), or ``no_sympy``: why it has none;
     - ``math_form``: its name in Python's ``math``, used on Python floats by
-      specialised code; ``update_operator``: the augmented assignment (``"+"`` for
+      specialised code; ``math_total``: that function gives a number for every finite
+      float (``math.cos``; not ``math.sqrt``, ``math.exp``, which raise where NumPy's
+      gives nan or inf), so a rule of an op the user called through ``math`` calls it
+      through ``math`` too (``math.sin``'s adjoint is ``g * math.cos(x)``): a loop over
+      Python floats keeps Python floats, not NumPy scalars; ``update_operator``: the augmented assignment (``"+"`` for
       ``x1 += x2``) specialised code may use; ``ufunc_out``: a unary ufunc that can
       write into its operand (``np.tanh(t, out=t)``);
     - ``recompute``: ``"always"`` or ``"scalar"`` (when its result is a scalar): cheap
@@ -156,6 +160,7 @@ class Op:
         sympy: Callable | None = None,
         no_sympy: str | None = None,
         math_form: str | None = None,
+        math_total: bool = False,
         update_operator: str | None = None,
         ufunc_out: bool = False,
         recompute: str | None = None,
@@ -202,6 +207,12 @@ class Op:
         self.sympy = sympy
         self.no_sympy = no_sympy
         self.math_form = math_form
+        self.math_total = math_total
+        # The op of the same function as Python's ``math`` runs it (``math_sin`` for
+        # ``sin``), made by math_functions_as_python_runs_them; ``python_math`` on that
+        # op says it is one.
+        self.math_twin: Op | None = None
+        self.python_math = False
         self.update_operator = update_operator
         self.ufunc_out = ufunc_out
         if recompute not in (None, "always", "scalar"):
@@ -554,11 +565,28 @@ def math_functions_as_python_runs_them() -> None:
             # math form specialised code writes for a Python float already)
             twin.simplify = twin.rewrite = twin.specialized_form = twin.numba_form = None
             twin.ufunc_out, twin.update_operator, twin.math_form = False, None, None
+            twin.math_twin, twin.python_math = None, True
+            op.math_twin = twin
             twin.effect = True  # kept where nothing reads it: it may raise
             OPS[twin.name] = twin
             _CALLABLES[callable_key(fn)] = (fn, twin, adapter)
             op.aliases = tuple(a for a in op.aliases if a is not fn)
     changed()
+
+
+def in_python_math(op: Op, nodes: list) -> None:
+    """The nodes a rule of ``op`` inlined, when the user called ``op`` through Python's
+    ``math`` (``math.sin``): each of them calling a NumPy function whose ``math`` form is
+    defined for every float (``np.cos``) calls that form instead (``math.cos``). The
+    operands are the user's numbers, for which ``math`` gave a value already, and the
+    result stays a Python float where NumPy's function would give a NumPy scalar, which
+    makes every later operation in a loop over floats several times slower."""
+    if not op.python_math:
+        return
+    for node in nodes:
+        twin = getattr(node.op, "math_twin", None)
+        if twin is not None and node.op.math_total:
+            node.op = twin
 
 
 def alias(fn: Any, op: Op, adapter: Callable | None = None) -> None:

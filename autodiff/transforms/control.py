@@ -55,7 +55,7 @@ def _zeros_like(builder, value: Operand, adjoint_of: Value | None = None) -> Val
     """A zero adjoint shaped like ``value`` (named as the adjoint of ``adjoint_of``)."""
     if getattr(value, "shape", None) is LIST:
         return builder.emit(OPS["zero_adjoints"], (value,))
-    zeros = builder.emit(OPS["zeros_like"], OPS["zeros_like"].bind((value,), {}))
+    zeros = builder.emit(OPS["zero_adjoint"], (value,))
     zeros.shape, zeros.floating = getattr(value, "shape", zeros.shape), True
     if adjoint_of is not None and zeros.adjoint_of is None and not zeros.hint:
         zeros.adjoint_of = adjoint_of

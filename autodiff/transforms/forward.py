@@ -41,7 +41,7 @@ from autodiff.graph.ir import (
     walk,
 )
 from autodiff.graph.shapes import LIST
-from autodiff.ops import OPS
+from autodiff.ops import OPS, registry
 from autodiff.ops.control import tape_pop, tape_push
 from autodiff.transforms.activity import (
     refuse_gradients_into_settings,
@@ -236,6 +236,7 @@ class _Tangents:
         start = len(self.builder.nodes)
         part = inline_rule(jvps[param], self.builder, named, node.loc,
                            leading=(tangent, node.out))
+        registry.in_python_math(op, self.builder.nodes[start:])
         if op.keeps_zeros(named) and isinstance(tangent, Value):
             # the tangent may be NaN where the op does not select it (a NaN np.nansum
             # skips, the -inf np.maximum(np.log(x), -5.0) does not take): zero there

@@ -35,7 +35,7 @@ from autodiff.graph.ir import (
 )
 from autodiff.graph.shapes import LIST, SCALAR
 from autodiff.line_names import line_name
-from autodiff.ops import OPS
+from autodiff.ops import OPS, registry
 from autodiff.ops.helpers import as_gradient_of as as_gradient_of_op
 from autodiff.ops.shape import index_add as index_add_op
 from autodiff.ops.shape import zeros_like as zeros_like_op
@@ -331,6 +331,7 @@ def _backpropagate(node: Node, g: Operand, builder: GraphBuilder, adjoints: _Adj
     vjp = vjp_rule(builder, node, targets)
     start = len(builder.nodes)
     result = inline_rule(vjp, builder, named, node.loc, leading=(g, node.out))
+    registry.in_python_math(op, builder.nodes[start:])
     result = _one_per_parameter(op, result, named, builder, node.loc)
     created = {out for n in builder.nodes[start:] for out in n.outs}
     results = dict(zip(op.diff, result))

@@ -248,7 +248,7 @@ def test_fold_constants_inside_loops(source):
                 t3 = power(t2, 2)                                        # line 12
                 tape_push(tape, t3)                                      # line 12
                 yield 
-            dx = zeros_like(x)                                           # grad of line 12
+            dx = zero_adjoint(x)                                         # grad of line 12
             dx = for i_1 in reversed range(0, t1, 1) with dx from (dx):  # grad of line 11
                 t4 = tape_pop(tape)                                      # grad of line 12
                 t5 = getitem(x, i_1)                                     # grad of line 12
@@ -534,8 +534,8 @@ def test_propagate_copies_reads_loop_invariants_directly(source):
                 shape = shape_of(t1)                                                           # line 45
                 tape_push(shape_stack, shape)                                                  # line 45
                 yield scale
-            t2 = zeros_like(scale)                                                             # grad of line 43
-            dx = zeros_like(x)                                                                 # grad of line 45
+            t2 = zero_adjoint(scale)                                                           # grad of line 43
+            dx = zero_adjoint(x)                                                               # grad of line 45
             t2, t, dx = for i_1 in reversed range(0, 3, 1) with t2, t, dx from (t2, 1.0, dx):  # grad of line 43
                 scale_1 = tape_pop(scale_stack)                                                # grad of line 43
                 shape_1 = tape_pop(shape_stack)                                                # grad of line 45
@@ -564,8 +564,8 @@ def test_propagate_copies_reads_loop_invariants_directly(source):
                 shape = shape_of(t1)                                                # line 45
                 tape_push(shape_stack, shape)                                       # line 45
                 yield 
-            t2 = zeros_like(w)                                                      # grad of line 43
-            dx = zeros_like(x)                                                      # grad of line 45
+            t2 = zero_adjoint(w)                                                    # grad of line 43
+            dx = zero_adjoint(x)                                                    # grad of line 45
             t2, dx = for i_1 in reversed range(0, 3, 1) with t2, dx from (t2, dx):  # grad of line 43
                 shape_1 = tape_pop(shape_stack)                                     # grad of line 45
                 dt1 = broadcast_to(1.0, shape_1)                                    # grad of line 45
@@ -693,8 +693,8 @@ def test_eliminate_dead_code_drops_forward_values_and_tape_pushes_nobody_reads(s
                 shape = shape_of(t1)                                                # line 45
                 tape_push(shape_stack, shape)                                       # line 45
                 yield 
-            t2 = zeros_like(w)                                                      # grad of line 43
-            dx = zeros_like(x)                                                      # grad of line 45
+            t2 = zero_adjoint(w)                                                    # grad of line 43
+            dx = zero_adjoint(x)                                                    # grad of line 45
             t2, dx = for i_1 in reversed range(0, 3, 1) with t2, dx from (t2, dx):  # grad of line 43
                 shape_1 = tape_pop(shape_stack)                                     # grad of line 45
                 dt1 = broadcast_to(1.0, shape_1)                                    # grad of line 45

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from autodiff.graph.ir import Block, Graph, Node, Region, Value
 from autodiff.graph.shapes import DICT, LIST
+from autodiff.ops.helpers import zero_adjoint
 from autodiff.ops.shape import zeros_like
 from autodiff.transforms.optimize.rewrites import Rewriter
 from autodiff.transforms.optimize.substitution import Substitution, inherit, rewrite_nodes
@@ -94,7 +95,7 @@ class _NeverNone:
         node = result.node
         if isinstance(node, Region):
             return result in self(node)
-        if isinstance(node, Node) and node.op is zeros_like:
+        if isinstance(node, Node) and node.op in (zeros_like, zero_adjoint):
             return not isinstance(node.args[0], Value) or self.array(node.args[0])
         return True
 

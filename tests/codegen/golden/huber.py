@@ -31,14 +31,14 @@ def huber_grad(r, delta=1.0):
             dr = t7 * r
             del t7
             # grad of line 62: return delta * (abs(r) - 0.5 * delta)
-            dt1 = np.zeros_like(t1)
+            dt1 = zero_adjoint(t1)
         else:
             t8 = dresult * delta
             dt5 = unbroadcast(t8, t5)
             del t8
             dt1 = unbroadcast(dt5, r)
             del dt5
-            dr = np.zeros_like(r)
+            dr = zero_adjoint(r)
         del t1
         # grad of line 60: if abs(r) <= delta:
         t9 = np.sign(r)

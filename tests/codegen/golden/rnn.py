@@ -28,8 +28,8 @@ def rnn_grad(W, U, xs, h):
         # grad of line 56: return np.sum(h)
         dh_1 = broadcast_like(1.0, h_1)
         # grad of line 55: h = np.tanh(W @ h + U @ xs[t])
-        dU = np.zeros_like(U)
-        dW = np.zeros_like(W)
+        dU = zero_adjoint(U)
+        dW = zero_adjoint(W)
         # grad of line 54: for t in range(xs.shape[0]):
         U_adjoints = []
         U_operands = []

@@ -48,8 +48,6 @@ def scalar_chain_grad(x, y):
         t17 = math.cos(x)
         dx_1 = dt1 * t17
         dx += dx_1
-        # the gradients, with the shapes and dtypes of the arguments
-        dx = float(dx)
         return dx, dy
     except Exception as error:
         raise at_user_line(error)

@@ -31,7 +31,7 @@ def smoothed_grad(x):
         dout = 2.0 * out
         del out
         # grad of line 76: out[i] = 0.5 * out[i - 1] + x[i]
-        dx = np.zeros_like(x)
+        dx = zero_adjoint(x)
         # grad of line 75: for i in range(1, len(x)):
         for i in reversed(range(1, t2)):
             # grad of line 76: out[i] = 0.5 * out[i - 1] + x[i]
