@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import autodiff as ad
+from autodiff.graph.ir import Node, walk
 from tests.helpers import check_against_finite_differences
 
 
@@ -111,6 +112,17 @@ def test_a_scalar_integrator_keeps_its_step_sizes_out_of_the_tape():
                   if line.endswith(f" = {invariant}")]
         assert f".append({name})" not in source, source
     check_against_finite_differences(pendulum, [0.8, 0.1, 9.81, 0.01, 30], wrt=(0, 1, 2, 3),
+                                     second_order=True)
+
+
+def test_a_value_taped_for_two_uses_is_taped_once():
+    # the shape of `2 * k2[0]` is the shape of k2[0]: one tape of it, not two
+    graph = ad.grad(pendulum, wrt=(0, 1, 2)).graph
+    pushed = [node.args[1] for node in walk(graph.nodes)
+              if isinstance(node, Node) and node.op.name == "tape_push"]
+    assert len(pushed) > 10
+    assert len(pushed) == len(set(pushed)), graph
+    check_against_finite_differences(pendulum, [0.8, 0.1, 9.81, 0.01, 30], wrt=(0, 1, 2),
                                      second_order=True)
 
 

@@ -11,6 +11,10 @@ frontend binds the name to the same value. What does reach it:
 - a value popped off a tape that every iteration pushed the same value onto
   (once the loop above turned out to pass it through unchanged): the pop is
   that value, and the push, read by nobody, is left to dead-code elimination;
+- a value popped off a tape that holds what another holds (each pushed once, the
+  same value at the same place, and popped once in the same block: a shape a loop
+  tapes for two uses that turned out to be one): the pop is the other tape's,
+  and the tape, popped by nobody, goes with its push;
 - ``np.asarray`` of an array that is already an ndarray (``np.asarray`` or
   ``np.array`` of something), and ``+x`` of a floating value.
 
@@ -51,13 +55,51 @@ class _Tapes:
     def __init__(self, graph: Graph) -> None:
         self.pushes: dict[Value, list[Node]] = {}
         self.pops: dict[Value, int] = {}
+        self.where: dict[Node, int] = {}  # each push and pop: the block it is in
+        self.first_pop: dict[tuple, Node] = {}  # (push's block, value, pop's block) -> pop
+        self._locate(graph.nodes)
         for node in walk(graph.nodes):
             if isinstance(node, Node) and node.op is tape_push:
                 self.pushes.setdefault(node.args[0], []).append(node)
             elif isinstance(node, Node) and node.op is tape_pop:
                 self.pops[node.args[0]] = self.pops.get(node.args[0], 0) + 1
+        self.pop_of: dict[Value, Node] = {}
+        for node in walk(graph.nodes):
+            if isinstance(node, Node) and node.op is tape_pop and self.pops[node.args[0]] == 1:
+                self.pop_of[node.args[0]] = node
+        for tape, pop in self.pop_of.items():  # (in the order the pops come)
+            key = self._key(tape, pop)
+            if key is not None:
+                self.first_pop.setdefault(key, pop)
         # Values of the function's top level: defined before any loop that pushes them.
         self.top = set(graph.params) | {out for node in graph.nodes for out in node.outs}
+
+    def _locate(self, nodes: list) -> None:
+        for node in nodes:
+            if isinstance(node, Region):
+                for block in node.blocks:
+                    for inner in block.nodes:
+                        if isinstance(inner, Node):
+                            self.where[inner] = id(block)
+                    self._locate(block.nodes)
+            else:
+                self.where.setdefault(node, 0)  # (the function's own block)
+
+    def _key(self, tape: Value, pop: Node) -> tuple | None:
+        pushes = self.pushes.get(tape, [])
+        if len(pushes) != 1 or not isinstance(pushes[0].args[1], Value):
+            return None
+        return (self.where[pushes[0]], pushes[0].args[1], self.where[pop])
+
+    def twin(self, pop: Node) -> Value | None:
+        """What an earlier pop in the same block gives, when its tape holds the same
+        values as ``pop``'s (each pushed once, the same value in the same block)."""
+        tape = pop.args[0]
+        if self.pop_of.get(tape) is not pop:
+            return None
+        key = self._key(tape, pop)
+        first = self.first_pop.get(key) if key is not None else None
+        return None if first is None or first is pop else first.out
 
     def invariant(self, tape: Operand) -> Operand | None:
         """What every pop of ``tape`` gives, when every push pushes the same value
@@ -75,7 +117,8 @@ def _renamed(node: Node, tapes: _Tapes) -> Operand | None:
     """The value ``node``'s result is another name for, if any."""
     name, args = node.op.name, node.args
     if name == "tape_pop":
-        return tapes.invariant(args[0])
+        same = tapes.invariant(args[0])
+        return same if same is not None else tapes.twin(node)
     if name == "asarray" and _always_ndarray(args[0]):  # np.asarray of one is itself
         return args[0]
     if name == "positive" and isinstance(args[0], Value) and args[0].floating:
