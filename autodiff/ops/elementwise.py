@@ -82,7 +82,11 @@ accumulate.defjvp("x2")(add.jvps["x2"])
 @accumulate.defrewrite
 def _(rewrite, node, a, b):
     spread = rewrite.broadcast_scalar(a) or rewrite.broadcast_array(a)
-    return _add_rewrite(rewrite, node, a, b, add if spread else None)
+    replacement = _add_rewrite(rewrite, node, a, b, add if spread else None)
+    negated = produced_by(b, negative)
+    if replacement is None and not spread and negated is not None and rewrite.single_use(b):
+        return rewrite.emit(accumulate_negated, a, negated.args[0])  # total -= s
+    return replacement
 
 
 @defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),
@@ -110,6 +114,20 @@ def _(rewrite, node, a, b):
     if is_number(b, 0) and keeps_dtype(a, b):
         return a
     return rewrite.spread_scalar(node)
+
+
+# Taking a contribution off an adjoint, ``total -= s``: the accumulation of ``-s`` that
+# the rules of a difference or a negation give, without first negating ``s`` into an
+# array of its own (``dk_1 = -d; dk += dk_1``). The same number: IEEE subtraction is
+# the addition of the negation.
+@defop("accumulate_negated", "x1 - x2", diff=("x1", "x2"), shape=BINARY, impl=operator.sub,
+       inplace=lambda named: "x1 -= x2", zeros="sum", sympy=elementwise(operator.sub, 2))
+def accumulate_negated(x1, x2): ...
+
+
+accumulate_negated.defvjp(subtract.vjp)
+accumulate_negated.defjvp("x1")(subtract.jvps["x1"])
+accumulate_negated.defjvp("x2")(subtract.jvps["x2"])
 
 
 @defop("multiply", "x1 * x2", aliases=(np.multiply, operator.mul), diff=("x1", "x2"),

@@ -799,3 +799,33 @@ def test_simplify_runs_elementwise_ops_on_the_small_side_of_a_broadcast():
         for a, b, c in zip(got, plain(x, w), numeric):
             np.testing.assert_allclose(a, b, rtol=1e-13)
             np.testing.assert_allclose(a, c, rtol=1e-7, atol=1e-9)
+
+
+def decay(x, k, rate, steps):
+    for _ in range(steps):
+        x = x + rate * -k * x
+    return np.sum(np.exp(-x * x))
+
+
+def test_simplify_takes_a_negated_contribution_off_an_adjoint_in_place():
+    """``dk += -d`` is ``dk -= d``: no array of its own for the negation."""
+    plain = ad.grad(decay, wrt=(0, 1, 2), optimize=False)
+    optimised = ad.grad(decay, wrt=(0, 1, 2))
+    graph = optimised.graph
+    taken = [n for n in walk(graph.nodes) if isinstance(n, Node)
+             and n.op.name == "accumulate_negated"]
+    assert taken and " -= " in optimised.source, optimised.source
+    rng = np.random.default_rng(9)
+    for shapes in [((4,), (4,)), ((3, 4), (4,)), ((5,), ())]:
+        x, k = (rng.normal(size=s) for s in shapes)
+        args = (x, k, 0.1, 3)
+        got = optimised(*args)
+        numeric = ad.numeric_grad(decay, *args, wrt=(0, 1, 2))
+        for a, b, c in zip(got, plain(*args), numeric):
+            np.testing.assert_allclose(a, b, rtol=1e-13)
+            np.testing.assert_allclose(a, c, rtol=1e-7, atol=1e-9)
+    from tests.helpers import check_against_finite_differences
+    check_against_finite_differences(decay, [rng.normal(size=3), rng.normal(size=3), 0.2, 2],
+                                     wrt=(0, 1), second_order=True)
+    for a, b in zip(ad.grad(decay, wrt=(0, 1, 2), jit=True)(*args), plain(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-13)

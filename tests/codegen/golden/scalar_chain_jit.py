@@ -33,8 +33,7 @@ def scalar_chain_grad(x, y):
         da = dt5 * t4
         da_ = b
         da_ += da
-        da = -dt4
-        da_ += da
+        da_ -= dt4
         # grad of line 32: a = math.sin(x) * y + x / y
         dx_1 = da_ / y
         t15 = -da_
