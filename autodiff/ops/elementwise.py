@@ -83,10 +83,31 @@ accumulate.defjvp("x2")(add.jvps["x2"])
 def _(rewrite, node, a, b):
     spread = rewrite.broadcast_scalar(a) or rewrite.broadcast_array(a)
     replacement = _add_rewrite(rewrite, node, a, b, add if spread else None)
-    negated = produced_by(b, negative)
-    if replacement is None and not spread and negated is not None and rewrite.single_use(b):
-        return rewrite.emit(accumulate_negated, a, negated.args[0])  # total -= s
+    if replacement is None and not spread:
+        negated = _negation_of(rewrite, b)
+        if negated is not None:
+            return rewrite.emit(accumulate_negated, a, negated)  # total -= s
     return replacement
+
+
+def _negation_of(rewrite, b):
+    """``s`` when ``b``, read once, is ``-s``, or ``(-y) * z`` (then ``s`` is ``y * z``,
+    the same number: a product's sign is its factors')."""
+    if not rewrite.single_use(b):
+        return None
+    negated = produced_by(b, negative)
+    if negated is not None:
+        return negated.args[0]
+    product = produced_by(b, multiply)
+    if product is None:
+        return None
+    for position, factor in enumerate(product.args):
+        negated = produced_by(factor, negative)
+        if negated is not None and rewrite.single_use(factor):
+            args = list(product.args)
+            args[position] = negated.args[0]
+            return rewrite.emit(multiply, *args)
+    return None
 
 
 @defop("subtract", "x1 - x2", aliases=(np.subtract, operator.sub), diff=("x1", "x2"),

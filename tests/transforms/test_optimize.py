@@ -829,3 +829,25 @@ def test_simplify_takes_a_negated_contribution_off_an_adjoint_in_place():
                                      wrt=(0, 1), second_order=True)
     for a, b in zip(ad.grad(decay, wrt=(0, 1, 2), jit=True)(*args), plain(*args)):
         np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def damped(x, v, c, steps):
+    for _ in range(steps):
+        a = -x - c * v
+        v = v + 0.1 * a
+        x = x + 0.1 * v
+    return np.sum(x * x)
+
+
+def test_simplify_takes_a_product_with_a_negated_factor_off_an_adjoint():
+    """``dv += (-d) * c`` is ``dv -= d * c``: the negation meets the accumulation."""
+    rng = np.random.default_rng(10)
+    args = (rng.normal(size=6), rng.normal(size=6), 0.3, 4)
+    jitted = ad.grad(damped, wrt=(0, 1), jit=True)
+    backward = jitted.source_for(*args).split("reversed(")[1]
+    assert backward.count(" -= ") == 2 and "np.negative" not in backward, backward
+    plain = ad.grad(damped, wrt=(0, 1), optimize=False)
+    for a, b in zip(jitted(*args), plain(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+    from tests.helpers import check_against_finite_differences
+    check_against_finite_differences(damped, list(args), wrt=(0, 1, 2), second_order=True)
