@@ -60,19 +60,55 @@ _SINGLE_PRECISION = (np.dtype(np.float32), np.dtype(np.complex64))
 
 @dataclass
 class GeneratedSource:
-    """The text of a generated function and the names it reads from outside."""
+    """The text of a generated function and the names it may read from outside.
+
+    ``runtime``, ``closure_names`` and ``foreign`` are those it does read, found in
+    its text by :func:`names_read` when first asked for; a caller that compiles
+    the text learns them from the compiled code instead, and gives them as ``reads``
+    (see :func:`autodiff.codegen.compile.compile_generated`)."""
 
     text: str
     name: str
-    runtime: dict[str, object] = field(default_factory=dict)  # helper name -> object
-    closure_names: set[str] = field(default_factory=set)
-    # names standing for the namespaces of code from elsewhere (a helper's module, a
-    # rule's closure cell): name -> the scope it stands for
-    foreign: dict[str, Scope] = field(default_factory=dict)
+    # every name standing for something outside that the text may read, by kind: a
+    # runtime helper (its name -> the object), a closure variable of the user's, and a
+    # name standing for the namespace of code from elsewhere (a helper's module, a
+    # rule's closure cell) -> the scope it stands for
+    helpers: dict[str, object] = field(default_factory=dict)
+    closure_candidates: set[str] = field(default_factory=set)
+    foreign_candidates: dict[str, Scope] = field(default_factory=dict)
     # numba: keyword-only parameters holding the variables read, (name, scope) each
     variables: dict[str, tuple[str, Scope]] = field(default_factory=dict)
     # line of each source comment in ``text`` (the ``def`` is line 1) -> (location, phase)
     marks: dict[int, tuple[Location | None, str]] = field(default_factory=dict)
+    reads: set[str] | None = None  # those of the names above the text reads, once known
+
+    def candidates(self) -> set[str]:
+        """Every name above: what the text may read from outside."""
+        return (set(self.helpers) | self.closure_candidates
+                | set(self.foreign_candidates))
+
+    def read(self) -> set[str]:
+        if self.reads is None:
+            self.reads = names_read(self.text) & self.candidates()
+        return self.reads
+
+    @property
+    def runtime(self) -> dict[str, object]:
+        """The runtime helpers the text calls: name -> object."""
+        read = self.read()
+        return {name: helper for name, helper in self.helpers.items() if name in read}
+
+    @property
+    def closure_names(self) -> set[str]:
+        """The user's closure variables the text reads."""
+        return {name for name in self.read() if name in self.closure_candidates}
+
+    @property
+    def foreign(self) -> dict[str, Scope]:
+        """The names the text reads standing for other code's namespaces -> the scope."""
+        read = self.read()
+        return {name: scope for name, scope in self.foreign_candidates.items()
+                if name in read}
 
 
 @functools.cache
@@ -299,17 +335,14 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
-    used = names_read(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
              if line.strip() in writer.locations}
     return GeneratedSource(
         text=text, name=name,
-        runtime={alias: helpers[name]
-                 for name, alias in ((n, aliases.get(n, n)) for n in helpers)
-                 if alias in used},
-        closure_names={n for n in used if n in outside.closure_names},
-        foreign={n: scope for n, scope in outside.foreign.items() if n in used},
+        helpers={aliases.get(name, name): helper for name, helper in helpers.items()},
+        closure_candidates=outside.closure_names,
+        foreign_candidates=outside.foreign,
         variables=outside.variables,
         marks=marks,
     )

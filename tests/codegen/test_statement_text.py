@@ -95,6 +95,7 @@ def test_a_statement_is_left_as_it_was():
 
 
 def test_shapes_kept_are_bounded(monkeypatch):
+    monkeypatch.setattr(text_module, "_TEXTS", {})
     monkeypatch.setattr(text_module, "_MOST_SHAPES", 3)
     for k in range(10):
         statement = ast.parse(f"a = b * {k}.5").body[0]
