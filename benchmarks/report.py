@@ -150,6 +150,20 @@ def line_scaling_table(points: Sequence[ScalingPoint]) -> str:
             f"that at {smallest}: {per_line_growth(points):.2f}×.")
 
 
+def loop_scaling_table(points: Sequence[ScalingPoint]) -> str:
+    """Build and first-call time against the number of loops, and its growth."""
+    header = ["loops", "generated lines", "build + 1st call", "per loop"]
+    rows = [
+        [str(p.statements), str(p.lines), seconds_cell(p.build_s),
+         seconds_cell(p.seconds_per_statement)]
+        for p in points
+    ]
+    smallest = min(p.statements for p in points)
+    largest = max(p.statements for p in points)
+    return (markdown_table(header, rows) + f"\n\nPer loop at {largest} loops over "
+            f"that at {smallest}: {per_line_growth(points):.2f}×.")
+
+
 def notes(results: Sequence[CaseResult]) -> list[str]:
     """One bullet per distinct reason a column went untimed, with the cases it hit."""
     grouped: dict[tuple[str, str, str], list[str]] = {}

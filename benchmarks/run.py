@@ -78,12 +78,13 @@ from report import (
     memory_table,
     notes,
     line_scaling_table,
+    loop_scaling_table,
     ratio_table,
     scaling_table,
     section,
     time_table,
 )
-from scaling import ScalingPoint, compile_scaling, line_scaling
+from scaling import ScalingPoint, compile_scaling, line_scaling, loop_scaling
 from targets import all_targets, targets_table
 from timing import medians, peak_memory, sample
 
@@ -160,6 +161,7 @@ def document(
     points: list[ScalingPoint],
     header: str,
     line_points: list[ScalingPoint] = (),
+    loop_points: list[ScalingPoint] = (),
 ) -> str:
     """The whole report, in markdown."""
     present = [*ours, *peers]
@@ -186,6 +188,12 @@ def document(
                              "(`h5 = np.sin(h4) * w + h4`, a reduction every fourth line): "
                              "`ad.grad(f, wrt=(0, 1, 2))` on a fresh function object and its "
                              "first call, fastest of 3 (2 with --quick)."))
+    if loop_points:
+        parts.append(section("Compile time per loop", loop_scaling_table(loop_points),
+                             "Functions of small `for` loops one after another, each "
+                             "carrying `h` through three steps of a layer: `ad.grad(f, "
+                             "wrt=(0, 1, 2))` on a fresh function object and its first "
+                             "call, fastest of 3 (2 with --quick)."))
     found_notes = notes(results)
     if found_notes:
         parts.append(section("Notes", "\n".join(found_notes)))
@@ -220,8 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"timed {case.name} ({time.perf_counter() - case_start:.1f} s)", file=sys.stderr)
     points = compile_scaling(settings.quick) if settings.scaling else []
     line_points = line_scaling(settings.quick) if settings.scaling else []
+    loop_points = loop_scaling(settings.quick) if settings.scaling else []
     header = header_text(argv, settings, time.perf_counter() - start, peer_problems)
-    report = document(results, ours, peers, points, header, line_points)
+    report = document(results, ours, peers, points, header, line_points, loop_points)
     print(report)
     if settings.output:
         settings.output.write_text(report, encoding="utf-8")

@@ -10,6 +10,11 @@ run), keeping the fastest.
 functions of 25 to 800 statements, each a new variable from the one before
 (``h5 = np.sin(h4) * w + h4``, with a reduction every fourth line), the time of
 ``ad.grad`` plus the first call, per user line.
+
+`loop_scaling` does the same per loop for functions of 25 to 200 small ``for``
+loops one after another, each carrying ``h`` through three steps of a layer: the
+work a loop adds (its tape, its backward loop, the names living through it) is
+the same whatever comes before it, so the time per loop should be too.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ LINE_STATEMENTS = (
     "h{i} = {h} * np.exp(-{h} * {h}) + b",
     "h{i} = np.maximum({h}, 0.1 * {h}) + np.sum({h}) * 0.001",
 )
+FULL_LOOP_COUNTS = (25, 50, 100, 200)
+QUICK_LOOP_COUNTS = (25, 50)
 _module_ids = itertools.count()
 
 
@@ -96,6 +103,26 @@ def lines_source(statements: int) -> str:
         i=i, h=f"h{i - 1}" if i else "x") for i in range(statements)]
     lines = ["import numpy as np", "", "", "def lines(x, w, b):", *body]
     return "\n".join([*lines, f"    return np.sum(h{statements - 1} ** 2)", ""])
+
+
+def loops_source(loops: int) -> str:
+    """The source of `loops(x, w, b)`: `loops` loops one after another, each of three
+    steps of a layer, carrying `h`.
+
+    >>> print(loops_source(2))  # doctest: +NORMALIZE_WHITESPACE
+    import numpy as np
+    def loops(x, w, b):
+        h = x
+        for t in range(3):
+            h = np.tanh(h * w + b)
+        for t in range(3):
+            h = np.sin(h) * w + h
+        return np.sum(h)
+    """
+    body = [line for i in range(loops) for line in (
+        "    for t in range(3):", f"        {STATEMENTS[i % len(STATEMENTS)]}")]
+    lines = ["import numpy as np", "", "", "def loops(x, w, b):", "    h = x", *body]
+    return "\n".join([*lines, "    return np.sum(h)", ""])
 
 
 def load_chain(statements: int, directory: Path) -> Callable[..., Any]:
@@ -161,7 +188,18 @@ def compile_scaling(quick: bool) -> list[ScalingPoint]:
 def measure_lines(statements: int, directory: Path, repeats: int) -> ScalingPoint:
     """`ad.grad` of a straight-line function and its first call, cold, the fastest of
     `repeats`: its `build_s` is what a user waits before the first gradient."""
-    func = _load(lines_source(statements), "lines", directory)
+    return _first_gradient(_load(lines_source(statements), "lines", directory), statements,
+                           repeats)
+
+
+def measure_loops(loops: int, directory: Path, repeats: int) -> ScalingPoint:
+    """`ad.grad` of a function of `loops` loops and its first call, cold, the fastest of
+    `repeats` (its `statements` count the loops)."""
+    return _first_gradient(_load(loops_source(loops), "loops", directory), loops, repeats)
+
+
+def _first_gradient(func: Callable[..., Any], statements: int, repeats: int) -> ScalingPoint:
+    """The fastest of `repeats` cold builds of `func`'s gradient, each with its first call."""
     x = np.linspace(-1.0, 1.0, 8)
     best, lines = float("inf"), 0
     for _ in range(repeats):
@@ -179,6 +217,13 @@ def line_scaling(quick: bool) -> list[ScalingPoint]:
     sizes = QUICK_USER_LINES if quick else FULL_USER_LINES
     with tempfile.TemporaryDirectory(prefix="autodiff_lines_") as name:
         return [measure_lines(k, Path(name), 2 if quick else 3) for k in sizes]
+
+
+def loop_scaling(quick: bool) -> list[ScalingPoint]:
+    """Build and first-call times of functions of 25 to 200 loops one after another."""
+    counts = QUICK_LOOP_COUNTS if quick else FULL_LOOP_COUNTS
+    with tempfile.TemporaryDirectory(prefix="autodiff_loops_") as name:
+        return [measure_loops(k, Path(name), 2 if quick else 3) for k in counts]
 
 
 def per_line_growth(points: Sequence[ScalingPoint]) -> float:

@@ -42,6 +42,7 @@ def test_quick_run_prints_and_writes_the_report(tmp_path):
         assert "| poly (float) |" in text and "| rosenbrock n=10 |" in text
         assert "| statements | generated lines |" in text  # the compile-time scaling
         assert "| user lines | generated lines |" in text  # and per user line
+        assert "| loops | generated lines |" in text  # and per loop
         assert "rosenbrock n=1e3" not in text  # --cases filtered it out
 
 
@@ -210,3 +211,13 @@ def test_straight_line_functions_are_timed_per_user_line(harness, tmp_path):
     assert per_line_growth(points) > 0
     assert "| user lines | generated lines |" in line_scaling_table(points)
     assert [t.goal.split(" ")[0] for t in line_targets(points)] == ["build", "linear:"]
+
+
+def test_functions_of_loops_are_timed_per_loop(harness, tmp_path):
+    from report import loop_scaling_table
+    from scaling import loops_source, measure_loops
+
+    assert loops_source(4).count("for t in range(3):") == 4
+    points = [measure_loops(k, tmp_path, repeats=1) for k in (2, 5)]
+    assert points[0].lines < points[1].lines and points[0].seconds_per_statement > 0
+    assert "| loops | generated lines |" in loop_scaling_table(points)

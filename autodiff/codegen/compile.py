@@ -28,10 +28,31 @@ _counter = itertools.count(1)
 
 def remember_source(text: str, label: str) -> str:
     """A new in-memory file name holding ``text`` for ``linecache`` (tracebacks, pdb)."""
-    filename = f"<autodiff {label} #{next(_counter)}>"
+    filename = _filename(label)
+    _remember(filename, text)
+    return filename
+
+
+def _filename(label: str) -> str:
+    return f"<autodiff {label} #{next(_counter)}>"
+
+
+def _remember(filename: str, text: str) -> None:
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     _show_generated_lines()
-    return filename
+
+
+def _factory_text(name: str, body: str, free) -> str:
+    """The factory whose locals ``free`` the generated function (``body``, indented)
+    reads as closure cells."""
+    declare = f"    {' = '.join(free)} = None\n" if free else ""
+    return f"def __autodiff_factory__():\n{declare}{body}    return {name}\n"
+
+
+def _compiled(text: str, filename: str) -> types.CodeType:
+    """The code of the generated function inside the factory ``text``."""
+    factory_code = compile(text, filename, "exec").co_consts[0]
+    return next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
 
 
 def _show_generated_lines() -> None:
@@ -86,19 +107,27 @@ def compile_generated(generated: GeneratedSource, fn: types.FunctionType,
     (or the positional ``defaults`` given, for a signature with more parameters).
     ``where`` is the user's ``def`` (file, line, text): errors about the derivative
     as a whole point there."""
-    free = sorted(set(generated.runtime) | generated.closure_names | set(generated.foreign))
     body = "".join("    " + line + "\n" for line in generated.text.splitlines())
-    declare = f"    {' = '.join(free)} = None\n" if free else ""
-    text = f"def __autodiff_factory__():\n{declare}{body}    return {generated.name}\n"
-    filename = remember_source(text, f"{fn.__module__}.{fn.__qualname__}")
-    factory_code = compile(text, filename, "exec").co_consts[0]
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
+    filename = _filename(f"{fn.__module__}.{fn.__qualname__}")
+    # Compiled with every name it may read from outside as a local of the factory:
+    # those it does read are the free variables of its code (the names its text reads,
+    # without a pass of the symbol table over a text of thousands of lines).
+    candidates = generated.candidates()
+    text = _factory_text(generated.name, body, sorted(candidates))
+    _remember(filename, text)  # (what a SyntaxError would show)
+    inner = _compiled(text, filename)
+    free = inner.co_freevars  # (in order of their names)
+    generated.reads = set(free)
+    text = _factory_text(generated.name, body, free)
+    if not free and candidates:  # no line declaring them: its lines move up by one
+        inner = _compiled(text, filename)
+    _remember(filename, text)
     user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(
-        user_cells[name] if name in generated.closure_names
-        else _cell_of(generated.foreign[name]) if name in generated.foreign
-        else types.CellType(generated.runtime[name])
-        for name in inner.co_freevars
+        user_cells[name] if name in generated.closure_candidates
+        else _cell_of(generated.foreign_candidates[name]) if name in generated.foreign_candidates
+        else types.CellType(generated.helpers[name])
+        for name in free
     )
     defaults = fn.__defaults__ if defaults is ... else defaults
     function = types.FunctionType(inner, fn.__globals__, generated.name, defaults,

@@ -18,11 +18,11 @@ import re
 import symtable
 from dataclasses import dataclass, field
 
-import astor
 import numpy as np
 
 from autodiff.codegen import origins
 from autodiff.codegen.memory import InPlace, releases
+from autodiff.codegen.text import statement_text
 from autodiff.errors import UnsupportedSyntaxError
 from autodiff.frontend.structures import ARRAY_KINDS
 from autodiff.graph.ir import (
@@ -60,19 +60,55 @@ _SINGLE_PRECISION = (np.dtype(np.float32), np.dtype(np.complex64))
 
 @dataclass
 class GeneratedSource:
-    """The text of a generated function and the names it reads from outside."""
+    """The text of a generated function and the names it may read from outside.
+
+    ``runtime``, ``closure_names`` and ``foreign`` are those it does read, found in
+    its text by :func:`names_read` when first asked for; a caller that compiles
+    the text learns them from the compiled code instead, and gives them as ``reads``
+    (see :func:`autodiff.codegen.compile.compile_generated`)."""
 
     text: str
     name: str
-    runtime: dict[str, object] = field(default_factory=dict)  # helper name -> object
-    closure_names: set[str] = field(default_factory=set)
-    # names standing for the namespaces of code from elsewhere (a helper's module, a
-    # rule's closure cell): name -> the scope it stands for
-    foreign: dict[str, Scope] = field(default_factory=dict)
+    # every name standing for something outside that the text may read, by kind: a
+    # runtime helper (its name -> the object), a closure variable of the user's, and a
+    # name standing for the namespace of code from elsewhere (a helper's module, a
+    # rule's closure cell) -> the scope it stands for
+    helpers: dict[str, object] = field(default_factory=dict)
+    closure_candidates: set[str] = field(default_factory=set)
+    foreign_candidates: dict[str, Scope] = field(default_factory=dict)
     # numba: keyword-only parameters holding the variables read, (name, scope) each
     variables: dict[str, tuple[str, Scope]] = field(default_factory=dict)
     # line of each source comment in ``text`` (the ``def`` is line 1) -> (location, phase)
     marks: dict[int, tuple[Location | None, str]] = field(default_factory=dict)
+    reads: set[str] | None = None  # those of the names above the text reads, once known
+
+    def candidates(self) -> set[str]:
+        """Every name above: what the text may read from outside."""
+        return (set(self.helpers) | self.closure_candidates
+                | set(self.foreign_candidates))
+
+    def read(self) -> set[str]:
+        if self.reads is None:
+            self.reads = names_read(self.text) & self.candidates()
+        return self.reads
+
+    @property
+    def runtime(self) -> dict[str, object]:
+        """The runtime helpers the text calls: name -> object."""
+        read = self.read()
+        return {name: helper for name, helper in self.helpers.items() if name in read}
+
+    @property
+    def closure_names(self) -> set[str]:
+        """The user's closure variables the text reads."""
+        return {name for name in self.read() if name in self.closure_candidates}
+
+    @property
+    def foreign(self) -> dict[str, Scope]:
+        """The names the text reads standing for other code's namespaces -> the scope."""
+        read = self.read()
+        return {name: scope for name, scope in self.foreign_candidates.items()
+                if name in read}
 
 
 @functools.cache
@@ -205,10 +241,10 @@ class Expressions:
         self._render.expressions[node.out] = self._render.node_expr(node)
 
     def of_node(self, node: Node) -> str:
-        return _source(ast.Expr(self._render.node_expr(node)))
+        return statement_text(ast.Expr(self._render.node_expr(node)))
 
     def of_operand(self, operand: Operand) -> str:
-        return _source(ast.Expr(self._render.operand(operand)))
+        return statement_text(ast.Expr(self._render.operand(operand)))
 
 
 def _copy_node(node: ast.AST) -> ast.AST:
@@ -290,7 +326,7 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
         lines[:0] = [f"{writer.check}({names[p]})" for p in graph.params if p in names]
     outputs = [render.operand(o) for o in graph.outputs]
     result = outputs[0] if len(outputs) == 1 else ast.Tuple(outputs, ast.Load())
-    lines.append(_source(ast.Return(result)))
+    lines.append(statement_text(ast.Return(result)))
     if guarded and not numba:
         lines = _guarded(lines, aliases.get("at_user_line", "at_user_line"),
                          _free_name("error", taken | set(names.values())))
@@ -299,17 +335,14 @@ def generate(graph: Graph, home: Home, reserved: frozenset[str] = frozenset(),
 
     name = function_name(graph.name)
     text = _function_text(graph, lines, name, list(outside.variables))
-    used = names_read(text)
     marks = {number: writer.locations[line.strip()]
              for number, line in enumerate(text.splitlines(), 1)
              if line.strip() in writer.locations}
     return GeneratedSource(
         text=text, name=name,
-        runtime={alias: helpers[name]
-                 for name, alias in ((n, aliases.get(n, n)) for n in helpers)
-                 if alias in used},
-        closure_names={n for n in used if n in outside.closure_names},
-        foreign={n: scope for n, scope in outside.foreign.items() if n in used},
+        helpers={aliases.get(name, name): helper for name, helper in helpers.items()},
+        closure_candidates=outside.closure_names,
+        foreign_candidates=outside.foreign,
         variables=outside.variables,
         marks=marks,
     )
@@ -387,7 +420,7 @@ class _Writer:
                 lines.extend(self.region(node))
             elif (node.op.effect and not node.op.statement and node.op.inplace is None
                   and self.layout.last.get(node.out, -1) < 0):  # kept for its error alone
-                lines.append(_source(ast.Expr(self.render.node_expr(node))))
+                lines.append(statement_text(ast.Expr(self.render.node_expr(node))))
             else:
                 base = self.in_place(node)
                 lines.extend(_statements(node, self.names[node.out], base is not None,
@@ -415,7 +448,7 @@ class _Writer:
         else:
             target = ast.Tuple([ast.Name(n, ast.Store()) for n, _ in pairs], ast.Store())
             value = ast.Tuple([self.render.operand(v) for _, v in pairs], ast.Load())
-        return [_source(ast.Assign([target], value, lineno=0))]
+        return [statement_text(ast.Assign([target], value, lineno=0))]
 
     def ending(self, block: Block, outs: list[Value]) -> list[str]:
         """The copies that end a block of a branching region: none after a ``raise``, nor
@@ -438,7 +471,7 @@ class _Writer:
         ending = self.copies(carried, body.results)
         if region.until is not None:
             flag = ast.Name(self.names[carried[region.until]], ast.Load())
-            ending.append(_source(ast.If(flag, [ast.Break()], [])))
+            ending.append(statement_text(ast.If(flag, [ast.Break()], [])))
         if region.kind == "for":
             index = body.params[0]
             name = self.names[index] if self.layout.last.get(index, -1) >= 0 else "_"
@@ -450,7 +483,7 @@ class _Writer:
             return [*lines, f"while {ast.unparse(test)}:", *self.nested(body.nodes, ending)]
         stop = ast.If(ast.UnaryOp(ast.Not(), self.render.operand(cond.results[0])),
                       [ast.Break()], [])
-        inner = _indent(self.block(cond.nodes) + [_source(stop)])
+        inner = _indent(self.block(cond.nodes) + [statement_text(stop)])
         return [*lines, "while True:", *inner, *self.nested(body.nodes, ending)]
 
     def range_text(self, region: Region) -> str:
@@ -680,31 +713,20 @@ def _statements(node: Node, name: str, in_place: bool, render: _Renderer,
     if node.op.statement:  # a call (tape.append(value)) or a statement (assert condition)
         kernel = node.op.kernel
         text = kernel(node.named_args) if callable(kernel) else kernel
-        return [_source(render.template(node.named_args, node.op.defaults, text, True))]
+        return [statement_text(render.template(node.named_args, node.op.defaults, text, True))]
     target = ast.Name(name, ast.Store())
     if node.op.inplace is None or not in_place and node.op.inplace_copy is None:
-        return [_source(ast.Assign([target], render.node_expr(node), lineno=0))]
+        return [statement_text(ast.Assign([target], render.node_expr(node), lineno=0))]
     lines = []
     if in_place and base is not None and base != name:  # the storage gets a new name
         lines.append(f"{name} = {base}")
     if not in_place:  # the input is still needed: start from a copy
         start = render.template(node.named_args, {}, node.op.inplace_copy)
-        lines.append(_source(ast.Assign([target], start, lineno=0)))
+        lines.append(statement_text(ast.Assign([target], start, lineno=0)))
     named = dict(node.named_args, **{node.op.params[0]: node.out})
     kernel = node.op.inplace(node.named_args)
-    lines.append(_source(render.template(named, node.op.defaults, kernel, True)))
+    lines.append(statement_text(render.template(named, node.op.defaults, kernel, True)))
     return lines
-
-
-def _source(statement: ast.stmt) -> str:
-    return astor.to_source(statement, pretty_source=_wrapped).rstrip("\n")
-
-
-def _wrapped(parts: list[str]) -> str:
-    """astor's text of a statement, its lines over 79 characters wrapped by astor: a
-    statement whose whole text is shorter has none (most are), and is left as it is."""
-    text = "".join(parts)
-    return text if len(text) <= 80 else astor.source_repr.pretty_source(parts)
 
 
 def free_names(text: str) -> set[str]:

@@ -121,6 +121,10 @@ PURE_BUILTINS = frozenset({
 STRUCTURAL_BUILTINS = (dict, len, list, tuple, sorted, isinstance, type)
 # Builtins calling a function on each item of one (see functional_builtin).
 FUNCTIONAL_BUILTINS = (map, filter, functools.reduce)
+# (by identity: a callee is one of them when it is the very function)
+_STRUCTURAL_IDS = frozenset(map(id, STRUCTURAL_BUILTINS))
+_FUNCTIONAL_IDS = frozenset(map(id, FUNCTIONAL_BUILTINS))
+_TEXT_IDS = frozenset(map(id, TEXT_BUILTINS))
 
 # Methods of a dict (or a namedtuple) that code reading an argument as one calls.
 DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "_replace"})
@@ -865,17 +869,17 @@ class Converter(StatementsMixin, ExceptionsMixin, UpdatesMixin, StructuresMixin,
         resolved = self.object_call(node, callee, args, kwargs, text)  # objects.py
         if resolved is not None:
             return resolved
-        if isinstance(callee, Const) and any(callee.value is f for f in STRUCTURAL_BUILTINS):
+        if isinstance(callee, Const) and id(callee.value) in _STRUCTURAL_IDS:
             structural = self.structural_builtin(node, callee.value, args, kwargs)
             if structural is not None:
                 return structural
-        if isinstance(callee, Const) and any(callee.value is f for f in FUNCTIONAL_BUILTINS):
+        if isinstance(callee, Const) and id(callee.value) in _FUNCTIONAL_IDS:
             return self.functional_builtin(node, callee.value, args, kwargs)
         if isinstance(callee, LocalFunction):
             return self.call_function(node, callee, args, kwargs)
         if isinstance(callee, Const) and getattr(callee.value, "builds_derivative", False):
             return self.build_derivative(node, callee, args, kwargs)
-        if isinstance(callee, Const) and any(callee.value is f for f in TEXT_BUILTINS) and not all(
+        if isinstance(callee, Const) and id(callee.value) in _TEXT_IDS and not all(
                 isinstance(a, Const) for a in (*args, *kwargs.values())):
             return self.as_text(node, callee.value, args, kwargs)
         if isinstance(callee, Const) and callee.value is builtins.slice and (

@@ -45,14 +45,16 @@ class Layout:
         self.defined: dict[Value, int] = {p: -1 for p in graph.params}
         self.last: dict[Value, float] = {}
         self.parent: dict[object, Region | None] = {}
-        self._reads: list[tuple[Value, float]] = []
+        # each read: the value, where, and the innermost loop holding that place
+        self._reads: list[tuple[Value, float, Region | None]] = []
+        self._outer_loop: dict[Region, Region | None] = {}  # each loop's innermost loop
         self._count = 0
-        self._visit(graph.nodes, None)
+        self._visit(graph.nodes, None, None)
         end = self._next()
         for output in graph.outputs:
             for value in operand_values(output):
-                self._reads.append((value, end))
-        for value, position in self._reads:
+                self._reads.append((value, end, None))
+        for value, position, _ in self._reads:
             self.last[value] = max(self.last.get(value, -1), position)
         for output in graph.outputs:
             for value in operand_values(output):
@@ -64,7 +66,8 @@ class Layout:
         self._count += 1
         return self._count
 
-    def _visit(self, nodes: list, parent: Region | None) -> None:
+    def _visit(self, nodes: list, parent: Region | None, loop: Region | None) -> None:
+        """Number ``nodes`` (inside ``parent``, and the innermost ``loop`` around them)."""
         for node in nodes:
             position = self._next()
             self.position[node] = position
@@ -75,32 +78,42 @@ class Layout:
                 # is read just after the loop takes over the variables it starts from.
                 late = isinstance(node, Region) and node.kind == "for" and k < 4
                 for value in operand_values(arg):
-                    self._reads.append((value, position + 0.5 if late else position))
+                    self._reads.append((value, position + 0.5, node) if late
+                                       else (value, position, loop))
             if not isinstance(node, Region):
                 self.defined[node.out] = position
                 continue
+            inner = loop
+            if not node.branches:
+                self._outer_loop[node] = loop
+                inner = node
             for block in node.blocks:
                 for param in block.params:
                     self.defined[param] = position
-                self._visit(block.nodes, node)
+                self._visit(block.nodes, node, inner)
                 close = self._next()
                 self.block_end[id(block)] = close
                 for result in block.results:
                     for value in operand_values(result):
-                        self._reads.append((value, close))
+                        self._reads.append((value, close, inner))
             self.end[node] = self._next()
             for out in node.outs:
                 self.defined[out] = self.end[node]
 
     def _extend_through_loops(self) -> None:
-        loops = [(self.position[r], end) for r, end in self.end.items() if not r.branches]
-        if not loops:
-            return
-        for value, position in self._reads:
+        """A value read inside a loop it was defined before lives to the end of that loop
+        (the outermost such loop around the read): the next iteration reads it again.
+        The loops around a read are the innermost one and those around it, so each read
+        asks only those (a read asking every loop was quadratic in the loops)."""
+        position, end, outer = self.position, self.end, self._outer_loop
+        for value, _, loop in self._reads:
             born = self.defined.get(value, -1)
-            for start, end in loops:
-                if born < start < position <= end and self.last[value] < end:
-                    self.last[value] = end
+            reach = None
+            while loop is not None and position[loop] > born:
+                reach = end[loop]
+                loop = outer[loop]
+            if reach is not None and self.last[value] < reach:
+                self.last[value] = reach
 
     def _join_while_params(self) -> None:
         """A ``while`` loop's test and body take the carried values as params of their

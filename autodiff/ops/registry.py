@@ -26,7 +26,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from autodiff.graph.nodes import Const as _Const
+from autodiff.graph.nodes import SliceSpec as _SliceSpec
+from autodiff.graph.nodes import Value as _Value
 from autodiff.ops.shape_rules import ShapeRule
+
+_OPERANDS = (_Value, _Const, _SliceSpec)  # what a call's arguments are while compiling
 
 _EMPTY = inspect.Parameter.empty
 
@@ -178,6 +183,10 @@ class Op:
         self.name = name
         self.signature = inspect.signature(stub)
         self.params: list[str] = list(self.signature.parameters)
+        # every parameter positional (no *args, **kwargs, keyword-only): a call giving
+        # each one in order binds as it is (see bind)
+        self._positional = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                               for p in self.signature.parameters.values())
         self.defaults: dict[str, Any] = {
             p.name: p.default
             for p in self.signature.parameters.values()
@@ -444,6 +453,9 @@ class Op:
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """Canonical argument tuple for a call ``op(*args, **kwargs)``; TypeError if invalid."""
+        if not kwargs and self._positional and len(args) == len(self.params) and all(
+                isinstance(arg, _OPERANDS) for arg in args):
+            return (*args,)  # (what binding them gives: each operand, in order)
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return tuple(_as_operand(bound.arguments[name]) for name in self.params)

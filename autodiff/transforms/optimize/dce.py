@@ -26,12 +26,17 @@ def eliminate_dead_code(graph: Graph) -> Graph:
         popped = {n.args[0] for n in nodes if isinstance(n, Node) and n.op is tape_pop
                   and n.out in live}
         for node in reversed(nodes):
-            if node in needed:
-                continue
             if isinstance(node, Region):
-                if _region_reads(node, live, needed):
+                # A needed region passes liveness on at once, to the values it starts
+                # from among them: the loop before it is met next in this sweep, not
+                # in the next one (a sweep per loop of a chain of loops was quadratic).
+                if node not in needed and _region_reads(node, live, needed):
                     needed.add(node)
                     changed = True
+                if node in needed:
+                    changed |= _carry_region(node, live, needed)
+                continue
+            if node in needed:
                 continue
             if node.op is tape_push or node.op is TAPE_TRUNCATE:
                 wanted = node.args[0] in popped
@@ -70,32 +75,38 @@ def _carry_liveness(nodes: list, live: set, needed: set) -> bool:
     """Make live what feeds a live slot of a needed region; True when anything changed."""
     changed = False
     for region in nodes:
-        if not isinstance(region, Region) or region not in needed:
-            continue
-        before = len(live)
-        if region.branches:  # (a condition, a selector, or the classes a try catches)
-            live.update(v for arg in region.args for v in operand_values(arg))
-        if region.kind == "try":  # (a push onto a tape never raises: it goes as usual)
-            for node in walk(region.guarded()):
-                if node not in needed and not (isinstance(node, Node) and node.op is tape_push):
-                    needed.add(node)
-                    live.update(node.inputs())
-                    changed = True
-        if region.kind == "for":
-            for arg in region.args[:4]:
-                live.update(operand_values(arg))
-        if region.kind == "while":
-            live.update(operand_values(region.blocks[0].results[0]))
-        for j, out, params, results in _slots(region):
-            if out in live or any(p in live for p in params) or j == region.until:
-                live.add(out)
-                live.update(params)
-                for result in results:
-                    live.update(operand_values(result))
-                if not region.branches:
-                    live.update(operand_values(region.init[j]))
-        changed |= len(live) != before
+        if isinstance(region, Region) and region in needed:
+            changed |= _carry_region(region, live, needed)
     return changed
+
+
+def _carry_region(region: Region, live: set, needed: set) -> bool:
+    """Make live what feeds a live slot of the needed ``region``; True when anything
+    changed."""
+    changed = False
+    before = len(live)
+    if region.branches:  # (a condition, a selector, or the classes a try catches)
+        live.update(v for arg in region.args for v in operand_values(arg))
+    if region.kind == "try":  # (a push onto a tape never raises: it goes as usual)
+        for node in walk(region.guarded()):
+            if node not in needed and not (isinstance(node, Node) and node.op is tape_push):
+                needed.add(node)
+                live.update(node.inputs())
+                changed = True
+    if region.kind == "for":
+        for arg in region.args[:4]:
+            live.update(operand_values(arg))
+    if region.kind == "while":
+        live.update(operand_values(region.blocks[0].results[0]))
+    for j, out, params, results in _slots(region):
+        if out in live or any(p in live for p in params) or j == region.until:
+            live.add(out)
+            live.update(params)
+            for result in results:
+                live.update(operand_values(result))
+            if not region.branches:
+                live.update(operand_values(region.init[j]))
+    return changed or len(live) != before
 
 
 def _prune(nodes: list, live: set, needed: set) -> list:
