@@ -1,6 +1,8 @@
 """Jacobians assembled from generated products, one call per row (vector-Jacobian
-products) or per column (Jacobian-vector products), and the gradient of a
-derivative whose reverse sweep reads a loop's tape, by forward mode over it."""
+products) or, in forward mode, one call of the batched Jacobian-vector product pushing
+every column's tangent through one sweep (``transforms/batching.py``; one call per
+column where the product cannot be batched), and the gradient of a derivative whose
+reverse sweep reads a loop's tape, by forward mode over it."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputErr
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
 from autodiff.ops.runtime import as_gradient_of, complex_among, dtype_with, gradient_dtype
+from autodiff.transforms.batching import Unbatchable
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -57,7 +60,11 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
 
 
 class Jacobian(Assembled):
-    """The Jacobian of a function, row by row (reverse) or column by column (forward)."""
+    """The Jacobian of a function, row by row (reverse) or, in forward mode, every column
+    in one batched call (column by column where the product cannot be batched, or with
+    ``_per_column`` set, which the benchmarks compare against)."""
+
+    _per_column = False
 
     def __init__(self, fn: Callable, wrt: Wrt, mode: str | None, optimize: bool,
                  jit: bool | str = False) -> None:
@@ -87,14 +94,29 @@ class Jacobian(Assembled):
         return jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit)
 
     @property
+    def batched_jvp(self) -> Callable | None:
+        """The Jacobian-vector product of tangents stacked along a leading axis, one call
+        for every column; None where it cannot be batched (or ``_per_column`` is set)."""
+        if self._per_column or self.__dict__.get("_unbatchable"):
+            return None
+        try:
+            return jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit, batched=True)
+        except Unbatchable:
+            self._unbatchable = True
+            return None
+
+    @property
     def source(self) -> str:
         """The generated product(s) the Jacobian is assembled from."""
         modes = [self.mode] if self.mode else ["rev", "fwd"]
         parts = []
         for mode in modes:
-            product = self.vjp if mode == "rev" else self.jvp
-            how = ("one call per output element, seeded with that element"
-                   if mode == "rev" else "one call per argument element, tangent along it")
+            product = self.vjp if mode == "rev" else self.batched_jvp
+            how = ("one call per output element, seeded with that element" if mode == "rev"
+                   else "one call, the tangents along every argument element stacked on a "
+                   "leading axis")
+            if product is None:
+                product, how = self.jvp, "one call per argument element, tangent along it"
             parts.append(f"# mode={mode!r}: {how}\n{product.source}")
         return "\n".join(parts)
 
@@ -164,11 +186,19 @@ class Jacobian(Assembled):
         """One Jacobian-vector product per element of the differentiated arguments (of
         each leaf with a gradient, for a structure): a block per output leaf and input
         leaf, in the output's structure of the inputs' structures."""
-        push = self.jvp
         flat, differentiated = self.leaves(args, kwargs)
         zeros = [[np.zeros(np.shape(leaf), dtype=gradient_dtype(leaf)) if has else None
                   for leaf, has in zip(leaves, mask)]
                  for (leaves, _), mask in zip(flat, differentiated)]
+        if any(np.size(z) for zs in zeros for z in zs if z is not None):
+            try:
+                batched = self._batched(args, kwargs, flat, zeros)
+            except Unbatchable:
+                self._unbatchable = True
+                batched = None
+            if batched is not None:
+                return batched
+        push = self.jvp
         columns: dict[tuple[int, int], list] = {}
         value = None
         for w, (leaves, structure) in enumerate(flat):
@@ -201,6 +231,55 @@ class Jacobian(Assembled):
                                    np.shape(out), leaf, first="input", complex_output=np.iscomplexobj(out))
                           if zeros[w][j] is not None and _is_numeric(out) else None
                           for j, leaf in enumerate(leaves)]
+                per_input.append(tree.unflatten(structure, blocks))
+            per_output.append(tuple(per_input) if self.several else per_input[0])
+        return tree.unflatten(out_structure, per_output)
+
+    def _batched(self, args: tuple, kwargs: dict, flat: list, zeros: list):
+        """The Jacobian from one call of the batched product: example ``r`` of the
+        tangents is the basis tangent of column ``r`` (two for a complex leaf's element:
+        along 1 and 1j); None where the product cannot be batched."""
+        push = self.batched_jvp
+        if push is None:
+            return None
+        units = {(w, j): (1.0, 1j) if np.iscomplexobj(flat[w][0][j]) else (1.0,)
+                 for w, zs in enumerate(zeros) for j, z in enumerate(zs) if z is not None}
+        count = sum(np.size(zeros[w][j]) * len(u) for (w, j), u in units.items())
+        rows: dict[tuple[int, int], int] = {}
+        tangents = [[None] * len(zs) for zs in zeros]
+        row = 0
+        for (w, j), unit in units.items():
+            leaf, size = flat[w][0][j], np.size(zeros[w][j])
+            tangent = np.zeros((count, *np.shape(leaf)), dtype=dtype_with(unit[-1], leaf))
+            spread = tangent.reshape(count, size)
+            for u, one in enumerate(unit):
+                spread[row + u + len(unit) * np.arange(size), np.arange(size)] = one
+            tangents[w][j], rows[(w, j)] = tangent, row
+            row += size * len(unit)
+        trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
+        value, out = push(*args, **kwargs,
+                          **{push.tangent_name: tuple(trees) if self.several else trees[0]})
+        self._refuse_complex_to_complex(value, args, kwargs)
+        outputs, out_structure = tree.flatten(value)
+        pushed = tree.leaves(out)
+        per_output = []
+        for k, output in enumerate(outputs):
+            per_input = []
+            for w, (leaves, structure) in enumerate(flat):
+                blocks = []
+                for j, leaf in enumerate(leaves):
+                    if (w, j) not in units or not _is_numeric(output):
+                        blocks.append(None)
+                        continue
+                    part = np.asarray(pushed[k])
+                    if part.ndim == np.ndim(output):  # not computed from the tangents
+                        part = np.broadcast_to(part, (count, *part.shape))
+                    size, unit = np.size(leaf), units[(w, j)]
+                    part = part[rows[(w, j)]:rows[(w, j)] + size * len(unit)]
+                    if len(unit) == 2:
+                        part = part[0::2] - 1j * part[1::2]
+                    blocks.append(assemble_columns(part, np.shape(output), leaf,
+                                                   np.iscomplexobj(output)))
                 per_input.append(tree.unflatten(structure, blocks))
             per_output.append(tuple(per_input) if self.several else per_input[0])
         return tree.unflatten(out_structure, per_output)
@@ -260,6 +339,19 @@ def _leaf_gradients(gradient, differentiated: list[bool]) -> list:
     a leaf has none (a structure's gradient holds ``None`` there, which is no leaf)."""
     given = iter(tree.leaves(gradient))
     return [next(given) if has else None for has in differentiated]
+
+
+def assemble_columns(part, out_shape: tuple, x, complex_output: bool = False):
+    """The block ``out_shape + shape(x)`` from ``part``, the columns stacked on a leading
+    axis (one per element of ``x``), as :func:`assemble` gives it."""
+    dtype = gradient_dtype(x)
+    if complex_output:
+        dtype = np.result_type(dtype, np.complex64)
+    part = np.broadcast_to(part, (np.size(x), *out_shape))
+    block = np.moveaxis(part, 0, -1).reshape(out_shape + np.shape(x)).astype(dtype)
+    if block.ndim == 0 and isinstance(x, (float, int)):
+        return block.item()
+    return block
 
 
 def assemble(parts: list, out_shape: tuple, x, first: str, complex_output: bool = False):

@@ -115,7 +115,7 @@ list_pop.effect = True
 
 
 @defop("list_getitem", "lst[index]", aliases=(runtime.list_item,), diff=("lst",), fresh=False,
-       list_adjoints=True,
+       list_adjoints=True, batching="container",
        shape=list_indexed, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
