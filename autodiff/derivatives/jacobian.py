@@ -97,8 +97,8 @@ class Jacobian(Assembled):
     def batched_jvp(self) -> Callable | None:
         """The Jacobian-vector product of tangents stacked along a leading axis, one call
         for every column; None where it cannot be batched (or ``_per_column`` is set)."""
-        if self._per_column or self.__dict__.get("_unbatchable"):
-            return None
+        if self._per_column or self.__dict__.get("_unbatchable") or self.jit == "numba":
+            return None  # (numba compiles no batched helper: one call per column there)
         try:
             return jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit, batched=True)
         except Unbatchable:

@@ -122,6 +122,10 @@ def batched_as_gradient_of(g, x, where=None, complex_values=False):
     of ``(len(g),) + np.shape(x)`` in x's gradient dtype."""
     if where is not None and np.size(x) != 1:
         runtime.as_gradient_of(g[0], x, where)  # raises, naming the return statement
+    if (type(x) is np.ndarray and type(g) is np.ndarray and g.base is None
+            and g.dtype is x.dtype and g.shape[1:] == x.shape and x.dtype.kind == "f"
+            and g.flags.writeable):
+        return g  # the common case, checked with the cheapest tests first
     g = np.asarray(g)
     if runtime.is_complex(g):
         if not complex_values:
@@ -190,6 +194,14 @@ def batched_matmul_grad_rhs(g, a, b, g_batched: bool, a_batched: bool):
                      (g_batched, a_batched))
 
 
+def batch_stacked(items: list):
+    """The results of an op run once per example, stacked on a leading axis: arrays or
+    numbers alike (a list or a tuple is refused, never stacked as an array)."""
+    if any(isinstance(item, (list, tuple, dict)) for item in items):
+        raise TypeError("an op run once per example gave a list or a tuple, not an array")
+    return np.stack(items)
+
+
 def batched_reshape(a, shape):
     """``np.reshape`` of each example of the batched ``a`` (C order)."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -200,7 +212,7 @@ _HELPER = "a helper of batched derivatives: user code never calls it"
 
 for _fn in (batch_broadcast, batched_unbroadcast, batched_unbroadcast_to,
             batched_broadcast_like, batched_matmul, batched_reshape, batched_matmul_grad_lhs,
-            batched_matmul_grad_rhs):
+            batched_matmul_grad_rhs, batch_stacked):
     helper_op(_fn, fresh=_fn is batch_broadcast, no_gradient=_HELPER, no_sympy=_HELPER)
 for _fn in (batch_aligned,):
     helper_op(_fn, fresh=False, no_gradient=_HELPER, no_sympy=_HELPER)
@@ -212,5 +224,5 @@ for _fn in (batch_like, batch_size, batch_axes):
 for _name in ("batch_broadcast", "batched_unbroadcast", "batched_unbroadcast_to",
               "batched_broadcast_like", "batched_matmul", "batched_reshape", "batch_aligned",
               "batched_as_gradient_of", "batch_like", "batch_size", "batch_axes",
-              "batched_matmul_grad_lhs", "batched_matmul_grad_rhs"):
+              "batched_matmul_grad_lhs", "batched_matmul_grad_rhs", "batch_stacked"):
     OPS[_name].outside_tables = "built by transforms/batching.py, never written as code"

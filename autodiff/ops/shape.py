@@ -1793,7 +1793,7 @@ def _(batch, node, base, index, value):
         return None
     if not batch.batched(base):
         base = batch.broadcast(base)
-    if batch.batched(value):
+    if batch.batched(value) and not batch.ranks.same(value, node.out):
         value = batch.emit("batch_aligned", value, (batch.emit(getitem, base, index),),
                            Const((True,)))
     return batch.emit(index_add, base, index, value)

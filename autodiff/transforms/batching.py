@@ -45,7 +45,7 @@ from autodiff.graph.ir import (
 from autodiff.graph.shapes import DICT, LIST, SCALAR
 from autodiff.ops import OPS
 from autodiff.ops.batching import batch_example_axes
-from autodiff.ops.shape_rules import scalar_result
+from autodiff.ops.shape_rules import broadcast, scalar_result, shape_like
 
 
 class Unbatchable(Exception):
@@ -59,7 +59,66 @@ def batch(graph: Graph, tangents: list[Value]) -> None:
     batch axis, and so every value computed from them; :class:`Unbatchable` when some
     node cannot be."""
     batched = _batched_values(graph, tangents)
-    Batching(graph, tangents, batched).run()
+    Batching(graph, tangents, batched, SameRanks(graph.nodes)).run()
+
+
+# ----- which values have the same rank in each example -----
+
+
+class SameRanks:
+    """Classes of values known to have one rank (whatever the arguments' shapes): values
+    of one shape token, a result of the shape of an operand (``shape_like``), an
+    elementwise result of operands of one class, a value sliced on its axes alone.
+    An elementwise op of batched operands of one class needs no alignment."""
+
+    def __init__(self, nodes: list) -> None:
+        self.parent: dict = {}
+        for node in _all_nodes(nodes):
+            self.follow(node)
+
+    def find(self, token):
+        while self.parent.get(token, token) is not token:
+            token = self.parent[token]
+        return token
+
+    def same(self, a: Operand, b: Operand) -> bool:
+        return (isinstance(a, Value) and isinstance(b, Value)
+                and self.find(a.shape) is self.find(b.shape))
+
+    def join(self, a, b) -> None:
+        a, b = self.find(a), self.find(b)
+        if a is not b:
+            self.parent[a] = b
+
+    def follow(self, node: Node) -> None:
+        rule, named = node.op.shape, dict(zip(node.op.params, node.args))
+        if rule is None:
+            return
+        if isinstance(rule, shape_like) and isinstance(named.get(rule.param), Value):
+            self.join(node.out.shape, named[rule.param].shape)
+        elif isinstance(rule, broadcast):
+            ranked = [named[p] for p in rule.params if not _rank_zero(named[p])]
+            if ranked and all(self.same(ranked[0], v) for v in ranked):
+                self.join(node.out.shape, ranked[0].shape)
+        elif node.op.name == "getitem" and isinstance(named["a"], Value) and all(
+                isinstance(e, SliceSpec) for e in (
+                    named["index"] if isinstance(named["index"], tuple) else (named["index"],))):
+            self.join(node.out.shape, named["a"].shape)
+
+
+def _rank_zero(operand: Operand) -> bool:
+    if isinstance(operand, Const):
+        return np.ndim(operand.value) == 0
+    return isinstance(operand, Value) and operand.shape is SCALAR
+
+
+def _all_nodes(nodes: list):
+    for node in nodes:
+        if isinstance(node, Region):
+            for block in node.blocks:
+                yield from _all_nodes(block.nodes)
+        else:
+            yield node
 
 
 # ----- which values are batched -----
@@ -91,20 +150,20 @@ def _group(node: Node) -> list[Value]:
             for v in operand_values(a)] + ([] if counted else [node.out])
 
 
-def _carried(region: Region) -> list[list[Value]]:
-    """For each value a loop carries: its first value, its params in each block, the
-    value the body yields for it and the region's out."""
+def _carried(region: Region) -> list[tuple[list[Value], list[Value]]]:
+    """For each value a loop carries: its first value and the value the body yields for
+    it (either batched makes it batched), and its params in each block and the
+    region's out (batched then; the first and next values are made batched where they
+    are not)."""
     offset = 1 if region.kind == "for" else 0
     groups = []
     for j, first in enumerate(region.init):
-        group = [v for v in operand_values(first)]
-        for block in region.blocks:
-            if len(block.params) > j + offset:
-                group.append(block.params[j + offset])
-        group += list(operand_values(region.body.results[j]))
+        given = [*operand_values(first), *operand_values(region.body.results[j])]
+        carried = [block.params[j + offset] for block in region.blocks
+                   if len(block.params) > j + offset]
         if j < len(region.outs):
-            group.append(region.outs[j])
-        groups.append(group)
+            carried.append(region.outs[j])
+        groups.append((given, carried))
     return groups
 
 
@@ -128,9 +187,9 @@ def _visit(nodes: list, batched: set[Value]) -> None:
                            for v in operand_values(block.results[i])):
                         batched.add(out)
             else:
-                for group in _carried(node):
-                    if any(v in batched for v in group):
-                        batched.update(group)
+                for given, carried in _carried(node):
+                    if any(v in batched for v in given + carried):
+                        batched.update(carried)
             continue
         if node.op.batch_family == "container":
             group = _group(node)
@@ -152,8 +211,9 @@ class Batching:
     its result batched unless ``batched=False``), ``broadcast(operand)`` (the same for
     every example, as a batched value) and ``one_example(operand)``."""
 
-    def __init__(self, graph: Graph, tangents: list[Value], batched: set[Value]) -> None:
-        self.graph, self.tangents, self.values = graph, tangents, batched
+    def __init__(self, graph: Graph, tangents: list[Value], batched: set[Value],
+                 ranks: SameRanks) -> None:
+        self.graph, self.tangents, self.values, self.ranks = graph, tangents, batched, ranks
         self.renamed: dict[Value, Operand] = {}
         self.emitted: list = []
         self.current: Node | Region | None = None
@@ -259,6 +319,7 @@ class Batching:
         self.renamed[node.out] = result
         if isinstance(result, Value):
             self.values.add(result)
+            self.ranks.join(result.shape, node.out.shape)  # (in each example)
 
     def container(self, node: Node) -> None:
         """A list or tape op: its items batched with the list (an unbatched item put on
@@ -280,6 +341,8 @@ class Batching:
         if any(_is_container(v) for a in node.args for v in operand_values(a)
                if v in self.values):
             raise Unbatchable(f"{op.name}: a batched list or structure")
+        if op.shape is not None and not op.shape.array:
+            raise Unbatchable(f"{op.name} gives a list or a structure")
         count = self.emit("batch_size", self.like, batched=False)
         first = self.emit("list_new", batched=False)
         index, items = Value("i"), Value("items")
@@ -296,7 +359,7 @@ class Batching:
         self.emitted.append(Region("for", (Const(0), count, Const(1), Const(None), first),
                                    [done], [Block([index, items], body, [grown])],
                                    node.loc, node.phase))
-        return self.emit("stack", done, Const(0))
+        return self.emit("batch_stacked", done)
 
     def region(self, region: Region) -> None:
         if region.kind in ("if", "switch", "for") and any(
@@ -362,11 +425,10 @@ def _elementwise(b: Batching, node: Node, *args: Operand, op=None) -> Value | No
         return None
     new = dict(named)
     for p in spread:
-        if not b.batched(named[p]) or named[p].shape is node.out.shape:
-            continue  # (of the result's shape in each example: nothing to align)
-        others = tuple(named[q] for q in spread if q != p and not (
-            isinstance(named[q], Const) and np.ndim(named[q].value) == 0))
-        if others:
+        if not b.batched(named[p]):
+            continue
+        others = tuple(named[q] for q in spread if q != p and not _rank_zero(named[q]))
+        if others and not all(b.ranks.same(named[p], o) for o in others):
             new[p] = b.emit("batch_aligned", named[p], others,
                             Const(tuple(b.batched(o) for o in others)))
     return b.emit(op, *(new[p] for p in op.params))
