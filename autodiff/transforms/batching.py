@@ -41,6 +41,7 @@ from autodiff.graph.ir import (
     Value,
     map_operand,
     operand_values,
+    reads,
 )
 from autodiff.graph.shapes import DICT, LIST, SCALAR
 from autodiff.ops import OPS
@@ -58,6 +59,8 @@ def batch(graph: Graph, tangents: list[Value]) -> None:
     tangent leaves, each defined by a parameter or a node at its top) carry a leading
     batch axis, and so every value computed from them; :class:`Unbatchable` when some
     node cannot be."""
+    read = set(reads([Block(graph.params, graph.nodes, graph.outputs)])) | set(graph.params)
+    tangents = [t for t in tangents if t in read]  # (a tangent nothing reads is dropped)
     batched = _batched_values(graph, tangents)
     Batching(graph, tangents, batched, SameRanks(graph.nodes)).run()
 
@@ -265,6 +268,8 @@ class Batching:
             raise Unbatchable("a tangent is not read at the top of the derivative")
         if any(self.batched(a) for n in top[:start] if n.out not in tangents for a in n.args):
             raise Unbatchable("a tangent is read before the last one is")
+        if not self.tangents:
+            return  # nothing reads a tangent: no value is batched
         self.like = Value("batch")
         like = Node(OPS["batch_like"], (tuple(self.tangents),), self.like, None, "tangent")
         graph.nodes = [*top[:start], like, *self.block(top[start:])]
