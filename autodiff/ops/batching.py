@@ -150,7 +150,18 @@ def batched_as_gradient_of(g, x, where=None, complex_values=False):
 def batched_matmul(a, b, a_batched: bool, b_batched: bool):
     """``a @ b`` of each example (``a_batched``, ``b_batched``: which carry the batch
     axis), in one product: a vector is a matrix of one row (or column) there, and the
-    stacked axes of the two are aligned after the batch axis."""
+    stacked axes of the two are aligned after the batch axis. A matrix or a vector
+    beside batched matrices or vectors takes one matrix product, the batch folded into
+    its rows (NumPy's stacked product would run one small product per example)."""
+    if a_batched != b_batched and np.ndim(a if b_batched else b) == 2:
+        if a_batched and 2 <= a.ndim <= 3:  # (n, [i,] k) @ (k, m)
+            return (a.reshape(-1, a.shape[-1]) @ b).reshape(*a.shape[:-1], b.shape[-1])
+        if b_batched and b.ndim == 2:  # (i, k) @ (n, k): (n, i)
+            return b @ a.T
+        if b_batched and b.ndim == 3:  # (i, k) @ (n, k, m): (n, i, m)
+            n, k, m = b.shape
+            folded = np.swapaxes(b, 1, 2).reshape(n * m, k) @ a.T
+            return np.swapaxes(folded.reshape(n, m, a.shape[0]), 1, 2)
     a = a if a_batched else np.asarray(a)[None]
     b = b if b_batched else np.asarray(b)[None]
     vector_a, vector_b = a.ndim == 2, b.ndim == 2
