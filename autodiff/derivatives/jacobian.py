@@ -19,6 +19,7 @@ from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, raised_at_call
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
+from autodiff.ops import registry
 from autodiff.ops.runtime import as_gradient_of, complex_among, dtype_with, gradient_dtype
 from autodiff.transforms.batching import Unbatchable
 from autodiff.transforms.reverse import TapedDerivativeError
@@ -99,11 +100,17 @@ class Jacobian(Assembled):
         for every column; None where it cannot be batched (or ``_per_column`` is set)."""
         if self._per_column or self.__dict__.get("_unbatchable") or self.jit == "numba":
             return None  # (numba compiles no batched helper: one call per column there)
+        generation, product = self.__dict__.get("_batched_product", (None, None))
+        if generation == registry.generation:  # (built again when a rule changes)
+            return product
         try:
-            return jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit, batched=True)
+            product = jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit,
+                             batched=True)
         except Unbatchable:
             self._unbatchable = True
             return None
+        self._batched_product = (registry.generation, product)
+        return product
 
     @property
     def source(self) -> str:
@@ -187,17 +194,18 @@ class Jacobian(Assembled):
         each leaf with a gradient, for a structure): a block per output leaf and input
         leaf, in the output's structure of the inputs' structures."""
         flat, differentiated = self.leaves(args, kwargs)
-        zeros = [[np.zeros(np.shape(leaf), dtype=gradient_dtype(leaf)) if has else None
-                  for leaf, has in zip(leaves, mask)]
-                 for (leaves, _), mask in zip(flat, differentiated)]
-        if any(np.size(z) for zs in zeros for z in zs if z is not None):
+        if any(np.size(leaf) for (leaves, _), mask in zip(flat, differentiated)
+               for leaf, has in zip(leaves, mask) if has):
             try:
-                batched = self._batched(args, kwargs, flat, zeros)
+                batched = self._batched(args, kwargs, flat, differentiated)
             except Unbatchable:
                 self._unbatchable = True
                 batched = None
             if batched is not None:
                 return batched
+        zeros = [[np.zeros(np.shape(leaf), dtype=gradient_dtype(leaf)) if has else None
+                  for leaf, has in zip(leaves, mask)]
+                 for (leaves, _), mask in zip(flat, differentiated)]
         push = self.jvp
         columns: dict[tuple[int, int], list] = {}
         value = None
@@ -235,7 +243,7 @@ class Jacobian(Assembled):
             per_output.append(tuple(per_input) if self.several else per_input[0])
         return tree.unflatten(out_structure, per_output)
 
-    def _batched(self, args: tuple, kwargs: dict, flat: list, zeros: list):
+    def _batched(self, args: tuple, kwargs: dict, flat: list, differentiated: list):
         """The Jacobian from one call of the batched product: example ``r`` of the
         tangents is the basis tangent of column ``r`` (two for a complex leaf's element:
         along 1 and 1j); None where the product cannot be batched."""
@@ -243,13 +251,14 @@ class Jacobian(Assembled):
         if push is None:
             return None
         units = {(w, j): (1.0, 1j) if np.iscomplexobj(flat[w][0][j]) else (1.0,)
-                 for w, zs in enumerate(zeros) for j, z in enumerate(zs) if z is not None}
-        count = sum(np.size(zeros[w][j]) * len(u) for (w, j), u in units.items())
+                 for w, mask in enumerate(differentiated) for j, has in enumerate(mask) if has}
+        count = sum(np.size(flat[w][0][j]) * len(u) for (w, j), u in units.items())
         rows: dict[tuple[int, int], int] = {}
-        tangents = [[None] * len(zs) for zs in zeros]
+        tangents = [[None] * len(mask) for mask in differentiated]
         row = 0
         for (w, j), unit in units.items():
-            leaf, size = flat[w][0][j], np.size(zeros[w][j])
+            leaf = flat[w][0][j]
+            size = np.size(leaf)
             tangent = np.zeros((count, *np.shape(leaf)), dtype=dtype_with(unit[-1], leaf))
             spread = tangent.reshape(count, size)
             for u, one in enumerate(unit):
