@@ -261,8 +261,8 @@ class Jacobian(Assembled):
             size = np.size(leaf)
             tangent = np.zeros((count, *np.shape(leaf)), dtype=dtype_with(unit[-1], leaf))
             spread = tangent.reshape(count, size)
-            for u, one in enumerate(unit):
-                spread[row + u + len(unit) * np.arange(size), np.arange(size)] = one
+            for u, one in enumerate(unit):  # example row + u + k * len(unit): along k
+                np.fill_diagonal(spread[row + u:row + size * len(unit):len(unit)], one)
             tangents[w][j], rows[(w, j)] = tangent, row
             row += size * len(unit)
         trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
@@ -356,8 +356,9 @@ def assemble_columns(part, out_shape: tuple, x, complex_output: bool = False):
     dtype = gradient_dtype(x)
     if complex_output:
         dtype = np.result_type(dtype, np.complex64)
-    part = np.broadcast_to(part, (np.size(x), *out_shape))
-    block = np.moveaxis(part, 0, -1).reshape(out_shape + np.shape(x)).astype(dtype)
+    if part.shape != (np.size(x), *out_shape):
+        part = np.broadcast_to(part, (np.size(x), *out_shape))
+    block = np.array(np.moveaxis(part, 0, -1).reshape(out_shape + np.shape(x)), dtype=dtype)
     if block.ndim == 0 and isinstance(x, (float, int)):
         return block.item()
     return block
