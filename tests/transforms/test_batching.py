@@ -111,3 +111,63 @@ ELEMENTWISE = [(expr, [(2, 3)], domain) for expr, domain, *_ in test_elementwise
                          ids=[f"{c[0]}-{c[1]}" for c in ELEMENTWISE])
 def test_batched_jacobians_of_elementwise_ops_match_per_column(index):
     _check(shared_module(signatures(ELEMENTWISE)), ELEMENTWISE, index, 200)
+
+
+# ----- the runtime helpers against each example's NumPy -----
+
+RNG = np.random.default_rng(7)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [
+    ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((4, 2, 3), (3, 2)),
+    ((2, 3), (5, 3, 2)), ((4, 2, 3), (4, 3, 2)), ((1, 2, 3), (4, 3, 1)), ((3,), (4, 3, 2))])
+@pytest.mark.parametrize("batched", [(True, False), (False, True), (True, True)], ids=str)
+def test_batched_matmul_is_each_examples_product(a_shape, b_shape, batched):
+    from autodiff.ops.batching import batched_matmul
+
+    n = 5
+    a = RNG.normal(size=(n, *a_shape) if batched[0] else a_shape)
+    b = RNG.normal(size=(n, *b_shape) if batched[1] else b_shape)
+    expected = np.stack([(a[i] if batched[0] else a) @ (b[i] if batched[1] else b)
+                         for i in range(n)])
+    got = batched_matmul(a, b, *batched)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize(("g_shape", "shape"), [
+    ((3, 4), (4,)), ((2, 3, 4), (1, 4)), ((2, 3), ()), ((3,), (3,)), ((), (2, 3)),
+    ((2, 1), (2, 3)), ((0, 3), (3,)), ((2, 3), (2, 1))])
+def test_batched_unbroadcast_is_each_examples(g_shape, shape):
+    from autodiff.ops import runtime
+    from autodiff.ops.batching import batched_unbroadcast_to
+
+    g = RNG.normal(size=(5, *g_shape))
+    expected = np.stack([np.broadcast_to(runtime.unbroadcast_to(g[i], shape), shape)
+                         for i in range(5)])
+    got = batched_unbroadcast_to(g, shape)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("x", [np.ones((2, 3)), np.ones(3, dtype=np.float32), 2.0,
+                               np.float32(1.0), np.arange(3)], ids=repr)
+def test_batched_as_gradient_of_is_each_examples(x):
+    from autodiff.ops import runtime
+    from autodiff.ops.batching import batched_as_gradient_of
+
+    g = RNG.normal(size=(4, *np.shape(x))).astype(np.result_type(x, np.float32))
+    expected = [runtime.as_gradient_of(g[i], x) for i in range(4)]
+    got = batched_as_gradient_of(g, x)
+    assert got.dtype == np.result_type(expected[0])
+    np.testing.assert_allclose(got, np.stack(expected), rtol=1e-6)
+
+
+def test_batch_axes_count_past_the_batch_axis():
+    from autodiff.ops.batching import batch_axes
+
+    a = np.ones((4, 2, 3))
+    assert batch_axes(None, a) == (1, 2)
+    assert batch_axes(0, a) == 1
+    assert batch_axes(-1, a) == -1
+    assert batch_axes((0, -2), a) == (1, -2)
