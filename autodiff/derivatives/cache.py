@@ -105,5 +105,5 @@ def jvp_of(fn: Callable, wrt: Wrt, *, optimize: bool = True, jit: bool | str = F
     return cached(fn, (kind, wrt_key(wrt), optimize, check_finite),
                   lambda: per_structure(fn, f"{fn.__name__}_{name}", lambda **given: build_jvp(
                       fn, wrt, optimize=optimize, with_value=True, check_finite=check_finite,
-                      batched=batched, **given), extra=(("tangent", False),)),
+                      name=name, batched=batched, **given), extra=(("tangent", False),)),
                   jit, optimize, check_finite)

@@ -714,6 +714,10 @@ for _name, _params, _what in (("real_operands", "values, what", "the operands of
     OPS[_name].outside_tables = "the transforms write it (tests/api/test_complex.py)"
 
 
+# Batched tangents (transforms/batching.py): a batch of tangents is complex when one is.
+OPS["real_tangents"].defbatch(lambda batch, node, pairs: batch.as_it_is(node))
+
+
 # Linear in g; its transpose is np.linspace of the two adjoints.
 _call("linspace_grads", "g, start, stop, num, endpoint, axis", diff=("g",), shape=list_result,
       fresh=False)

@@ -251,6 +251,13 @@ class Batching:
         """``node`` as an elementwise op (``op`` in its place, when given)."""
         return _elementwise(self, node, *node.args, op=op)
 
+    def as_it_is(self, node: Node) -> Value:
+        """``node`` run on the batched values as it is (a check that holds of the batch
+        as of each example): its result is no batched value."""
+        self.emitted.append(node)
+        self.values.discard(node.out)
+        return node.out
+
     @staticmethod
     def index_of_examples(index: Operand) -> tuple | None:
         return batched_index(index)
@@ -311,13 +318,18 @@ class Batching:
                 raise Unbatchable(f"{op.name}: a batched operand of an unbatched result")
             self.emitted.append(node)
             return
-        if op.effect or op.statement or op.opaque:
-            raise Unbatchable(f"{op.name} has effects")
         result = None
-        rule = op.batch_rule or _FAMILIES.get(op.batch_family)
-        if rule is not None:
-            result = rule(self, node, *node.args)
+        if op.batch_rule is not None:  # (an op with effects runs on batched values by its own)
+            result = op.batch_rule(self, node, *node.args)
+            if result is node.out:
+                return
+        elif op.effect or op.statement or op.opaque:
+            raise Unbatchable(f"{op.name} has effects")
+        elif op.batch_family in _FAMILIES:
+            result = _FAMILIES[op.batch_family](self, node, *node.args)
         if result is None:
+            if op.effect or op.statement or op.opaque:
+                raise Unbatchable(f"{op.name} has effects")
             result = self.per_example(node)
         if isinstance(result, Value) and not result.hint:
             result.hint = node.out.hint
