@@ -273,22 +273,24 @@ class Jacobian(Assembled):
         pushed = tree.leaves(out)
         per_output = []
         for k, output in enumerate(outputs):
+            numeric = _is_numeric(output)
+            if numeric:
+                out_shape, complex_output = np.shape(output), np.iscomplexobj(output)
+                part = np.asarray(pushed[k])
+                if part.ndim == len(out_shape):  # not computed from the tangents
+                    part = np.broadcast_to(part, (count, *out_shape))
             per_input = []
             for w, (leaves, structure) in enumerate(flat):
                 blocks = []
                 for j, leaf in enumerate(leaves):
-                    if (w, j) not in units or not _is_numeric(output):
+                    unit = units.get((w, j))
+                    if unit is None or not numeric:
                         blocks.append(None)
                         continue
-                    part = np.asarray(pushed[k])
-                    if part.ndim == np.ndim(output):  # not computed from the tangents
-                        part = np.broadcast_to(part, (count, *part.shape))
-                    size, unit = np.size(leaf), units[(w, j)]
-                    part = part[rows[(w, j)]:rows[(w, j)] + size * len(unit)]
+                    columns = part[rows[(w, j)]:rows[(w, j)] + np.size(leaf) * len(unit)]
                     if len(unit) == 2:
-                        part = part[0::2] - 1j * part[1::2]
-                    blocks.append(assemble_columns(part, np.shape(output), leaf,
-                                                   np.iscomplexobj(output)))
+                        columns = columns[0::2] - 1j * columns[1::2]
+                    blocks.append(assemble_columns(columns, out_shape, leaf, complex_output))
                 per_input.append(tree.unflatten(structure, blocks))
             per_output.append(tuple(per_input) if self.several else per_input[0])
         return tree.unflatten(out_structure, per_output)
@@ -356,9 +358,11 @@ def assemble_columns(part, out_shape: tuple, x, complex_output: bool = False):
     dtype = gradient_dtype(x)
     if complex_output:
         dtype = np.result_type(dtype, np.complex64)
-    if part.shape != (np.size(x), *out_shape):
-        part = np.broadcast_to(part, (np.size(x), *out_shape))
-    block = np.array(np.moveaxis(part, 0, -1).reshape(out_shape + np.shape(x)), dtype=dtype)
+    if part.shape[1:] != out_shape:  # (a tangent of a shape the output's broadcasts)
+        part = np.broadcast_to(part, (part.shape[0], *out_shape))
+    # (size(x), *out_shape) -> (*out_shape, size(x)) -> out_shape + shape(x)
+    moved = part.transpose((*range(1, part.ndim), 0)) if part.ndim > 1 else part
+    block = np.array(moved.reshape(out_shape + np.shape(x)), dtype=dtype)
     if block.ndim == 0 and isinstance(x, (float, int)):
         return block.item()
     return block
