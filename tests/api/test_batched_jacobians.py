@@ -67,13 +67,21 @@ def in_place(x):
     return np.sum(out * x)
 
 
+def repeated_writes(x):
+    out = np.ones_like(x)
+    out[1:3] = x[:2] * x[3]
+    out[[0, 0]] = x[:2] ** 3  # (the last write stays)
+    return np.sum(out * np.cos(x))
+
+
 def mlp_loss(params, x, y):
     h = np.tanh(x @ params["W1"] + params["b1"])
     out = h @ params["W2"] + params["b2"]
     return np.mean((out - y) ** 2)
 
 
-FUNCTIONS = [rosen, looping, while_until, branches, indexing, products, scalars, in_place]
+FUNCTIONS = [rosen, looping, while_until, branches, indexing, products, scalars, in_place,
+             repeated_writes]
 
 
 def _per_column(jacobian):
