@@ -10,7 +10,8 @@ tangent through one sweep of the batched product (transforms/batching.py),
 "per column" calls the product once per column (``Jacobian._per_column``, the way
 before). Each is checked against the other to rtol 1e-10 first. f, the two Hessians
 (and JAX's, compiled with jax.jit) take turns, one sample each per round (see
-timing.py); each figure is the median time per call over the median of f's.
+timing.py); each figure is the median time per call over the median of f's, and in
+brackets the fastest sample's over f's fastest (steadier on a loaded machine).
 """
 
 from __future__ import annotations
@@ -93,12 +94,18 @@ def main() -> None:
         if options.jax:
             functions["jax"] = jax_hessian(name)
             functions["jax"](*args)
-        times = medians(sample(functions, args, options.samples, target_ns=20_000_000))
+        samples = sample(functions, args, options.samples, target_ns=20_000_000)
+        times, best = medians(samples), {k: min(v) for k, v in samples.items()}
+
+        def ratio(key: str, digits: int = 1) -> str:
+            return (f"{times[key] / times['f']:.{digits}f}x "
+                    f"({best[key] / best['f']:.{digits}f}x)")
+
         row = (f"| {name} | {times['f'] / 1e3:.1f} us | {times['batched'] / 1e3:.0f} us | "
-               f"{times['per column'] / 1e3:.0f} us | {times['batched'] / times['f']:.1f}x | "
-               f"{times['per column'] / times['f']:.0f}x |")
+               f"{times['per column'] / 1e3:.0f} us | {ratio('batched')} | "
+               f"{ratio('per column', 0)} |")
         if options.jax:
-            row += f" {times['jax'] / times['f']:.1f}x |"
+            row += f" {ratio('jax')} |"
         print(row)
 
 

@@ -265,12 +265,12 @@ class Jacobian(Assembled):
                 np.fill_diagonal(spread[row + u:row + size * len(unit):len(unit)], one)
             tangents[w][j], rows[(w, j)] = tangent, row
             row += size * len(unit)
-        trees = [tree.unflatten(f[1], t) for f, t in zip(flat, tangents)]
+        trees = [_unflatten(f[1], t) for f, t in zip(flat, tangents)]
         value, out = push(*args, **kwargs,
                           **{push.tangent_name: tuple(trees) if self.several else trees[0]})
         self._refuse_complex_to_complex(value, args, kwargs)
-        outputs, out_structure = tree.flatten(value)
-        pushed = tree.leaves(out)
+        outputs, out_structure = _flatten(value)
+        pushed = _flatten(out)[0]
         per_output = []
         for k, output in enumerate(outputs):
             numeric = _is_numeric(output)
@@ -291,9 +291,9 @@ class Jacobian(Assembled):
                     if len(unit) == 2:
                         columns = columns[0::2] - 1j * columns[1::2]
                     blocks.append(assemble_columns(columns, out_shape, leaf, complex_output))
-                per_input.append(tree.unflatten(structure, blocks))
+                per_input.append(_unflatten(structure, blocks))
             per_output.append(tuple(per_input) if self.several else per_input[0])
-        return tree.unflatten(out_structure, per_output)
+        return _unflatten(out_structure, per_output)
 
     def leaves(self, args: tuple, kwargs: dict) -> tuple[list, list[list[bool]]]:
         """``(leaves, structure)`` of each differentiated input, and which of its leaves
@@ -338,6 +338,18 @@ class ForwardGradient(Assembled):
         gradient = tree.map(lambda x, g: None if g is None else as_gradient_of(g, x),
                             arguments if self.jacobian.several else arguments[0], gradient)
         return (value, gradient) if self.with_value else gradient
+
+
+def _flatten(value) -> tuple[list, object]:
+    """``tree.flatten``, without its walk for an array."""
+    if type(value) is np.ndarray:
+        return [value], tree.LEAF
+    return tree.flatten(value)
+
+
+def _unflatten(structure, leaves: list):
+    """``tree.unflatten``, without its walk for one leaf."""
+    return leaves[0] if structure is tree.LEAF else tree.unflatten(structure, leaves)
 
 
 def _is_numeric(leaf) -> bool:

@@ -52,6 +52,12 @@ def batch_broadcast(value, like):
     return out
 
 
+def batch_zeros_like(a, dtype, like):
+    """``np.zeros_like(a, dtype=dtype)`` for every example: a new array."""
+    a = np.asarray(a)
+    return np.zeros((len(like), *a.shape), dtype=a.dtype if dtype is None else dtype)
+
+
 def batch_size(like) -> int:
     """How many examples a batched value holds."""
     return len(like)
@@ -227,7 +233,7 @@ _HELPER = "a helper of batched derivatives: user code never calls it"
 
 for _fn in (batch_broadcast, batched_unbroadcast, batched_unbroadcast_to,
             batched_broadcast_like, batched_matmul, batched_reshape, batched_matmul_grad_lhs,
-            batched_matmul_grad_rhs, batch_stacked):
+            batched_matmul_grad_rhs, batch_stacked, batch_zeros_like):
     helper_op(_fn, fresh=_fn is batch_broadcast, no_gradient=_HELPER, no_sympy=_HELPER)
 for _fn in (batch_aligned,):
     helper_op(_fn, fresh=False, no_gradient=_HELPER, no_sympy=_HELPER)
@@ -239,5 +245,5 @@ for _fn in (batch_like, batch_size, batch_axes):
 for _name in ("batch_broadcast", "batched_unbroadcast", "batched_unbroadcast_to",
               "batched_broadcast_like", "batched_matmul", "batched_reshape", "batch_aligned",
               "batched_as_gradient_of", "batch_like", "batch_size", "batch_axes",
-              "batched_matmul_grad_lhs", "batched_matmul_grad_rhs", "batch_stacked"):
+              "batched_matmul_grad_lhs", "batched_matmul_grad_rhs", "batch_stacked", "batch_zeros_like"):
     OPS[_name].outside_tables = "built by transforms/batching.py, never written as code"

@@ -241,6 +241,9 @@ class Batching:
         """``operand``, the same for every example, as a batched value."""
         if isinstance(operand, Const) and operand.value is None:
             return operand
+        made = operand.node if isinstance(operand, Value) else None
+        if isinstance(made, Node) and made.op.name == "zeros_like":  # zeros of the batch
+            return self.emit("batch_zeros_like", *made.args, self.like)
         return self.emit("batch_broadcast", operand, self.like)
 
     def one_example(self, operand: Operand) -> Operand:
