@@ -29,6 +29,7 @@ from autodiff.ops import structures as structure_ops
 from autodiff.ops.custom import CustomGradient
 from autodiff.transforms import reverse_mode
 from autodiff.transforms.aliases import copy_aliased_gradients, copy_node
+from autodiff.transforms.batching import batch
 from autodiff.transforms.forward import forward_mode
 from autodiff.transforms.optimize import eliminate_dead_code
 from autodiff.transforms.optimize import optimize as run_passes
@@ -391,9 +392,11 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
               name: str = "jvp", tangent: str = "tangent", check_finite: bool = False,
               specs: dict[str, tuple] | None = None,
               by_structure: Callable | None = None, complex_values: bool = False,
-               known: dict | None = None) -> Callable:
+               known: dict | None = None, batched: bool = False) -> Callable:
     """The Jacobian-vector product of ``fn`` by forward mode: ``(*args, tangent)``; the
-    tangent of a structured argument has its structure."""
+    tangent of a structured argument has its structure. ``batched``: each tangent leaf
+    carries a leading axis of examples, and so does each output tangent computed from
+    them (``transforms/batching.py``; ``Unbatchable`` where it cannot)."""
     graph, where = primal(fn, specs, complex_values, known)
     named, several = parts(graph, wrt, where)
     targets, groups = _targets(graph, named, specs, where)
@@ -445,6 +448,9 @@ def build_jvp(fn: Callable, wrt: Wrt, *, optimize: bool, with_value: bool,
     if optimize:
         run_passes(derivative)
     else:
+        eliminate_dead_code(derivative)
+    if batched:
+        batch(derivative, tangents)
         eliminate_dead_code(derivative)
     function = finish(derivative, fn, graph, where, check_finite, by_structure)
     function.tangent_name = param.hint

@@ -97,10 +97,13 @@ def checked_budget(checkpoint: int | str | None, jit: bool | str) -> None:
 
 
 def jvp_of(fn: Callable, wrt: Wrt, *, optimize: bool = True, jit: bool | str = False,
-           check_finite: bool = False) -> Callable:
-    """The Jacobian-vector product of ``fn`` (:func:`autodiff.jvp`), built once."""
-    return cached(fn, ("jvp", wrt_key(wrt), optimize, check_finite),
-                  lambda: per_structure(fn, f"{fn.__name__}_jvp", lambda **given: build_jvp(
+           check_finite: bool = False, batched: bool = False) -> Callable:
+    """The Jacobian-vector product of ``fn`` (:func:`autodiff.jvp`), built once;
+    ``batched``: of tangents carrying a leading axis of examples, pushed through one
+    sweep (``transforms/batching.py``)."""
+    kind, name = ("batched_jvp", "jvp_batched") if batched else ("jvp", "jvp")
+    return cached(fn, (kind, wrt_key(wrt), optimize, check_finite),
+                  lambda: per_structure(fn, f"{fn.__name__}_{name}", lambda **given: build_jvp(
                       fn, wrt, optimize=optimize, with_value=True, check_finite=check_finite,
-                      **given), extra=(("tangent", False),)),
+                      name=name, batched=batched, **given), extra=(("tangent", False),)),
                   jit, optimize, check_finite)

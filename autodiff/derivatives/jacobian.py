@@ -1,6 +1,8 @@
 """Jacobians assembled from generated products, one call per row (vector-Jacobian
-products) or per column (Jacobian-vector products), and the gradient of a
-derivative whose reverse sweep reads a loop's tape, by forward mode over it."""
+products) or, in forward mode, one call of the batched Jacobian-vector product pushing
+every column's tangent through one sweep (``transforms/batching.py``; one call per
+column where the product cannot be batched), and the gradient of a derivative whose
+reverse sweep reads a loop's tape, by forward mode over it."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from autodiff.derivatives.wrt import Wrt, resolve_parts, wrt_key
 from autodiff.errors import ArgumentKindError, AutodiffError, NonScalarOutputError, raised_at_call
 from autodiff.frontend.structures import NeedsStructure, has_gradient
 from autodiff.graph.ir import Location
+from autodiff.ops import registry
 from autodiff.ops.runtime import as_gradient_of, complex_among, dtype_with, gradient_dtype
+from autodiff.transforms.batching import Unbatchable
 from autodiff.transforms.reverse import TapedDerivativeError
 
 
@@ -57,7 +61,11 @@ def grad_of(fn: Callable, wrt: Wrt, *, with_value: bool, optimize: bool = True,
 
 
 class Jacobian(Assembled):
-    """The Jacobian of a function, row by row (reverse) or column by column (forward)."""
+    """The Jacobian of a function, row by row (reverse) or, in forward mode, every column
+    in one batched call (column by column where the product cannot be batched, or with
+    ``_per_column`` set, which the benchmarks compare against)."""
+
+    _per_column = False
 
     def __init__(self, fn: Callable, wrt: Wrt, mode: str | None, optimize: bool,
                  jit: bool | str = False) -> None:
@@ -87,14 +95,35 @@ class Jacobian(Assembled):
         return jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit)
 
     @property
+    def batched_jvp(self) -> Callable | None:
+        """The Jacobian-vector product of tangents stacked along a leading axis, one call
+        for every column; None where it cannot be batched (or ``_per_column`` is set)."""
+        if self._per_column or self.__dict__.get("_unbatchable") or self.jit == "numba":
+            return None  # (numba compiles no batched helper: one call per column there)
+        generation, product = self.__dict__.get("_batched_product", (None, None))
+        if generation == registry.generation:  # (built again when a rule changes)
+            return product
+        try:
+            product = jvp_of(self.fn, self.wrt, optimize=self.optimize, jit=self.jit,
+                             batched=True)
+        except Unbatchable:
+            self._unbatchable = True
+            return None
+        self._batched_product = (registry.generation, product)
+        return product
+
+    @property
     def source(self) -> str:
         """The generated product(s) the Jacobian is assembled from."""
         modes = [self.mode] if self.mode else ["rev", "fwd"]
         parts = []
         for mode in modes:
-            product = self.vjp if mode == "rev" else self.jvp
-            how = ("one call per output element, seeded with that element"
-                   if mode == "rev" else "one call per argument element, tangent along it")
+            product = self.vjp if mode == "rev" else self.batched_jvp
+            how = ("one call per output element, seeded with that element" if mode == "rev"
+                   else "one call, the tangents along every argument element stacked on a "
+                   "leading axis")
+            if product is None:
+                product, how = self.jvp, "one call per argument element, tangent along it"
             parts.append(f"# mode={mode!r}: {how}\n{product.source}")
         return "\n".join(parts)
 
@@ -164,11 +193,20 @@ class Jacobian(Assembled):
         """One Jacobian-vector product per element of the differentiated arguments (of
         each leaf with a gradient, for a structure): a block per output leaf and input
         leaf, in the output's structure of the inputs' structures."""
-        push = self.jvp
         flat, differentiated = self.leaves(args, kwargs)
+        if any(np.size(leaf) for (leaves, _), mask in zip(flat, differentiated)
+               for leaf, has in zip(leaves, mask) if has):
+            try:
+                batched = self._batched(args, kwargs, flat, differentiated)
+            except Unbatchable:
+                self._unbatchable = True
+                batched = None
+            if batched is not None:
+                return batched
         zeros = [[np.zeros(np.shape(leaf), dtype=gradient_dtype(leaf)) if has else None
                   for leaf, has in zip(leaves, mask)]
                  for (leaves, _), mask in zip(flat, differentiated)]
+        push = self.jvp
         columns: dict[tuple[int, int], list] = {}
         value = None
         for w, (leaves, structure) in enumerate(flat):
@@ -204,6 +242,58 @@ class Jacobian(Assembled):
                 per_input.append(tree.unflatten(structure, blocks))
             per_output.append(tuple(per_input) if self.several else per_input[0])
         return tree.unflatten(out_structure, per_output)
+
+    def _batched(self, args: tuple, kwargs: dict, flat: list, differentiated: list):
+        """The Jacobian from one call of the batched product: example ``r`` of the
+        tangents is the basis tangent of column ``r`` (two for a complex leaf's element:
+        along 1 and 1j); None where the product cannot be batched."""
+        push = self.batched_jvp
+        if push is None:
+            return None
+        units = {(w, j): (1.0, 1j) if np.iscomplexobj(flat[w][0][j]) else (1.0,)
+                 for w, mask in enumerate(differentiated) for j, has in enumerate(mask) if has}
+        count = sum(np.size(flat[w][0][j]) * len(u) for (w, j), u in units.items())
+        rows: dict[tuple[int, int], int] = {}
+        tangents = [[None] * len(mask) for mask in differentiated]
+        row = 0
+        for (w, j), unit in units.items():
+            leaf = flat[w][0][j]
+            size = np.size(leaf)
+            tangent = np.zeros((count, *np.shape(leaf)), dtype=dtype_with(unit[-1], leaf))
+            spread = tangent.reshape(count, size)
+            for u, one in enumerate(unit):  # example row + u + k * len(unit): along k
+                np.fill_diagonal(spread[row + u:row + size * len(unit):len(unit)], one)
+            tangents[w][j], rows[(w, j)] = tangent, row
+            row += size * len(unit)
+        trees = [_unflatten(f[1], t) for f, t in zip(flat, tangents)]
+        value, out = push(*args, **kwargs,
+                          **{push.tangent_name: tuple(trees) if self.several else trees[0]})
+        self._refuse_complex_to_complex(value, args, kwargs)
+        outputs, out_structure = _flatten(value)
+        pushed = _flatten(out)[0]
+        per_output = []
+        for k, output in enumerate(outputs):
+            numeric = _is_numeric(output)
+            if numeric:
+                out_shape, complex_output = np.shape(output), np.iscomplexobj(output)
+                part = np.asarray(pushed[k])
+                if part.ndim == len(out_shape):  # not computed from the tangents
+                    part = np.broadcast_to(part, (count, *out_shape))
+            per_input = []
+            for w, (leaves, structure) in enumerate(flat):
+                blocks = []
+                for j, leaf in enumerate(leaves):
+                    unit = units.get((w, j))
+                    if unit is None or not numeric:
+                        blocks.append(None)
+                        continue
+                    columns = part[rows[(w, j)]:rows[(w, j)] + np.size(leaf) * len(unit)]
+                    if len(unit) == 2:
+                        columns = columns[0::2] - 1j * columns[1::2]
+                    blocks.append(assemble_columns(columns, out_shape, leaf, complex_output))
+                per_input.append(_unflatten(structure, blocks))
+            per_output.append(tuple(per_input) if self.several else per_input[0])
+        return _unflatten(out_structure, per_output)
 
     def leaves(self, args: tuple, kwargs: dict) -> tuple[list, list[list[bool]]]:
         """``(leaves, structure)`` of each differentiated input, and which of its leaves
@@ -250,6 +340,18 @@ class ForwardGradient(Assembled):
         return (value, gradient) if self.with_value else gradient
 
 
+def _flatten(value) -> tuple[list, object]:
+    """``tree.flatten``, without its walk for an array."""
+    if type(value) is np.ndarray:
+        return [value], tree.LEAF
+    return tree.flatten(value)
+
+
+def _unflatten(structure, leaves: list):
+    """``tree.unflatten``, without its walk for one leaf."""
+    return leaves[0] if structure is tree.LEAF else tree.unflatten(structure, leaves)
+
+
 def _is_numeric(leaf) -> bool:
     """Whether an output leaf has rows in a Jacobian (an array or a number, not a string)."""
     return isinstance(leaf, (np.ndarray, np.generic, float, int, complex))
@@ -260,6 +362,22 @@ def _leaf_gradients(gradient, differentiated: list[bool]) -> list:
     a leaf has none (a structure's gradient holds ``None`` there, which is no leaf)."""
     given = iter(tree.leaves(gradient))
     return [next(given) if has else None for has in differentiated]
+
+
+def assemble_columns(part, out_shape: tuple, x, complex_output: bool = False):
+    """The block ``out_shape + shape(x)`` from ``part``, the columns stacked on a leading
+    axis (one per element of ``x``), as :func:`assemble` gives it."""
+    dtype = gradient_dtype(x)
+    if complex_output:
+        dtype = np.result_type(dtype, np.complex64)
+    if part.shape[1:] != out_shape:  # (a tangent of a shape the output's broadcasts)
+        part = np.broadcast_to(part, (part.shape[0], *out_shape))
+    # (size(x), *out_shape) -> (*out_shape, size(x)) -> out_shape + shape(x)
+    moved = part.transpose((*range(1, part.ndim), 0)) if part.ndim > 1 else part
+    block = np.array(moved.reshape(out_shape + np.shape(x)), dtype=dtype)
+    if block.ndim == 0 and isinstance(x, (float, int)):
+        return block.item()
+    return block
 
 
 def assemble(parts: list, out_shape: tuple, x, first: str, complex_output: bool = False):

@@ -2,6 +2,7 @@
 
 from autodiff.ops import (  # noqa: F401
     along_axis,
+    batching,
     calls,
     complex_numbers,
     control,

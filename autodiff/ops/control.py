@@ -115,7 +115,7 @@ list_pop.effect = True
 
 
 @defop("list_getitem", "lst[index]", aliases=(runtime.list_item,), diff=("lst",), fresh=False,
-       list_adjoints=True,
+       list_adjoints=True, batching="container",
        shape=list_indexed, sympy=lambda lst, index: lst[sympy_index(index)], jvp="linear")
 def list_getitem(lst, index): ...
 
@@ -676,3 +676,33 @@ def _(gg, ans, g, a, index):
 
 
 __all__ = ["np"]
+
+
+# ----- batched tangents (transforms/batching.py): each example's item, by the same index
+# after a full slice over the batch -----
+
+
+@setitem.defbatch
+def _(batch, node, a, index, value):
+    index = None if batch.batched(index) else batch.index_of_examples(index)
+    if index is None:
+        return None
+    if not batch.batched(a):
+        a = batch.broadcast(a)
+    if batch.batched(value):
+        value = batch.emit("batch_aligned", value, (batch.emit("getitem", a, index),),
+                           Const((True,)))
+    return batch.emit(setitem, a, index, value)
+
+
+@zero_at.defbatch
+def _(batch, node, a, index):
+    index = None if batch.batched(index) else batch.index_of_examples(index)
+    return None if index is None else batch.emit(zero_at, a, index)
+
+
+# (A repeated index repeats within one example alone: each example's last write.)
+@written_part.defbatch
+def _(batch, node, g, index):
+    index = None if batch.batched(index) else batch.index_of_examples(index)
+    return None if index is None else batch.emit(written_part, g, index)

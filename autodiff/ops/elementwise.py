@@ -1274,3 +1274,10 @@ def _divmod_form(named, builder):
        simplify=_divmod_form, no_gradient="built as floor_divide and remainder",
        no_sympy="built as floor_divide and remainder")
 def divmod_(x1, x2): ...
+
+
+# Batched tangents (transforms/batching.py): a running total not yet batched cannot take
+# a batched term in place: their plain sum, elementwise.
+@accumulate.defbatch
+def _(batch, node, x1, x2):
+    return batch.elementwise(node, op=None if batch.batched(x1) else add)

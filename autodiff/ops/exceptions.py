@@ -70,7 +70,7 @@ _TAPE = "a tape's length, which a handler cuts it back to"
 
 TAPE_LENGTH = Op("tape_length", stub_taking(["tape"]), "len(tape)", nondiff_output=True,
                  fresh=False, floating=None, shape=scalar_result, no_gradient=_TAPE,
-                 jvp="lockstep", per_call=True)
+                 jvp="lockstep", per_call=True, batching="container")
 TAPE_LENGTH.opaque = TAPE_LENGTH.distinct = True  # (the length at its place, never moved)
 TAPE_LENGTH.outside_tables = "written by reverse mode around a try inside a loop"
 

@@ -741,6 +741,10 @@ for _name, _params, _what in (("real_operands", "values, what", "the operands of
     OPS[_name].outside_tables = "the transforms write it (tests/api/test_complex.py)"
 
 
+# Batched tangents (transforms/batching.py): a batch of tangents is complex when one is.
+OPS["real_tangents"].defbatch(lambda batch, node, pairs: batch.as_it_is(node))
+
+
 # Linear in g; its transpose is np.linspace of the two adjoints.
 _call("linspace_grads", "g, start, stop, num, endpoint, axis", diff=("g",), shape=list_result,
       fresh=False)
@@ -793,3 +797,42 @@ def _(dg, result, g, a, offset, axis1, axis2):
 @OPS["trace_grad"].defvjp
 def _(gg, result, g, a, offset, axis1, axis2):
     return np.trace(gg, offset=offset, axis1=axis1, axis2=axis2)
+
+
+# ----- batched tangents (transforms/batching.py): each example's helper, in one call -----
+
+
+@unbroadcast.defbatch
+def _(batch, node, g, x):
+    return batch.emit("batched_unbroadcast", g, x) if batch.batched(g) else None
+
+
+@unbroadcast_to.defbatch
+def _(batch, node, g, shape):
+    return None if batch.batched(shape) else batch.emit("batched_unbroadcast_to", g, shape)
+
+
+@broadcast_like.defbatch
+def _(batch, node, t, ans):
+    return batch.emit("batched_broadcast_like", t, ans)
+
+
+@as_gradient_of.defbatch
+def _(batch, node, g, x, where, complex_values, float_when_x_is):
+    return batch.emit("batched_as_gradient_of", g, x, where, complex_values)
+
+
+@matmul_grad_lhs.defbatch
+def _(batch, node, g, a, b):
+    if batch.batched(a):
+        return None
+    return batch.emit("batched_matmul_grad_lhs", g, a, b, Const(batch.batched(g)),
+                      Const(batch.batched(b)))
+
+
+@matmul_grad_rhs.defbatch
+def _(batch, node, g, a, b):
+    if batch.batched(b):
+        return None
+    return batch.emit("batched_matmul_grad_rhs", g, a, b, Const(batch.batched(g)),
+                      Const(batch.batched(a)))

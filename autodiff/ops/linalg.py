@@ -1735,3 +1735,11 @@ for _name, _kernel, _stub, _forms, _built_from, _positional, _keyword_settings i
 
 if hasattr(np.linalg, "matmul"):
     alias(np.linalg.matmul, matmul)
+
+
+# Batched tangents (transforms/batching.py): each example's product in one, a vector a
+# matrix of one row or column there.
+@OPS["matmul"].defbatch
+def _(batch, node, x1, x2):
+    return batch.emit("batched_matmul", x1, x2, Const(batch.batched(x1)),
+                      Const(batch.batched(x2)))

@@ -902,3 +902,10 @@ def _(gg, ans, g, a, q, axis, keepdims, slope):
         return runtime.unbroadcast(selected, g), np.zeros_like(q)
     rate = runtime.nanquantile_select(gg, a, q, axis, keepdims, True)
     return runtime.unbroadcast(selected, g), _per_quantile(g * rate, q)
+
+
+# Batched tangents (transforms/batching.py): each example reduced over its own axes, the
+# axis counted past the batch axis.
+for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "nansum", "nanmean",
+              "nanmax", "nanmin", "nanvar", "nanstd"):
+    OPS[_name].batching = "reduce"

@@ -29,7 +29,7 @@ from typing import Any
 from autodiff.graph.nodes import Const as _Const
 from autodiff.graph.nodes import SliceSpec as _SliceSpec
 from autodiff.graph.nodes import Value as _Value
-from autodiff.ops.shape_rules import ShapeRule
+from autodiff.ops.shape_rules import ShapeRule, broadcast
 
 _OPERANDS = (_Value, _Const, _SliceSpec)  # what a call's arguments are while compiling
 
@@ -135,7 +135,13 @@ class Op:
     - ``per_call``: its result may differ from one call to the next (a tape, a list,
       a global read when called): specialised code never makes it a constant;
     - ``taped``: the parameter whose values travel through a tape (or a list's end),
-      where reverse mode would lose their gradient: reverse mode over it is refused.
+      where reverse mode would lose their gradient: reverse mode over it is refused;
+    - ``batching``: how the op runs on operands carrying a leading batch axis (see
+      ``transforms/batching.py``): ``"elementwise"`` (derived from a ``broadcast``
+      shape rule), ``"reduce"`` (its ``axis`` counts the batch axis past), ``"container"``
+      (a list, a tape or a structure holding batched items: derived from
+      ``jvp="lockstep"`` and ``jvp="structure"``), or None: its own rule
+      (``defbatch``), else run once per example and stacked.
 
     Attached after the block's ``defop``: ``defvjp``, ``defjvp``, and the op's own
     rewrites: ``defrewrite`` (algebraic, made by the optimiser), ``defspecialize``
@@ -179,6 +185,7 @@ class Op:
         taped: str | None = None,
         real_rules: bool = False,
         makes_complex: bool = False,
+        batching: str | None = None,
     ) -> None:
         self.name = name
         self.signature = inspect.signature(stub)
@@ -293,6 +300,12 @@ class Op:
         self.complex_vjp: Callable | None = None
         self.complex_jvps: dict[str, Callable] = {}
         self.makes_complex = makes_complex
+        if batching not in (None, "elementwise", "reduce", "container"):
+            raise ValueError(f"{name}: batching= is 'elementwise', 'reduce' or 'container', "
+                             f"not {batching!r}")
+        self.batching = batching
+        # fn(batch, node, *operands) -> operand: the op on batched operands (defbatch).
+        self.batch_rule: Callable | None = None
         # Parameters the result is piecewise constant in (an index, a condition, a sign):
         # their gradient is zero almost everywhere, and none is passed to them.
         self.piecewise_params: tuple[str, ...] = ()
@@ -440,6 +453,26 @@ class Op:
             return form
 
         return attach(form) if form is not None else attach
+
+    def defbatch(self, rule: Callable) -> Callable:
+        """Attach ``rule(batch, node, *operands)``, the op on operands of which some carry
+        a leading batch axis (``batch.batched(operand)`` says which; see
+        ``transforms/batching.py`` for what ``batch`` offers): it returns the operand
+        standing for the batched result, or None to run the op once per example."""
+        self.batch_rule = rule
+        changed()
+        return rule
+
+    @property
+    def batch_family(self) -> str | None:
+        """``batching``, or the family the op's other facts imply."""
+        if self.batching is not None:
+            return self.batching
+        if self.jvp in ("lockstep", "structure"):
+            return "container"
+        if isinstance(self.shape, broadcast):
+            return "elementwise"
+        return None
 
     def defnumba(self, form: Callable) -> Callable:
         """Attach ``form(rewrite, *operands)``, this op written as ops numba compiles;

@@ -1767,3 +1767,40 @@ def _astype_call(x, dtype, *, copy=True, device=None):
 
 if hasattr(np, "astype"):
     alias(np.astype, astype, _astype_call)
+
+
+# ----- batched tangents (transforms/batching.py) -----
+
+
+# Each example indexed alike: a full slice before a basic index, or one holding a single
+# array (its axes stay in place); other indices run once per example.
+@getitem.defbatch
+def _(batch, node, a, index):
+    if batch.batched(index):
+        return None
+    index = batch.index_of_examples(index)
+    return None if index is None else batch.emit(getitem, a, index)
+
+
+# dx[1:] += dt into an unbatched dx: dx broadcast over the batch first; a batched term
+# given axes of length 1 up to the rank of the part it is added to.
+@index_add.defbatch
+def _(batch, node, base, index, value):
+    if batch.batched(index):
+        return None
+    index = batch.index_of_examples(index)
+    if index is None:
+        return None
+    if not batch.batched(base):
+        base = batch.broadcast(base)
+    if batch.batched(value) and not batch.ranks.same(value, node.out):
+        value = batch.emit("batch_aligned", value, (batch.emit(getitem, base, index),),
+                           Const((True,)))
+    return batch.emit(index_add, base, index, value)
+
+
+@OPS["reshape"].defbatch
+def _(batch, node, a, shape, order):
+    if batch.batched(shape) or not (isinstance(order, Const) and order.value in ("C", None)):
+        return None
+    return batch.emit("batched_reshape", a, shape)

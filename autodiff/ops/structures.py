@@ -23,7 +23,7 @@ _NOT_DIFFERENTIATED = ("a structure is taken apart while compiling: the gradient
 def _leaf_reader(name: str, template: str) -> Op:
     op = Op(name, stub_taking(["whole", "key"]) if "key" in template else stub_taking(["whole"]),
             template, fresh=False, floating=None, nondiff_output=False,
-            no_gradient=_NOT_DIFFERENTIATED)
+            no_gradient=_NOT_DIFFERENTIATED, batching="container")
     op.outside_tables = "built by the frontend for a structured argument, never written as code"
     return op
 
