@@ -198,7 +198,9 @@ def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: b
     """The Jacobian of ``fn``, shaped ``output.shape + argument.shape``.
 
     ``mode="rev"`` runs one vector-Jacobian product per output element,
-    ``mode="fwd"`` one Jacobian-vector product per argument element; by default
+    ``mode="fwd"`` the Jacobian-vector products of every argument element in one
+    call, the tangents stacked along a leading axis (JAX's ``vmap`` of ``jvp``; one
+    call per element where the product cannot be batched, or with ``jit="numba"``); by default
     the cheaper one, reverse when the output has fewer elements than the
     arguments. Several ``wrt`` give a tuple (one block per argument), a tuple
     output a tuple of those. Structures (a dict of parameters, a dict returned)
@@ -221,7 +223,8 @@ def jacobian(fn: Callable, *, wrt: Wrt = 0, mode: str | None = None, optimize: b
 
 @_transform
 def hessian(fn: Callable, *, wrt: Wrt = 0, optimize: bool = True, jit: bool | str = False):
-    """The Hessian of the scalar ``fn``: forward mode over the reverse-mode gradient.
+    """The Hessian of the scalar ``fn``: forward mode over the reverse-mode gradient,
+    every column in one batched call (see :func:`jacobian`).
 
     Shaped ``argument.shape + argument.shape``; several ``wrt`` give a tuple of
     tuples of blocks, ``H[i][j]`` the derivative of gradient ``i`` w.r.t. argument ``j``.
