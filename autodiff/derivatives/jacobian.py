@@ -201,6 +201,9 @@ class Jacobian(Assembled):
             except Unbatchable:
                 self._unbatchable = True
                 batched = None
+            except Exception:  # noqa: BLE001 - a form the batched product cannot run
+                batched = None  # (an op run per example giving a list): the columns one
+                # call each, which raise an error of the code itself as it is
             if batched is not None:
                 return batched
         zeros = [[np.zeros(np.shape(leaf), dtype=gradient_dtype(leaf)) if has else None

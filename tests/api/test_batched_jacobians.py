@@ -247,3 +247,25 @@ def test_numba_keeps_one_call_per_column():
     x = np.linspace(-1, 1, 5)
     assert H.batched_jvp is None
     np.testing.assert_allclose(H(x), ad.hessian(rosen)(x), rtol=1e-12)
+
+
+def test_a_batched_call_that_fails_when_it_runs_falls_back_to_columns(monkeypatch):
+    """A form the batched product cannot run (found only when it runs) costs the
+    batching, never the Jacobian; an error of the code itself is raised as it is."""
+    H = ad.hessian(rosen)
+    x = np.linspace(-1, 1, 5)
+    expected = ad.hessian(rosen)(x)
+
+    def fails(*args, **kwargs):
+        raise TypeError("a list where an array was expected")
+
+    monkeypatch.setattr(type(H), "_batched", fails)
+    np.testing.assert_allclose(H(x), expected, rtol=1e-12)
+
+    def checked(x):
+        if x[0] > 0:
+            raise ValueError("x[0] must be negative")
+        return np.sum(x ** 3)
+
+    with pytest.raises(ValueError, match="must be negative"):
+        ad.hessian(checked)(np.array([1.0, 2.0]))
