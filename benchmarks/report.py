@@ -138,21 +138,16 @@ def scaling_table(points: Sequence[ScalingPoint]) -> str:
 
 def line_scaling_table(points: Sequence[ScalingPoint]) -> str:
     """Build and first-call time against the user's line count, and its growth."""
-    header = ["user lines", "generated lines", "build + 1st call", "per user line"]
-    rows = [
-        [str(p.statements), str(p.lines), seconds_cell(p.build_s),
-         seconds_cell(p.seconds_per_statement)]
-        for p in points
-    ]
-    smallest = min(p.statements for p in points)
-    largest = max(p.statements for p in points)
-    return (markdown_table(header, rows) + f"\n\nPer user line at {largest} lines over "
-            f"that at {smallest}: {per_line_growth(points):.2f}×.")
+    return _growth_table(points, "user lines", "per user line", "lines")
 
 
 def loop_scaling_table(points: Sequence[ScalingPoint]) -> str:
     """Build and first-call time against the number of loops, and its growth."""
-    header = ["loops", "generated lines", "build + 1st call", "per loop"]
+    return _growth_table(points, "loops", "per loop", "loops")
+
+
+def _growth_table(points: Sequence[ScalingPoint], size: str, per: str, unit: str) -> str:
+    header = [size, "generated lines", "build + 1st call", per]
     rows = [
         [str(p.statements), str(p.lines), seconds_cell(p.build_s),
          seconds_cell(p.seconds_per_statement)]
@@ -160,8 +155,8 @@ def loop_scaling_table(points: Sequence[ScalingPoint]) -> str:
     ]
     smallest = min(p.statements for p in points)
     largest = max(p.statements for p in points)
-    return (markdown_table(header, rows) + f"\n\nPer loop at {largest} loops over "
-            f"that at {smallest}: {per_line_growth(points):.2f}×.")
+    return (markdown_table(header, rows) + f"\n\n{per.capitalize()} at {largest} {unit} "
+            f"over that at {smallest}: {per_line_growth(points):.2f}×.")
 
 
 def notes(results: Sequence[CaseResult]) -> list[str]:

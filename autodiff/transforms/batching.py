@@ -42,6 +42,7 @@ from autodiff.graph.ir import (
     map_operand,
     operand_values,
     reads,
+    walk,
 )
 from autodiff.graph.shapes import DICT, LIST, SCALAR
 from autodiff.ops import OPS
@@ -76,7 +77,9 @@ class SameRanks:
 
     def __init__(self, nodes: list) -> None:
         self.parent: dict = {}
-        for node in _all_nodes(nodes):
+        for node in walk(nodes):
+            if isinstance(node, Region):
+                continue
             self.follow(node)
 
     def find(self, token):
@@ -113,15 +116,6 @@ def _rank_zero(operand: Operand) -> bool:
     if isinstance(operand, Const):
         return np.ndim(operand.value) == 0
     return isinstance(operand, Value) and operand.shape is SCALAR
-
-
-def _all_nodes(nodes: list):
-    for node in nodes:
-        if isinstance(node, Region):
-            for block in node.blocks:
-                yield from _all_nodes(block.nodes)
-        else:
-            yield node
 
 
 # ----- which values are batched -----
