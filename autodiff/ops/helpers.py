@@ -556,8 +556,7 @@ def _(rewrite, a):
     of known shape (as ``np.zeros_like`` is specialised), which no longer reads ``a``,
     ``np.zeros_like`` for another floating array."""
     kind, dtype = rewrite.kind(a), rewrite.dtype(a)
-    if kind is float or (rewrite.is_number(a) and kind is not None and dtype is not None
-                         and dtype.kind == "f"):
+    if rewrite.is_number(a) and kind is not None and dtype is not None and dtype.kind == "f":
         return Const(0.0)
     if kind is not np.ndarray or dtype is None or dtype.kind not in "fc":
         return None

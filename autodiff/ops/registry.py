@@ -108,9 +108,10 @@ class Op:
       float (``math.cos``; not ``math.sqrt``, ``math.exp``, which raise where NumPy's
       gives nan or inf), so a rule of an op the user called through ``math`` calls it
       through ``math`` too (``math.sin``'s adjoint is ``g * math.cos(x)``): a loop over
-      Python floats keeps Python floats, not NumPy scalars; ``update_operator``: the augmented assignment (``"+"`` for
-      ``x1 += x2``) specialised code may use; ``ufunc_out``: a unary ufunc that can
-      write into its operand (``np.tanh(t, out=t)``);
+      Python floats keeps Python floats, not NumPy scalars; ``update_operator``: the
+      augmented assignment (``"+"`` for ``x1 += x2``) specialised code may use;
+      ``ufunc_out``: a unary ufunc that can write into its operand
+      (``np.tanh(t, out=t)``);
     - ``recompute``: ``"always"`` or ``"scalar"`` (when its result is a scalar): cheap
       enough to recompute in the backward sweep rather than store;
     - ``shape_params``: parameters read for their shape alone; ``query``: its result

@@ -36,19 +36,12 @@ def unbroadcast(g, x):
     kind = g.__class__
     if kind is x.__class__ and (kind is float or kind is np.ndarray and g.shape == x.shape):
         return g  # (two Python floats, or arrays of one shape: the common case, first)
-    return unbroadcast_to(g, _shape(x))
+    return unbroadcast_to(g, shape_of(x))
 
 
 def unbroadcast_to(g, shape):
     """Sum ``g`` over the axes along which an array of ``shape`` was broadcast."""
-    kind = g.__class__
-    if kind is np.ndarray:
-        if g.shape == shape:
-            return g
-    elif kind is float or kind in _NUMBERS or isinstance(g, np.generic):
-        if shape == ():
-            return g
-    elif np.shape(g) == shape:
+    if shape_of(g) == shape:
         return g
     g = np.asarray(g)
     extra = g.ndim - len(shape)
@@ -66,16 +59,6 @@ def unbroadcast_to(g, shape):
 _NUMBERS = (float, int, bool, complex)
 
 
-def _shape(a) -> tuple:
-    """``np.shape(a)``, without its cost for arrays, Python numbers and NumPy scalars."""
-    kind = a.__class__
-    if kind is np.ndarray:
-        return a.shape
-    if kind in _NUMBERS or isinstance(a, np.generic):
-        return ()
-    return np.shape(a)
-
-
 def shape_of(a) -> tuple:
     """``np.shape(a)`` at the cost of an attribute read for an array or a number: the
     shapes a loop tapes at each step (``np.shape`` of a Python float builds an array).
@@ -86,7 +69,7 @@ def shape_of(a) -> tuple:
     kind = a.__class__
     if kind is np.ndarray:
         return a.shape
-    if kind is float or kind in _NUMBERS or isinstance(a, np.generic):
+    if kind in _NUMBERS or isinstance(a, np.generic):
         return ()
     return np.shape(a)
 
@@ -96,8 +79,8 @@ def broadcast_like(t, ans):
 
     A Python number takes the dtype it would compute in with ``ans`` (real for a
     real number): a float32 array's adjoint or tangent is float32, not float64."""
-    shape = _shape(ans)
-    if _shape(t) == shape:
+    shape = shape_of(ans)
+    if shape_of(t) == shape:
         return t
     if t.__class__ in _NUMBERS:
         t = np.asarray(t, dtype=dtype_with(t, ans))
@@ -318,7 +301,7 @@ def dot_grad_rhs(g, a, b):
 def trace_grad(g, a, offset, axis1, axis2):
     """Adjoint of ``a`` in ``np.trace(a, offset, axis1, axis2)``: ``g`` on the diagonal
     of the two axes, for every index of the others."""
-    shape = _shape(a)
+    shape = shape_of(a)
     ndim = len(shape)
     first, second = axis1 % ndim, axis2 % ndim
     dtype = adjoint_dtype(g, a)
@@ -360,7 +343,7 @@ def split_like(g, arrays, axis):
 def linspace_grads(g, start, stop, num, endpoint, axis):
     """Adjoints of ``start`` and ``stop`` in ``np.linspace(start, stop, num, endpoint=endpoint,
     axis=axis)``, which is ``start * (1 - f) + stop * f`` with fractions ``f`` from 0 to 1."""
-    shape = np.broadcast_shapes(_shape(start), _shape(stop))
+    shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
     f = np.linspace(np.zeros(shape), np.ones(shape), num, endpoint=endpoint, axis=axis)
     return (unbroadcast(np.sum(g * (1.0 - f), axis=axis), start),
             unbroadcast(np.sum(g * f, axis=axis), stop))
@@ -1120,7 +1103,7 @@ def sorted_like(t, a, axis=-1, kth=None):
     [30.0, 10.0, 20.0]
     """
     order, along = _order(a, axis, kth)
-    t = np.broadcast_to(t, _shape(a))
+    t = np.broadcast_to(t, shape_of(a))
     return np.take_along_axis(t.reshape(-1) if axis is None else t, order, along)
 
 
@@ -1134,7 +1117,7 @@ def unsorted_like(g, a, axis=-1, kth=None):
     order, along = _order(a, axis, kth)
     out = np.empty(order.shape, dtype=np.result_type(g, 1.0))
     np.put_along_axis(out, order, np.broadcast_to(g, order.shape), along)
-    return out.reshape(_shape(a))
+    return out.reshape(shape_of(a))
 
 
 def spread_weights(weights, a, axis):
@@ -1145,7 +1128,7 @@ def spread_weights(weights, a, axis):
     (1, 2)
     """
     weights = np.asarray(weights)
-    if weights.shape == _shape(a):
+    if weights.shape == shape_of(a):
         return weights
     lined_up = np.reshape(weights, (1,) * (np.ndim(a) - 1) + weights.shape)
     return np.swapaxes(lined_up, -1, axis)
@@ -1153,9 +1136,9 @@ def spread_weights(weights, a, axis):
 
 def unspread_weights(g, weights, axis):
     """The transpose of :func:`spread_weights`: ``g`` summed back to the weights' shape."""
-    if _shape(g) == _shape(weights):
+    if shape_of(g) == shape_of(weights):
         return g
-    return np.sum(np.reshape(np.moveaxis(g, axis, -1), (-1, _shape(weights)[0])), axis=0)
+    return np.sum(np.reshape(np.moveaxis(g, axis, -1), (-1, shape_of(weights)[0])), axis=0)
 
 
 def _quantile_layout(a, q, axis, keepdims, slope):
@@ -1232,7 +1215,7 @@ def quantile_spread(g, a, q, axis=None, keepdims=False, slope=False):
 def repeat_sum(g, a, repeats, axis):
     """Adjoint of ``a`` in ``np.repeat(a, repeats, axis)``: each element receives the
     sum of the adjoints of its copies (none for an element repeated zero times)."""
-    shape = _shape(a)
+    shape = shape_of(a)
     if axis is None:
         return np.reshape(repeat_sum(g, np.empty(int(np.prod(shape))), repeats, 0), shape)
     axis = axis % len(shape)
@@ -1257,7 +1240,7 @@ def tile_sum(g, a, reps):
     Both the shape and ``reps`` are padded with leading ones to the result's rank;
     the result's index along an axis is ``tile * size + position``.
     """
-    shape, reps = _shape(a), _reps(reps)
+    shape, reps = shape_of(a), _reps(reps)
     ndim = max(len(shape), len(reps))
     full = (1,) * (ndim - len(shape)) + shape
     reps = (1,) * (ndim - len(reps)) + reps
@@ -1268,7 +1251,7 @@ def tile_sum(g, a, reps):
 def diagonal_grad(g, a, offset, axis1, axis2):
     """Adjoint of ``a`` in ``np.diagonal(a, offset, axis1, axis2)``: ``g`` (the diagonal
     last, the other axes in order) put back on that diagonal, zeros elsewhere."""
-    shape = _shape(a)
+    shape = shape_of(a)
     ndim = len(shape)
     first, second = axis1 % ndim, axis2 % ndim
     others = [n for i, n in enumerate(shape) if i not in (first, second)]
@@ -1288,7 +1271,7 @@ def diag_grad(g, v, k):
 
 def take_grad(g, a, indices, axis):
     """Adjoint of ``a`` in ``np.take(a, indices, axis)``: repeated indices add up."""
-    shape = _shape(a)
+    shape = shape_of(a)
     out = np.zeros(shape, dtype=adjoint_dtype(g, a))
     indices = np.asarray(indices)  # a list of indices is one axis' indices, not a tuple's
     if axis is None:
@@ -1302,7 +1285,7 @@ def take_along_axis_grad(g, arr, indices, axis):
     """Adjoint of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: repeated
     indices add up, and an axis of ``arr`` of length one broadcast to the result's
     receives the sum along it."""
-    shape = _shape(arr)
+    shape = shape_of(arr)
     out = np.zeros(shape, dtype=adjoint_dtype(g, arr))
     indices = np.asarray(indices)
     if axis is None:
@@ -1326,7 +1309,7 @@ def take_along_axis_grad(g, arr, indices, axis):
 
 def _kron_parts(g, a, b):
     """``g`` with each axis split into (a's, b's), and both shapes padded to one rank."""
-    sa, sb = _shape(a), _shape(b)
+    sa, sb = shape_of(a), shape_of(b)
     ndim = max(len(sa), len(sb))
     sa, sb = (1,) * (ndim - len(sa)) + sa, (1,) * (ndim - len(sb)) + sb
     return np.reshape(g, _interleaved(sa, sb)), sa, sb, ndim
@@ -1337,14 +1320,14 @@ def kron_grad_lhs(g, a, b):
     ``a[i] * b[k]`` along each axis."""
     parts, _, sb, ndim = _kron_parts(g, a, b)
     b_parts = np.reshape(b, _interleaved((1,) * ndim, sb))
-    return np.reshape(np.sum(parts * b_parts, axis=tuple(range(1, 2 * ndim, 2))), _shape(a))
+    return np.reshape(np.sum(parts * b_parts, axis=tuple(range(1, 2 * ndim, 2))), shape_of(a))
 
 
 def kron_grad_rhs(g, a, b):
     """Adjoint of ``b`` in ``np.kron(a, b)``."""
     parts, sa, _, ndim = _kron_parts(g, a, b)
     a_parts = np.reshape(a, _interleaved(sa, (1,) * ndim))
-    return np.reshape(np.sum(parts * a_parts, axis=tuple(range(0, 2 * ndim, 2))), _shape(b))
+    return np.reshape(np.sum(parts * a_parts, axis=tuple(range(0, 2 * ndim, 2))), shape_of(b))
 
 
 def _tensordot_axes(axes, a_ndim, b_ndim):
@@ -1426,7 +1409,7 @@ def pad_grad(g, array, pad_width, mode):
     the result, the element it copies (-1 for a constant): each receives the sum of
     the adjoints of its copies.
     """
-    shape = _shape(array)
+    shape = shape_of(array)
     size = int(np.prod(shape))
     source = np.reshape(np.arange(size), shape)
     if mode == "constant":
@@ -1445,9 +1428,9 @@ def pad_fill_grad(g, array, pad_width, mode, constant_values):
     of the elements it fills (labelling the values tells which it fills, later axes'
     corners included); zero for the other modes, which take no values."""
     if mode != "constant":
-        return np.zeros(_shape(constant_values), dtype=np.result_type(g, 1.0))
-    ndim = len(_shape(array))
-    labels = np.pad(np.full(_shape(array), -1), pad_width, mode="constant",
+        return np.zeros(shape_of(constant_values), dtype=np.result_type(g, 1.0))
+    ndim = len(shape_of(array))
+    labels = np.pad(np.full(shape_of(array), -1), pad_width, mode="constant",
                     constant_values=np.arange(2 * ndim).reshape(ndim, 2))
     filled = labels >= 0
     sums = np.zeros(2 * ndim, dtype=np.result_type(g, 1.0))
@@ -1460,7 +1443,7 @@ def split_grad(g, ary, indices_or_sections, axis):
     ``np.array_split``): the adjoint of each piece added where the piece was cut from
     (pieces overlap when the indices do not increase). ``axis`` None is np.hsplit's
     axis: the first of a vector, else the second."""
-    shape = _shape(ary)
+    shape = shape_of(ary)
     if axis is None:
         axis = 0 if len(shape) == 1 else 1
     axis = axis % len(shape)
@@ -1558,7 +1541,7 @@ def _labels(shape, first=0, step=1):
 
 
 def _insert_labels(arr, obj, values, axis):
-    return np.insert(_labels(_shape(arr)), obj, _labels(_shape(values), -1, -1), axis=axis)
+    return np.insert(_labels(shape_of(arr)), obj, _labels(shape_of(values), -1, -1), axis=axis)
 
 
 def insert_arr_grad(g, arr, obj, values, axis):
@@ -1568,7 +1551,7 @@ def insert_arr_grad(g, arr, obj, values, axis):
     out = np.zeros(np.size(arr), dtype=np.result_type(g, 1.0))
     kept = labels >= 0
     out[labels[kept]] = g[kept]
-    return out.reshape(_shape(arr))
+    return out.reshape(shape_of(arr))
 
 
 def insert_values_grad(g, arr, obj, values, axis):
@@ -1578,16 +1561,16 @@ def insert_values_grad(g, arr, obj, values, axis):
     out = np.zeros(np.size(values), dtype=np.result_type(g, 1.0))
     inserted = labels < 0
     np.add.at(out, -1 - labels[inserted], g[inserted])
-    return out.reshape(_shape(values))
+    return out.reshape(shape_of(values))
 
 
 def delete_grad(g, arr, obj, axis):
     """Adjoint of ``arr`` in ``np.delete(arr, obj, axis)``: each element kept receives
     the adjoint at its place in the result, a deleted one zero."""
-    labels = np.delete(_labels(_shape(arr)), obj, axis=axis).ravel()
+    labels = np.delete(_labels(shape_of(arr)), obj, axis=axis).ravel()
     out = np.zeros(np.size(arr), dtype=adjoint_dtype(g, arr))
     out[labels] = np.ravel(g)
-    return out.reshape(_shape(arr))
+    return out.reshape(shape_of(arr))
 
 
 # ----- np.meshgrid -----
@@ -1607,7 +1590,7 @@ def meshgrid_grads(g, xi, indexing, sparse):
         part = np.asarray(part)
         axis = _meshgrid_axis(k, count, indexing)
         others = tuple(i for i in range(part.ndim) if i != axis)
-        grads.append(np.reshape(np.sum(part, axis=others), _shape(x)))
+        grads.append(np.reshape(np.sum(part, axis=others), shape_of(x)))
     return grads
 
 

@@ -54,63 +54,51 @@ class _Tapes:
 
     def __init__(self, graph: Graph) -> None:
         self.pushes: dict[Value, list[Node]] = {}
-        self.pops: dict[Value, int] = {}
+        self.pops: dict[Value, list[Node]] = {}  # (in the order they come)
         self.where: dict[Node, int] = {}  # each push and pop: the block it is in
+        self._locate(graph.nodes, 0)
         self.first_pop: dict[tuple, Node] = {}  # (push's block, value, pop's block) -> pop
-        self._locate(graph.nodes)
-        for node in walk(graph.nodes):
-            if isinstance(node, Node) and node.op is tape_push:
-                self.pushes.setdefault(node.args[0], []).append(node)
-            elif isinstance(node, Node) and node.op is tape_pop:
-                self.pops[node.args[0]] = self.pops.get(node.args[0], 0) + 1
-        self.pop_of: dict[Value, Node] = {}
-        for node in walk(graph.nodes):
-            if isinstance(node, Node) and node.op is tape_pop and self.pops[node.args[0]] == 1:
-                self.pop_of[node.args[0]] = node
-        for tape, pop in self.pop_of.items():  # (in the order the pops come)
-            key = self._key(tape, pop)
+        for tape, pops in self.pops.items():
+            key = self._key(tape, pops)
             if key is not None:
-                self.first_pop.setdefault(key, pop)
+                self.first_pop.setdefault(key, pops[0])
         # Values of the function's top level: defined before any loop that pushes them.
         self.top = set(graph.params) | {out for node in graph.nodes for out in node.outs}
 
-    def _locate(self, nodes: list) -> None:
+    def _locate(self, nodes: list, block: int) -> None:
         for node in nodes:
             if isinstance(node, Region):
-                for block in node.blocks:
-                    for inner in block.nodes:
-                        if isinstance(inner, Node):
-                            self.where[inner] = id(block)
-                    self._locate(block.nodes)
-            else:
-                self.where.setdefault(node, 0)  # (the function's own block)
+                for inner in node.blocks:
+                    self._locate(inner.nodes, id(inner))
+            elif node.op is tape_push or node.op is tape_pop:
+                found = self.pushes if node.op is tape_push else self.pops
+                found.setdefault(node.args[0], []).append(node)
+                self.where[node] = block
 
-    def _key(self, tape: Value, pop: Node) -> tuple | None:
+    def _key(self, tape: Value, pops: list[Node]) -> tuple | None:
+        """Where ``tape``'s one push is, what it pushes, and where its one pop is."""
         pushes = self.pushes.get(tape, [])
-        if len(pushes) != 1 or not isinstance(pushes[0].args[1], Value):
+        if len(pushes) != 1 or len(pops) != 1 or not isinstance(pushes[0].args[1], Value):
             return None
-        return (self.where[pushes[0]], pushes[0].args[1], self.where[pop])
-
-    def twin(self, pop: Node) -> Value | None:
-        """What an earlier pop in the same block gives, when its tape holds the same
-        values as ``pop``'s (each pushed once, the same value in the same block)."""
-        tape = pop.args[0]
-        if self.pop_of.get(tape) is not pop:
-            return None
-        key = self._key(tape, pop)
-        first = self.first_pop.get(key) if key is not None else None
-        return None if first is None or first is pop else first.out
+        return (self.where[pushes[0]], pushes[0].args[1], self.where[pops[0]])
 
     def invariant(self, tape: Operand) -> Operand | None:
         """What every pop of ``tape`` gives, when every push pushes the same value
         from outside the loop (a loop-carried value the loop turned out not to change)."""
         pushes = self.pushes.get(tape, [])
-        if len(pushes) != 1 or self.pops.get(tape) != 1:
+        if len(pushes) != 1 or len(self.pops.get(tape, [])) != 1:
             return None
         pushed = pushes[0].args[1]
         if isinstance(pushed, Const) or isinstance(pushed, Value) and pushed in self.top:
             return pushed
         return None
+
+    def twin(self, pop: Node) -> Value | None:
+        """What an earlier pop in the same block gives, when its tape holds the same
+        values as ``pop``'s (each pushed once, the same value in the same block)."""
+        key = self._key(pop.args[0], self.pops.get(pop.args[0], []))
+        first = self.first_pop.get(key) if key is not None else None
+        return None if first is None or first is pop else first.out
 
 
 def _renamed(node: Node, tapes: _Tapes) -> Operand | None:
